@@ -1,0 +1,89 @@
+"""Facts: what the value-kind analysis found at each site, before any rule looks at it.
+
+A fact says *what happens* at a source span (a branch on a predicate of some level,
+a loop bound, a tensor escaping into Python...). Rules turn facts into diagnostics;
+the analysis never decides which code a finding gets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from analyzer.analyses.levels import Level
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    function: str | None = None
+    call_path: tuple[str, ...] = field(default_factory=tuple)
+
+    def called_from(self, caller: str) -> "Site":
+        return replace(self, call_path=(caller,) + self.call_path)
+
+    @property
+    def location(self) -> tuple:
+        return (self.path, self.line, self.column)
+
+
+@dataclass(frozen=True, slots=True)
+class BranchFact:
+    """A Python-level decision: ``if``/``elif``, ternary, ``assert``, ``and``/``or``."""
+
+    site: Site
+    construct: str  # "if" | "elif" | "ifexp" | "assert" | "and" | "or"
+    level: Level
+    predicate: str  # source text of the predicate
+
+
+@dataclass(frozen=True, slots=True)
+class LoopFact:
+    """A loop whose trip count or exit depends on something other than constants."""
+
+    site: Site
+    construct: str  # "for" | "while"
+    bound_level: Level  # what the iterable / while-condition depends on
+    exit_level: Level  # what an early break/return inside depends on
+    exit_lines: tuple[int, ...]  # lines of the data-dependent break/return statements
+    header: str  # source text of the loop head
+
+
+@dataclass(frozen=True, slots=True)
+class IterationFact:
+    """A tensor iterated or unpacked in Python: the tracer unrolls it over dim 0."""
+
+    site: Site
+    how: str  # "for" | "list" | "tuple" | "unpack" | "enumerate" | "zip" | "comprehension"
+    expression: str
+
+
+@dataclass(frozen=True, slots=True)
+class EscapeFact:
+    """A tensor value turned into a Python or NumPy value."""
+
+    site: Site
+    how: str  # "item" | "tolist" | "int" | "float" | "bool" | "numpy" | "np.<function>"
+    target: str  # "python" | "numpy"
+    expression: str
+
+
+@dataclass(frozen=True, slots=True)
+class InplaceFact:
+    """An in-place write into a tensor: index assignment, ``index_put_``, ``x.add_()`` on an input."""
+
+    site: Site
+    how: str  # "index-assign" | "index_put_" | "inplace-input"
+    expression: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParseErrorFact:
+    site: Site
+    message: str
+
+
+Fact = BranchFact | LoopFact | IterationFact | EscapeFact | InplaceFact | ParseErrorFact

@@ -1,0 +1,139 @@
+"""What untrace knows of the PyTorch API without importing it: which calls return
+tensors, sizes, Python constants or tuples, which escape into Python or NumPy, and
+which produce tensors whose *shape* depends on data.
+
+Names are canonical: torch functions as `torch.X` (including `torch.nn.functional.X`),
+Tensor methods by bare method name.
+"""
+
+from __future__ import annotations
+
+# Tensor attributes and methods --------------------------------------------------------
+
+# `.shape`-like: the value is the tensor's size (level: the tensor's shape level).
+SHAPE_ATTRIBUTES = frozenset({"shape", "ndim"})
+SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "stride"})
+
+# Python values known when the graph is traced, independent of the tensor's data.
+STATIC_ATTRIBUTES = frozenset({
+    "dtype", "device", "is_cuda", "is_cpu", "is_sparse", "is_quantized", "is_meta", "requires_grad",
+    "is_leaf", "layout", "names", "is_mps", "is_nested", "itemsize",
+})
+STATIC_METHODS = frozenset({
+    "is_floating_point", "is_complex", "is_contiguous", "get_device", "element_size", "data_ptr",
+    "is_signed", "dim_order", "is_pinned", "is_shared", "storage_offset", "has_names",
+})
+
+TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag", "grad"})
+
+# Tensor -> Python escapes (UT201) and -> NumPy (UT202).
+PYTHON_ESCAPE_METHODS = frozenset({"item", "tolist"})
+NUMPY_ESCAPE_METHODS = frozenset({"numpy", "__array__"})
+
+# Methods returning a tuple of tensors.
+TUPLE_METHODS = frozenset({
+    "chunk", "split", "unbind", "tensor_split", "split_with_sizes", "hsplit", "vsplit", "dsplit",
+    "topk", "sort", "kthvalue", "mode", "aminmax", "frexp", "std_mean", "var_mean", "slogdet",
+    "qr", "svd", "eig", "lu", "cummax", "cummin", "unique_consecutive_with_counts",
+})
+# Methods that return a tuple only when given a dimension (`x.max()` vs `x.max(dim=1)`).
+TUPLE_WITH_DIM_METHODS = frozenset({"max", "min", "median", "nanmedian"})
+
+# Results whose shape depends on data values.
+DATA_SHAPE_METHODS = frozenset({
+    "nonzero", "masked_select", "unique", "unique_consecutive", "argwhere", "nonzero_static_unknown",
+})
+
+# Methods that write into their receiver (besides the generic trailing-underscore rule).
+INDEX_PUT_METHODS = frozenset({"index_put_", "index_put", "masked_scatter_", "index_copy_", "index_fill_"})
+
+# Common Tensor method names: calling one on a value proves it is a tensor (or array).
+TENSOR_METHODS = frozenset({
+    "abs", "add", "addmm", "all", "amax", "amin", "any", "argmax", "argmin", "argsort", "bmm",
+    "bool", "byte", "ceil", "char", "chunk", "clamp", "clamp_min", "clamp_max", "clip", "clone",
+    "contiguous", "cos", "cpu", "cuda", "cumprod", "cumsum", "detach", "diag", "diagonal", "div",
+    "double", "eq", "equal", "exp", "expand", "expand_as", "flatten", "flip", "float", "floor", "gather",
+    "ge", "gt", "half", "index_select", "int", "isnan", "isinf", "le", "log", "log_softmax", "logical_and",
+    "logical_not", "logical_or", "long", "lt", "masked_fill", "matmul", "max", "mean", "min", "mm",
+    "mul", "narrow", "ne", "neg", "new_empty", "new_full", "new_ones", "new_tensor", "new_zeros",
+    "norm", "permute", "pow", "prod", "reciprocal", "relu", "repeat", "repeat_interleave", "reshape",
+    "reshape_as", "roll", "round", "rsqrt", "scatter", "scatter_add", "select", "sigmoid", "sign",
+    "sin", "softmax", "sort", "split", "sqrt", "square", "squeeze", "std", "sub", "sum", "t", "tanh",
+    "to", "topk", "transpose", "tril", "triu", "type_as", "unbind", "unflatten", "unfold", "unsqueeze",
+    "var", "view", "view_as", "where", "logsumexp", "nonzero", "masked_select", "unique", "argwhere",
+    "item", "tolist", "numpy", "size", "dim", "numel", "nelement", "ndimension", "float", "bfloat16",
+    "cumsum", "count_nonzero", "isfinite", "fill_", "zero_", "copy_", "index_put_", "masked_fill_",
+    "add_", "mul_", "sub_", "div_", "clamp_", "scatter_", "index_add", "index_copy", "index_fill",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_not", "softplus", "erf", "exp2", "log2",
+    "log1p", "expm1", "atan2", "maximum", "minimum", "fmod", "remainder", "floor_divide", "sum_to_size",
+    "movedim", "moveaxis", "swapaxes", "tile", "take", "take_along_dim", "outer", "dot", "baddbmm",
+    "einsum", "addcmul", "addcdiv", "lerp", "nan_to_num", "allclose", "isclose", "median", "mode",
+    "kthvalue", "cummax", "cummin", "trunc", "frac", "sinh", "cosh", "asin", "acos", "atan",
+})
+
+# torch functions ------------------------------------------------------------------------
+
+# Calls answered when the graph is traced, from configuration only.
+STATIC_FUNCTIONS = frozenset({
+    "torch.is_tensor", "torch.is_storage", "torch.is_floating_point", "torch.is_complex",
+    "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.onnx.is_in_onnx_export",
+    "torch.is_grad_enabled", "torch.is_inference_mode_enabled", "torch.is_autocast_enabled",
+    "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.device", "torch.dtype",
+    "torch.compiler.is_compiling", "torch._dynamo.is_compiling", "torch.compiler.is_dynamo_compiling",
+    "torch.fx._symbolic_trace.is_fx_tracing", "torch.are_deterministic_algorithms_enabled",
+    "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled",
+    "torch._assert", "torch._check", "torch._check_is_size", "torch.get_autocast_gpu_dtype",
+    "torch.promote_types", "torch.result_type", "torch.can_cast", "torch._C._get_tracing_state",
+    "torch.distributed.is_initialized", "torch.distributed.get_world_size", "torch.distributed.get_rank",
+    "torch.jit.annotate", "torch.jit.unused", "torch.jit.ignore", "torch.jit.export",
+    "torch.is_nonzero_unknown", "torch.autocast", "torch.typename", "torch.nn.init.calculate_gain",
+})
+STATIC_PREFIXES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.checkpoint.is_",
+                   "torch.version", "torch.__version__", "torch.overrides.", "torch.fx.", "torch._C.",
+                   "torch.jit.", "torch.compiler.", "torch._dynamo.", "torch.testing.", "torch.hub.")
+
+SHAPE_FUNCTIONS = frozenset({"torch.numel", "torch.Size"})
+
+TUPLE_FUNCTIONS = frozenset({
+    "torch.chunk", "torch.split", "torch.unbind", "torch.tensor_split", "torch.hsplit", "torch.vsplit",
+    "torch.dsplit", "torch.topk", "torch.sort", "torch.kthvalue", "torch.mode", "torch.aminmax",
+    "torch.frexp", "torch.std_mean", "torch.var_mean", "torch.meshgrid", "torch.broadcast_tensors",
+    "torch.atleast_1d_many", "torch.linalg.qr", "torch.linalg.svd", "torch.linalg.eig",
+    "torch.linalg.eigh", "torch.linalg.slogdet", "torch.linalg.lu", "torch.cummax", "torch.cummin",
+    "torch.histogram", "torch.lstsq", "torch.svd", "torch.qr", "torch.nn.functional.multi_head_attention_forward",
+})
+TUPLE_WITH_DIM_FUNCTIONS = frozenset({"torch.max", "torch.min", "torch.median", "torch.nanmedian"})
+
+DATA_SHAPE_FUNCTIONS = frozenset({
+    "torch.nonzero", "torch.masked_select", "torch.unique", "torch.unique_consecutive",
+    "torch.argwhere", "torch.repeat_interleave_unknown", "torch.bincount", "torch.histc_unknown",
+})
+
+# nn modules whose call returns a tuple rather than one tensor.
+TUPLE_MODULES = frozenset({
+    "torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN", "torch.nn.MultiheadAttention",
+    "torch.nn.AdaptiveLogSoftmaxWithLoss", "torch.nn.MaxPool1d_indices",
+})
+CONTAINER_MODULES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict",
+                               "torch.nn.ParameterList", "torch.nn.ParameterDict"})
+TENSOR_FACTORIES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"})
+
+# Python builtins -------------------------------------------------------------------------
+
+TENSOR_TO_PYTHON_BUILTINS = frozenset({"int", "float", "bool", "complex"})
+STATIC_BUILTINS = frozenset({
+    "isinstance", "issubclass", "hasattr", "callable", "type", "id", "print", "repr", "str",
+    "format", "hash", "vars", "dir", "super", "object", "NotImplementedError", "ValueError",
+    "TypeError", "RuntimeError", "AssertionError", "KeyError", "IndexError", "Exception", "warnings",
+    "locals", "globals", "ord", "chr", "slice",
+})
+ITERATING_BUILTINS = frozenset({"list", "tuple", "enumerate", "zip", "reversed", "sorted", "iter", "set", "map", "filter"})
+PYTHON_MATH_BUILTINS = frozenset({"min", "max", "abs", "round", "sum", "pow", "divmod", "all", "any"})
+
+
+def is_static_function(qualname: str) -> bool:
+    return qualname in STATIC_FUNCTIONS or qualname.startswith(STATIC_PREFIXES)
+
+
+def is_inplace_method(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_") and name not in ("requires_grad_",)

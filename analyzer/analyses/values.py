@@ -1,0 +1,135 @@
+"""Abstract values of the value-kind analysis.
+
+A `Value` says what sort of Python object a variable holds and what a Python decision
+on it depends on:
+
+- `type`: "tensor" | "python" | "none" | "container" | "module" | "modules" | "ext" |
+  "class" | "function" | "method" | "unknown";
+- `level` (`Level`): static < shape < data — for tensors always data (their values);
+- `certain`: for tensors, whether it is known to be a tensor (a torch call's result)
+  rather than assumed (an un-annotated `forward` parameter, which might be a flag);
+- `shape_level`: for tensors, what the tensor's *shape* depends on (data for the result
+  of `nonzero`, boolean-mask indexing, ...);
+- `ctl`: the level of the branches under which the value was bound (`x is None` on a
+  tensor bound only under a data-dependent `if` is data-dependent too);
+- `ref`: what the value refers to: a qualified external name ("torch.nn.Linear"), a
+  project class or function key, or for tensors "bool" when known to be boolean;
+- `elems` / `elem`: a container's items when known, else its common element;
+- `origin`: "input" for forward parameters and their aliases.
+
+Values are immutable and hashable so that function summaries can be memoised by the
+abstract arguments they were called with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from analyzer.analyses.levels import Level
+
+STATIC, SHAPE, DATA = Level.STATIC, Level.SHAPE, Level.DATA
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    type: str = "unknown"
+    level: Level = STATIC
+    certain: bool = True
+    shape_level: Level = SHAPE
+    ctl: Level = STATIC
+    ref: object = None
+    elems: tuple | None = None
+    elem: "Value | None" = None
+    origin: str | None = None
+
+    # -------------------------------------------------------------- constructors
+
+    @staticmethod
+    def tensor(certain=True, shape_level=SHAPE, ref=None, origin=None) -> "Value":
+        return Value("tensor", DATA, certain, shape_level, ref=ref, origin=origin)
+
+    @staticmethod
+    def python(level=STATIC) -> "Value":
+        return Value("python", level)
+
+    @staticmethod
+    def container(elem: "Value | None" = None, elems: tuple | None = None, level=STATIC, ref=None) -> "Value":
+        if elems is not None and elem is None:
+            elem = join_all(elems)
+        return Value("container", level, elem=elem, elems=elems, ref=ref)
+
+    @staticmethod
+    def ext(qualname: str) -> "Value":
+        return Value("ext", ref=qualname)
+
+    # -------------------------------------------------------------- queries
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.type == "tensor"
+
+    @property
+    def is_certain_tensor(self) -> bool:
+        return self.type == "tensor" and self.certain
+
+    def tainted(self, level: Level) -> "Value":
+        """The value as bound under branches of `level`."""
+        if level <= self.ctl and (self.type == "tensor" or level <= self.level):
+            return self
+        if self.type in ("tensor", "module", "modules", "ext", "class", "function", "method"):
+            return replace(self, ctl=max(self.ctl, level))
+        return replace(self, level=max(self.level, level), ctl=max(self.ctl, level))
+
+    def truth_level(self) -> Level:
+        """What `bool(value)` depends on, as far as we can tell (quiet when unsure)."""
+        if self.type == "tensor":
+            return DATA if self.certain else self.ctl
+        if self.type in ("python", "container", "none"):
+            return max(self.level, self.ctl)
+        return self.ctl
+
+    def identity_level(self) -> Level:
+        """What `value is None` depends on."""
+        if self.type in ("python", "none", "container"):
+            return max(self.level, self.ctl)
+        return self.ctl
+
+
+UNKNOWN = Value()
+NONE = Value("none")
+STATIC_PY = Value.python(STATIC)
+
+
+def join(a: Value | None, b: Value | None) -> Value | None:
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    level = max(a.level, b.level)
+    ctl = max(a.ctl, b.ctl)
+    types = {a.type, b.type}
+    if len(types) == 1:
+        elems = None
+        if a.elems is not None and b.elems is not None and len(a.elems) == len(b.elems):
+            elems = tuple(join(x, y) for x, y in zip(a.elems, b.elems))
+        elem = join(a.elem, b.elem)
+        if a.elems is not None and b.elems is not None and len(a.elems) != len(b.elems):
+            # Containers of different lengths: the length is as dynamic as the branches.
+            level = max(level, ctl)
+        return Value(
+            a.type, level, a.certain and b.certain, max(a.shape_level, b.shape_level), ctl,
+            a.ref if a.ref == b.ref else None, elems, elem, a.origin if a.origin == b.origin else None,
+        )
+    if "none" in types and len(types) == 2:
+        other = a if b.type == "none" else b
+        return replace(other, level=max(other.level, level) if other.type != "tensor" else other.level, ctl=ctl)
+    if types == {"python", "container"}:
+        return Value("unknown", level, ctl=ctl)
+    return Value("unknown", level if "tensor" not in types else max(level, ctl), ctl=ctl)
+
+
+def join_all(values) -> Value | None:
+    out = None
+    for v in values:
+        out = join(out, v)
+    return out

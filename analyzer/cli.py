@@ -1,0 +1,330 @@
+"""The ``untrace`` command.
+
+Every subcommand is a small function registered in :data:`COMMANDS` with the function
+that declares its arguments::
+
+    def _graph_arguments(parser): parser.add_argument("target") ...
+
+    @command("graph", "print the IR of one function with every branch and loop marked", _graph_arguments)
+    def run_graph(args) -> int: ...
+
+Handlers import what they need inside their body: ``check`` must start fast (it runs in
+pre-commit), so nothing at module level here imports libcst, rich, torch or onnx, and
+``export``/``verify`` import ``lowering`` only when they run.
+
+Exit codes: 0 clean, 1 findings, 2 usage or internal error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from analyzer import __version__
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    description: str | None = None
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, help: str, arguments: Callable[[argparse.ArgumentParser], None], description: str | None = None):
+    """Register ``run(args) -> int`` as the subcommand ``name``."""
+
+    def register(run: Callable[[argparse.Namespace], int]):
+        COMMANDS[name] = Command(name, help, arguments, run, description)
+        return run
+
+    return register
+
+
+class UsageError(Exception):
+    """A mistake on the command line: reported in one line, exit code 2."""
+
+
+def _stdout_write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+# ======================================================================================
+# untrace check
+
+
+def _check_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories to check, `-` for standard input (default: .)")
+    rules = p.add_argument_group("rule selection")
+    rules.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable, or ALL (replaces the configured selection)")
+    rules.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to enable in addition to the selection")
+    rules.add_argument("--ignore", metavar="CODES", help="codes or prefixes to disable")
+    out = p.add_argument_group("output")
+    out.add_argument("--output-format", choices=("text", "concise", "json", "sarif", "github"), default="text", help="how findings are printed (default: text)")
+    out.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE (atomically) instead of standard output")
+    out.add_argument("--statistics", action="store_true", help="print the number of findings per code instead of the findings")
+    out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    fixes = p.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", help="apply the available fixes to the files")
+    fixes.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of applying them")
+    fixes.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (they may change behaviour)")
+    run = p.add_argument_group("files and running")
+    run.add_argument("--config", metavar="PATH", help="read [tool.untrace] from this pyproject.toml instead of the nearest one")
+    run.add_argument("--force-exclude", action="store_true", help="apply exclude and .gitignore to files named on the command line too (for pre-commit)")
+    run.add_argument("--stdin-filename", metavar="NAME", help="the path to report for standard input (and to match per-file-ignores)")
+    run.add_argument("-j", "--jobs", type=_jobs, metavar="N", help="worker processes (default: all cores; 1 checks in this process)")
+    run.add_argument("--no-cache", action="store_true", help="neither read nor write the .untrace_cache")
+    run.add_argument("--cache-dir", metavar="DIR", help="where the cache lives (default: .untrace_cache next to the configuration)")
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of jobs, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("the number of jobs must be 0 (all cores) or more")
+    return value
+
+
+@command(
+    "check",
+    "find trace hazards in Python source (never imports or runs it)",
+    _check_arguments,
+    description="Report every branch, loop and value escape in nn.Module code that makes "
+    "torch.onnx tracing silently wrong. Exit codes: 0 clean, 1 findings, 2 usage or internal error.",
+)
+def run_check(args: argparse.Namespace) -> int:
+    from analyzer.config import ConfigError, Selection, parse_codes, resolve_config
+    from analyzer.discovery import discover
+    from analyzer.report import ReportContext, render, render_statistics
+    from analyzer.runner import fix_files
+    from analyzer.runner import run_check as run
+
+    if args.fix and args.diff:
+        raise UsageError("--fix and --diff cannot be combined (--diff shows what --fix would do)")
+    paths = args.paths or ["."]
+    try:
+        config = resolve_config(paths, args.config)
+        selection = Selection(
+            select=parse_codes(args.select) if args.select is not None else None,
+            extend_select=parse_codes(args.extend_select or ""),
+            ignore=parse_codes(args.ignore or ""),
+        )
+        found = discover(paths, config, force_exclude=args.force_exclude)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+    stdin = None
+    if found.stdin:
+        data = sys.stdin.buffer.read() if sys.stdin is not None else b""
+        stdin = (args.stdin_filename or "-", data)
+    if not found.files and stdin is None:
+        print("untrace: warning: no Python files found under the given paths", file=sys.stderr)
+
+    progress = len(found.files) > 50 and _isatty(sys.stderr)
+    try:
+        result = run(
+            found.files,
+            config=config,
+            cli=selection,
+            stdin=stdin,
+            jobs=args.jobs,
+            use_cache=not args.no_cache,
+            cache_dir=args.cache_dir,
+            progress=progress,
+        )
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+    diagnostics = result.diagnostics
+    context = ReportContext(files_checked=result.files_checked, sources=result.sources, unsafe_fixes=args.unsafe_fixes)
+    internal = bool(result.internal_errors)
+
+    if args.diff:
+        outcomes = fix_files(diagnostics, unsafe=args.unsafe_fixes, write=False, sources=result.sources)
+        _stdout_write("".join(o.diff() for o in outcomes))
+        count = sum(len(o.applied) for o in outcomes)
+        print(f"Would fix {count} hazard{'s' if count != 1 else ''}." if count else "No fixes available.", file=sys.stderr)
+        if internal:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if count and not args.exit_zero else EXIT_CLEAN
+
+    report_stream_is_stdout = True
+    if args.fix:
+        outcomes = fix_files(diagnostics, unsafe=args.unsafe_fixes, write=True, sources=result.sources)
+        applied = {id(d) for o in outcomes for d in o.applied}
+        context.fixed = len(applied)
+        diagnostics = [d for d in diagnostics if id(d) not in applied]
+        if stdin is not None:
+            # as ruff: the fixed source goes to stdout, the report to stderr
+            fixed = next((o.fixed for o in outcomes if o.path == stdin[0]), result.sources.get(stdin[0], ""))
+            _stdout_write(fixed)
+            report_stream_is_stdout = False
+
+    if args.statistics:
+        text = render_statistics("json" if args.output_format == "json" else "text", diagnostics, context)
+    else:
+        color = (
+            args.output_format == "text"
+            and args.output_file is None
+            and report_stream_is_stdout
+            and _isatty(sys.stdout)
+            and "NO_COLOR" not in os.environ
+        )
+        context.color = color
+        text = render(args.output_format, diagnostics, context)
+
+    if args.output_file:
+        from analyzer.cache import atomic_write_bytes
+
+        try:
+            atomic_write_bytes(args.output_file, text.encode("utf-8"))
+        except OSError as error:
+            raise UsageError(f"cannot write {args.output_file}: {error.strerror or error}") from None
+    elif not report_stream_is_stdout:
+        sys.stderr.write(text)
+    elif context.color:
+        from rich.console import Console
+
+        Console(highlight=False, soft_wrap=True).print(text, end="", markup=True)
+    else:
+        _stdout_write(text)
+
+    if internal:
+        return EXIT_ERROR
+    if diagnostics and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+# ======================================================================================
+# untrace rule
+
+
+def _rule_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("code", nargs="?", metavar="CODE", help="a rule code (UT101) or name (data-dependent-branch); none lists every rule")
+    p.add_argument("--all", action="store_true", help="print the documentation of every rule")
+    p.add_argument("--output-format", choices=("text", "json"), default="text")
+
+
+@command("rule", "explain a rule, or list them all", _rule_arguments)
+def run_rule(args: argparse.Namespace) -> int:
+    import json
+
+    from analyzer.rules import all_rules, rule_by_code
+    from analyzer.rules.docgen import default_label, rule_markdown
+
+    def as_json(rule) -> dict:
+        return {
+            "code": rule.code,
+            "name": rule.name,
+            "summary": " ".join(rule.summary.split()),
+            "default": rule.default_enabled,
+            "severity": rule.severity,
+            "explanation": rule_markdown(rule, level=1, title=f"{rule.name} ({rule.code})"),
+        }
+
+    if args.code:
+        rule = rule_by_code(args.code)
+        if rule is None:
+            raise UsageError(f"unknown rule {args.code!r}; `untrace rule` lists them")
+        if args.output_format == "json":
+            _stdout_write(json.dumps(as_json(rule), indent=2) + "\n")
+        else:
+            _stdout_write(rule_markdown(rule, level=1, title=f"{rule.name} ({rule.code})"))
+        return EXIT_CLEAN
+
+    rules = all_rules()
+    if args.output_format == "json":
+        _stdout_write(json.dumps([as_json(r) for r in rules], indent=2) + "\n")
+        return EXIT_CLEAN
+    if args.all:
+        _stdout_write("\n".join(rule_markdown(r, level=1, title=f"{r.name} ({r.code})") for r in rules))
+        return EXIT_CLEAN
+    if not rules:
+        _stdout_write("No rules are registered.\n")
+        return EXIT_CLEAN
+    name_width = max(len(r.name) for r in rules)
+    lines = [f"{'code':<6}  {'name':<{name_width}}  {'default':<7}  summary"]
+    for r in rules:
+        lines.append(f"{r.code:<6}  {r.name:<{name_width}}  {default_label(r):<7}  {' '.join(r.summary.split())}")
+    _stdout_write("\n".join(lines) + "\n")
+    return EXIT_CLEAN
+
+
+# ======================================================================================
+# entry point
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="untrace",
+        description="Find the branches, loops and value escapes that make torch.onnx tracing silently wrong.",
+    )
+    parser.add_argument("--version", action="version", version=f"untrace {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for cmd in COMMANDS.values():
+        sub = subparsers.add_parser(cmd.name, help=cmd.help, description=cmd.description or cmd.help)
+        cmd.arguments(sub)
+        sub.set_defaults(handler=cmd.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exit_:  # --help, --version, or a usage error already printed
+            return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
+        if getattr(args, "handler", None) is None:
+            parser.print_help(sys.stderr)
+            return EXIT_ERROR
+        return args.handler(args)
+    except UsageError as error:
+        print(f"untrace: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`untrace check | head`): stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_FINDINGS
+    except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback
+        print(f"untrace: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        if os.environ.get("UNTRACE_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        else:
+            print("untrace: this is a bug; set UNTRACE_DEBUG=1 for the traceback and please report it", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""Which files ``untrace check`` reads.
+
+Directories are walked recursively for ``*.py`` files. A path is skipped when it matches
+the excludes (ruff's default list, replaced by ``exclude`` and extended by
+``extend-exclude``, gitignore-style globs relative to the configuration's directory) or
+a ``.gitignore`` on the way down (nested ones too, the deepest deciding, as git does).
+A file named on the command line is always checked, as in ruff, unless
+``force_exclude`` (what the pre-commit hook uses, since pre-commit names every file).
+``-`` stands for standard input. Directory symlinks are not followed (no cycles).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from analyzer.config import Config, ConfigError
+
+# ruff's defaults, plus our own cache.
+DEFAULT_EXCLUDE = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".untrace_cache",
+    ".venv",
+    ".vscode",
+    "__pycache__",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+
+STDIN = "-"
+
+
+@dataclass(frozen=True)
+class Discovered:
+    files: list[str]  # paths as the user spelled them (joined for walked directories)
+    stdin: bool  # "-" was among the paths
+
+
+class Excluder:
+    """Decides whether a path is excluded by the config globs or by a ``.gitignore``."""
+
+    def __init__(self, config: Config):
+        self.root = config.root.absolute()
+        patterns = list(DEFAULT_EXCLUDE if config.exclude is None else config.exclude)
+        patterns += config.extend_exclude
+        try:
+            self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+        except Exception as error:  # pathspec raises several kinds for bad patterns
+            raise ConfigError(f"{config.path or 'configuration'}: invalid exclude pattern: {error}") from None
+        self._gitignores: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+        self._chains: dict[Path, tuple[Path, ...]] = {}
+
+    def _relative(self, path: Path) -> str | None:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def excluded_by_config(self, path: Path, is_dir: bool) -> bool:
+        rel = self._relative(path)
+        if rel == ".":
+            return False
+        if rel is None:
+            # outside the project: the basename still matches "build", ".venv", ...
+            rel = path.name
+        if not rel:
+            return False
+        return self.spec.match_file(rel + "/" if is_dir else rel)
+
+    def _gitignore(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
+        if directory not in self._gitignores:
+            spec = None
+            try:
+                lines = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            except OSError:
+                pass
+            except Exception:
+                spec = None  # an unparsable .gitignore is git's problem, not a reason to stop
+            self._gitignores[directory] = spec
+        return self._gitignores[directory]
+
+    def ignored_by_git(self, path: Path, is_dir: bool) -> bool:
+        """Whether a ``.gitignore`` in a parent of ``path`` (up to the repository root)
+        ignores it; the deepest file with a matching pattern decides."""
+        decision = None
+        for directory in self._chain(path.parent):
+            spec = self._gitignore(directory)
+            if spec is None:
+                continue
+            rel = path.relative_to(directory).as_posix()
+            result = spec.check_file(rel + "/" if is_dir else rel)
+            if result.include is not None:
+                decision = result.include
+        return bool(decision)
+
+    def _chain(self, directory: Path) -> tuple[Path, ...]:
+        """``directory`` and its parents up to the repository root, outermost first."""
+        chain = self._chains.get(directory)
+        if chain is None:
+            parent = directory.parent
+            if parent == directory or (directory / ".git").exists():
+                chain = (directory,)
+            else:
+                chain = self._chain(parent) + (directory,)
+            self._chains[directory] = chain
+        return chain
+
+
+def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = False) -> Discovered:
+    """The Python files under ``paths``; raises :class:`ConfigError` for a missing path."""
+    excluder = Excluder(config)
+    files: list[str] = []
+    seen: set[Path] = set()
+    stdin = False
+    for raw in paths or ["."]:
+        if raw == STDIN:
+            stdin = True
+            continue
+        path = Path(raw)
+        absolute = Path(os.path.abspath(raw))
+        if not path.exists() and not path.is_symlink():
+            raise ConfigError(f"path does not exist: {raw}")
+        if path.is_dir():
+            # A directory named explicitly is walked even if excluded itself (ruff does
+            # the same), unless --force-exclude; what is below it is filtered.
+            if force_exclude and _excluded(excluder, absolute, True):
+                continue
+            for found in _walk(path, absolute, excluder):
+                key = Path(os.path.abspath(found))
+                if key not in seen:
+                    seen.add(key)
+                    files.append(found)
+        else:
+            if force_exclude and _excluded(excluder, absolute, False):
+                continue
+            if absolute not in seen:
+                seen.add(absolute)
+                files.append(raw)
+    return Discovered(files=sorted(files, key=_sort_key), stdin=stdin)
+
+
+def _sort_key(path: str) -> tuple:
+    return tuple(Path(path).parts)
+
+
+def _excluded(excluder: Excluder, absolute: Path, is_dir: bool) -> bool:
+    if excluder.excluded_by_config(absolute, is_dir):
+        return True
+    # any excluded parent excludes the path too
+    for parent in absolute.parents:
+        if excluder._relative(parent) in (None, "."):
+            break
+        if excluder.excluded_by_config(parent, True):
+            return True
+    return excluder.ignored_by_git(absolute, is_dir)
+
+
+def _walk(top: str | Path, absolute_top: Path, excluder: Excluder) -> Iterable[str]:
+    """Files under ``top`` (spelled as the user did), pruning excluded directories."""
+    stack = [(str(top), absolute_top)]
+    while stack:
+        directory, absolute = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue  # vanished or unreadable directory: nothing to check there
+        subdirs = []
+        for entry in entries:
+            entry_abs = absolute / entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_file = not is_dir and entry.is_file()
+            except OSError:
+                continue
+            if is_dir:
+                if excluder.excluded_by_config(entry_abs, True) or excluder.ignored_by_git(entry_abs, True):
+                    continue
+                subdirs.append((os.path.join(directory, entry.name), entry_abs))
+            elif is_file and entry.name.endswith(".py"):
+                if excluder.excluded_by_config(entry_abs, False) or excluder.ignored_by_git(entry_abs, False):
+                    continue
+                yield _clean(os.path.join(directory, entry.name))
+        stack.extend(reversed(subdirs))
+
+
+def _clean(path: str) -> str:
+    """``./a/b.py`` -> ``a/b.py``, as ruff prints paths."""
+    return os.path.normpath(path)

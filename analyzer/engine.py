@@ -1,0 +1,54 @@
+"""One file in, facts out: parse, build the IR, run the value-kind analysis.
+
+`analyze_file` is what `untrace check` runs per file (in worker processes). It never
+imports or executes the code it reads: everything comes from the libcst parse.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from analyzer.analyses.facts import Fact, ParseErrorFact, Site
+from analyzer.analyses.kinds import KindAnalyzer
+from analyzer.analyses.project import Project
+from analyzer.frontend import ParseError, parse_module
+
+__all__ = ["Project", "analyze_file"]
+
+
+def analyze_file(path: str, source: str | bytes, project: Project | None = None) -> tuple[list[Fact], dict[str, str]]:
+    """Facts for one file, and the other files (path -> content hash) they depend on."""
+    try:
+        module = parse_module(source, path)
+    except ParseError as exc:
+        return [ParseErrorFact(Site(path, exc.line, exc.column, exc.line, exc.column + 1), exc.message)], {}
+    if project is None:
+        project = Project([path] if os.path.isfile(path) else [])
+    project.add_source(path, source, module)
+    analyzer = KindAnalyzer(project)
+    try:
+        facts = analyzer.analyze_module(module)
+    except RecursionError:
+        return [ParseErrorFact(Site(path, 1, 1, 1, 2), "nesting too deep to analyse")], {}
+    own = os.path.abspath(path)
+    deps = {}
+    for other in analyzer.touched_files:
+        if other != own and other != path:
+            digest = project.content_hash(other)
+            if digest is not None:
+                deps[other] = digest
+    # Paths of facts as the user named the file, not the absolute form used internally.
+    facts = [_with_path(f, path if os.path.abspath(f.site.path) == own else _display_path(f.site.path)) for f in facts]
+    return facts, deps
+
+
+def _display_path(path: str) -> str:
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _with_path(fact: Fact, path: str) -> Fact:
+    if fact.site.path == path:
+        return fact
+    return replace(fact, site=replace(fact.site, path=path))

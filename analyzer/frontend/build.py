@@ -1,0 +1,461 @@
+"""libcst -> IR.
+
+`parse_module(source, path)` parses with libcst (the whole Python 3.0-3.13 grammar,
+bytes with a PEP 263 coding cookie included) and converts the tree into the IR of
+`analyzer.frontend.ir`. Anything without an IR form becomes an explicit `Opaque` /
+`OpaqueExpr` node; with `strict=True` those raise `Unmodelled` instead, so tests find
+gaps before users do.
+
+Walrus expressions stay in expressions (`NamedExpr`); the analyses treat them as
+assignments at the point they are evaluated.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from analyzer.frontend import ir
+
+
+class ParseError(Exception):
+    def __init__(self, message: str, line: int = 1, column: int = 1):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+class Unmodelled(Exception):
+    """Raised in strict mode for a construct that would become Opaque."""
+
+
+_BINOPS = {
+    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.MatrixMultiply: "@", cst.Divide: "/",
+    cst.FloorDivide: "//", cst.Modulo: "%", cst.Power: "**", cst.LeftShift: "<<",
+    cst.RightShift: ">>", cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^",
+}
+_AUGOPS = {
+    cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*",
+    cst.MatrixMultiplyAssign: "@", cst.DivideAssign: "/", cst.FloorDivideAssign: "//",
+    cst.ModuloAssign: "%", cst.PowerAssign: "**", cst.LeftShiftAssign: "<<",
+    cst.RightShiftAssign: ">>", cst.BitAndAssign: "&", cst.BitOrAssign: "|", cst.BitXorAssign: "^",
+}
+_UNARY = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not"}
+_CMP = {
+    cst.LessThan: "<", cst.LessThanEqual: "<=", cst.Equal: "==", cst.NotEqual: "!=",
+    cst.GreaterThan: ">", cst.GreaterThanEqual: ">=", cst.Is: "is", cst.IsNot: "is not",
+    cst.In: "in", cst.NotIn: "not in",
+}
+
+
+def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = False) -> ir.Module:
+    """Parse and convert one file. Raises `ParseError` (never anything else) on bad input."""
+    if isinstance(source, bytes) and b"\x00" in source:
+        raise ParseError("source contains a NUL byte")
+    if isinstance(source, str) and "\x00" in source:
+        raise ParseError("source contains a NUL byte")
+    try:
+        tree = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise ParseError(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1) from None
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise ParseError(f"cannot decode the file: {exc}") from None
+    except RecursionError:
+        raise ParseError("nesting too deep to parse") from None
+    except Exception as exc:  # libcst raises assorted errors on exotic input
+        raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
+    try:
+        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+        positions = wrapper.resolve(PositionProvider)
+        text = tree.code
+        builder = _Builder(positions, strict)
+        body = builder.block(tree.body, scope="")
+    except RecursionError:
+        raise ParseError("nesting too deep to analyse") from None
+    return ir.Module(path=path, body=body, source_lines=text.splitlines())
+
+
+def _span(r: CodeRange) -> ir.Span:
+    return ir.Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+
+
+class _Builder:
+    def __init__(self, positions, strict: bool):
+        self.positions = positions
+        self.strict = strict
+
+    # ----------------------------------------------------------------- helpers
+
+    def span(self, node: cst.CSTNode) -> ir.Span:
+        r = self.positions.get(node)
+        return _span(r) if r is not None else ir.NO_SPAN
+
+    def head(self, node: cst.CSTNode, last: cst.CSTNode) -> ir.Span:
+        """From the start of `node` to the end of `last` (a statement's head)."""
+        a, b = self.positions.get(node), self.positions.get(last)
+        if a is None or b is None:
+            return self.span(node)
+        return ir.Span(a.start.line, a.start.column + 1, b.end.line, b.end.column + 1)
+
+    def opaque_stmt(self, node, reason, reads=()):
+        if self.strict:
+            raise Unmodelled(f"{reason} at line {self.span(node).line}")
+        return ir.Opaque(reason, list(reads), self.span(node))
+
+    def opaque_expr(self, node, reason, children=()):
+        if self.strict:
+            raise Unmodelled(f"{reason} at line {self.span(node).line}")
+        return ir.OpaqueExpr(reason, list(children), self.span(node))
+
+    # ----------------------------------------------------------------- statements
+
+    def block(self, body, scope: str) -> list[ir.Stmt]:
+        if isinstance(body, cst.SimpleStatementSuite):
+            items = body.body
+            return [s for item in items for s in self.small(item, scope)]
+        if isinstance(body, cst.IndentedBlock):
+            body = body.body
+        out: list[ir.Stmt] = []
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for item in stmt.body:
+                    out.extend(self.small(item, scope))
+            else:
+                out.extend(self.compound(stmt, scope))
+        return out
+
+    def small(self, node, scope) -> list[ir.Stmt]:
+        sp = self.span(node)
+        if isinstance(node, cst.Assign):
+            targets = [self.target(t.target) for t in node.targets]
+            return [ir.Assign(targets, self.expr(node.value), sp)]
+        if isinstance(node, cst.AnnAssign):
+            if node.value is None:
+                return [ir.Pass(sp)]  # a bare annotation binds nothing
+            return [ir.Assign([self.target(node.target)], self.expr(node.value), sp, self.expr(node.annotation.annotation))]
+        if isinstance(node, cst.AugAssign):
+            return [ir.AugAssign(self.target(node.target), _AUGOPS[type(node.operator)], self.expr(node.value), sp)]
+        if isinstance(node, cst.Expr):
+            return [ir.ExprStmt(self.expr(node.value), sp)]
+        if isinstance(node, cst.Return):
+            return [ir.Return(self.expr(node.value) if node.value is not None else None, sp)]
+        if isinstance(node, cst.Break):
+            return [ir.Break(sp)]
+        if isinstance(node, cst.Continue):
+            return [ir.Continue(sp)]
+        if isinstance(node, cst.Pass):
+            return [ir.Pass(sp)]
+        if isinstance(node, cst.Raise):
+            return [ir.Raise(
+                self.expr(node.exc) if node.exc is not None else None,
+                self.expr(node.cause.item) if node.cause is not None else None,
+                sp,
+            )]
+        if isinstance(node, cst.Assert):
+            return [ir.Assert(self.expr(node.test), self.expr(node.msg) if node.msg is not None else None, sp)]
+        if isinstance(node, cst.Import):
+            names = [(_dotted(a.name), _asname(a)) for a in node.names]
+            return [ir.Import(None, names, 0, sp)]
+        if isinstance(node, cst.ImportFrom):
+            module = _dotted(node.module) if node.module is not None else None
+            if isinstance(node.names, cst.ImportStar):
+                names = [("*", None)]
+            else:
+                names = [(_dotted(a.name), _asname(a)) for a in node.names]
+            return [ir.Import(module or "", names, len(node.relative), sp)]
+        if isinstance(node, cst.Global):
+            return [ir.Global([n.name.value for n in node.names], sp)]
+        if isinstance(node, cst.Nonlocal):
+            return [ir.Nonlocal([n.name.value for n in node.names], sp)]
+        if isinstance(node, cst.Del):
+            t = node.target
+            targets = [self.target(e.value) for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [self.target(t)]
+            return [ir.Delete(targets, sp)]
+        if isinstance(node, cst.TypeAlias):
+            return [ir.Pass(sp)]
+        return [self.opaque_stmt(node, f"statement {type(node).__name__}")]
+
+    def compound(self, node, scope) -> list[ir.Stmt]:
+        if isinstance(node, cst.If):
+            return [self.if_(node, scope, is_elif=False)]
+        if isinstance(node, cst.For):
+            return [ir.Loop(
+                kind="for",
+                target=self.target(node.target),
+                iter=self.expr(node.iter),
+                body=self.block(node.body, scope),
+                orelse=self.block(node.orelse.body, scope) if node.orelse else [],
+                span=self.head(node, node.iter),
+                is_async=node.asynchronous is not None,
+            )]
+        if isinstance(node, cst.While):
+            return [ir.Loop(
+                kind="while",
+                test=self.expr(node.test),
+                body=self.block(node.body, scope),
+                orelse=self.block(node.orelse.body, scope) if node.orelse else [],
+                span=self.head(node, node.test),
+            )]
+        if isinstance(node, cst.With):
+            items = [(self.expr(i.item), self.target(i.asname.name) if i.asname else None) for i in node.items]
+            return [ir.With(items, self.block(node.body, scope), self.head(node, node.items[-1]))]
+        if isinstance(node, (cst.Try, cst.TryStar)):
+            handlers = [
+                ir.Handler(
+                    self.expr(h.type) if h.type is not None else None,
+                    h.name.name.value if h.name is not None and isinstance(h.name.name, cst.Name) else None,
+                    self.block(h.body, scope),
+                    self.span(h),
+                )
+                for h in node.handlers
+            ]
+            return [ir.Try(
+                self.block(node.body, scope),
+                handlers,
+                self.block(node.orelse.body, scope) if node.orelse else [],
+                self.block(node.finalbody.body, scope) if node.finalbody else [],
+                self.span(node),
+            )]
+        if isinstance(node, cst.FunctionDef):
+            return [self.function(node, scope)]
+        if isinstance(node, cst.ClassDef):
+            qual = f"{scope}.{node.name.value}" if scope else node.name.value
+            return [ir.ClassDef(
+                name=node.name.value,
+                bases=[self.expr(a.value) for a in node.bases],
+                body=self.block(node.body, qual),
+                decorators=[self.expr(d.decorator) for d in node.decorators],
+                span=self.head(node, node.name),
+            )]
+        if isinstance(node, cst.Match):
+            cases = []
+            for case in node.cases:
+                pattern_code = cst.Module([]).code_for_node(case.pattern)
+                cases.append(ir.MatchCase(
+                    pattern_code,
+                    sorted(_pattern_bindings(case.pattern)),
+                    self.expr(case.guard) if case.guard is not None else None,
+                    self.block(case.body, scope),
+                    self.span(case),
+                ))
+            return [ir.Match(self.expr(node.subject), cases, self.head(node, node.subject))]
+        return [self.opaque_stmt(node, f"statement {type(node).__name__}")]
+
+    def if_(self, node: cst.If, scope, is_elif: bool) -> ir.If:
+        orelse: list[ir.Stmt] = []
+        if isinstance(node.orelse, cst.If):
+            orelse = [self.if_(node.orelse, scope, is_elif=True)]
+        elif isinstance(node.orelse, cst.Else):
+            orelse = self.block(node.orelse.body, scope)
+        return ir.If(self.expr(node.test), self.block(node.body, scope), orelse, self.head(node, node.test), is_elif)
+
+    def function(self, node: cst.FunctionDef, scope: str) -> ir.FunctionDef:
+        qual = f"{scope}.{node.name.value}" if scope else node.name.value
+        return ir.FunctionDef(
+            name=node.name.value,
+            params=self.params(node.params),
+            body=self.block(node.body, qual + ".<locals>"),
+            decorators=[self.expr(d.decorator) for d in node.decorators],
+            returns=self.expr(node.returns.annotation) if node.returns is not None else None,
+            span=self.head(node, node.name),
+            is_async=node.asynchronous is not None,
+            qualname=qual,
+        )
+
+    def params(self, p: cst.Parameters) -> list[ir.Param]:
+        out = []
+
+        def one(param: cst.Param, kind: str):
+            out.append(ir.Param(
+                name=param.name.value,
+                kind=kind,
+                default=self.expr(param.default) if param.default is not None else None,
+                annotation=self.expr(param.annotation.annotation) if param.annotation is not None else None,
+                span=self.span(param),
+            ))
+
+        for param in p.posonly_params:
+            one(param, "posonly")
+        for param in p.params:
+            one(param, "positional")
+        if isinstance(p.star_arg, cst.Param):
+            one(p.star_arg, "vararg")
+        for param in p.kwonly_params:
+            one(param, "kwonly")
+        if p.star_kwarg is not None:
+            one(p.star_kwarg, "kwarg")
+        return out
+
+    # ----------------------------------------------------------------- targets
+
+    def target(self, node) -> ir.Expr:
+        if isinstance(node, (cst.Tuple, cst.List)):
+            elts = [self.target(e.value) if not isinstance(e, cst.StarredElement)
+                    else ir.Starred(self.target(e.value), self.span(e)) for e in node.elements]
+            cls = ir.Tuple if isinstance(node, cst.Tuple) else ir.List
+            return cls(elts, self.span(node))
+        return self.expr(node)
+
+    # ----------------------------------------------------------------- expressions
+
+    def expr(self, node) -> ir.Expr:
+        sp = self.span(node)
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False", "None"):
+                return ir.Const({"True": True, "False": False, "None": None}[node.value], sp)
+            return ir.Name(node.value, sp)
+        if isinstance(node, cst.Integer):
+            return ir.Const(node.evaluated_value, sp)
+        if isinstance(node, cst.Float):
+            return ir.Const(node.evaluated_value, sp)
+        if isinstance(node, cst.Imaginary):
+            return ir.Const(node.evaluated_value, sp)
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            try:
+                return ir.Const(node.evaluated_value, sp)
+            except Exception:  # f-strings inside a concatenation, odd escapes
+                return ir.FormattedString([], sp)
+        if isinstance(node, cst.FormattedString):
+            values = [self.expr(p.expression) for p in node.parts if isinstance(p, cst.FormattedStringExpression)]
+            return ir.FormattedString(values, sp)
+        if isinstance(node, cst.Ellipsis):
+            return ir.Const(..., sp)
+        if isinstance(node, cst.Attribute):
+            return ir.Attribute(self.expr(node.value), node.attr.value, sp)
+        if isinstance(node, cst.Call):
+            args = []
+            for a in node.args:
+                star = a.star if a.star in ("*", "**") else ""
+                args.append(ir.Arg(self.expr(a.value), a.keyword.value if a.keyword is not None else None, star))
+            return ir.Call(self.expr(node.func), args, sp)
+        if isinstance(node, cst.Subscript):
+            elems = [self.subscript_element(e) for e in node.slice]
+            index = elems[0] if len(elems) == 1 and node.slice[0].comma in (None, cst.MaybeSentinel.DEFAULT) else ir.Tuple(elems, sp)
+            return ir.Subscript(self.expr(node.value), index, sp)
+        if isinstance(node, cst.Tuple):
+            return ir.Tuple([self.element(e) for e in node.elements], sp)
+        if isinstance(node, cst.List):
+            return ir.List([self.element(e) for e in node.elements], sp)
+        if isinstance(node, cst.Set):
+            return ir.Set([self.element(e) for e in node.elements], sp)
+        if isinstance(node, cst.Dict):
+            items = []
+            for e in node.elements:
+                if isinstance(e, cst.StarredDictElement):
+                    items.append((None, self.expr(e.value)))
+                else:
+                    items.append((self.expr(e.key), self.expr(e.value)))
+            return ir.Dict(items, sp)
+        if isinstance(node, cst.BinaryOperation):
+            return ir.BinOp(_BINOPS[type(node.operator)], self.expr(node.left), self.expr(node.right), sp)
+        if isinstance(node, cst.UnaryOperation):
+            return ir.UnaryOp(_UNARY[type(node.operator)], self.expr(node.expression), sp)
+        if isinstance(node, cst.BooleanOperation):
+            op = "and" if isinstance(node.operator, cst.And) else "or"
+            # Flatten a and b and c into one BoolOp, as Python's ast does.
+            values = []
+            for side in (node.left, node.right):
+                sub = self.expr(side)
+                if isinstance(sub, ir.BoolOp) and sub.op == op and not _parenthesized(side):
+                    values.extend(sub.values)
+                else:
+                    values.append(sub)
+            return ir.BoolOp(op, values, sp)
+        if isinstance(node, cst.Comparison):
+            return ir.Compare(
+                self.expr(node.left),
+                [_CMP[type(c.operator)] for c in node.comparisons],
+                [self.expr(c.comparator) for c in node.comparisons],
+                sp,
+            )
+        if isinstance(node, cst.IfExp):
+            return ir.IfExp(self.expr(node.test), self.expr(node.body), self.expr(node.orelse), sp)
+        if isinstance(node, cst.Lambda):
+            return ir.Lambda(self.params(node.params), self.expr(node.body), sp)
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            gens = []
+            f = node.for_in
+            while f is not None:
+                gens.append(ir.Generator(
+                    self.target(f.target), self.expr(f.iter), [self.expr(i.test) for i in f.ifs],
+                    f.asynchronous is not None,
+                ))
+                f = f.inner_for_in
+            if isinstance(node, cst.DictComp):
+                return ir.Comprehension("dict", self.expr(node.value), gens, self.expr(node.key), sp)
+            kind = {cst.ListComp: "list", cst.SetComp: "set", cst.GeneratorExp: "generator"}[type(node)]
+            return ir.Comprehension(kind, self.expr(node.elt), gens, None, sp)
+        if isinstance(node, cst.NamedExpr):
+            return ir.NamedExpr(self.expr(node.target), self.expr(node.value), sp)
+        if isinstance(node, cst.StarredElement):
+            return ir.Starred(self.expr(node.value), sp)
+        if isinstance(node, cst.Await):
+            return self.opaque_expr(node, "await", [self.expr(node.expression)])
+        if isinstance(node, cst.Yield):
+            child = node.value
+            children = []
+            if isinstance(child, cst.From):
+                children = [self.expr(child.item)]
+            elif child is not None:
+                children = [self.expr(child)]
+            return self.opaque_expr(node, "yield", children)
+        return self.opaque_expr(node, f"expression {type(node).__name__}")
+
+    def element(self, e) -> ir.Expr:
+        if isinstance(e, cst.StarredElement):
+            return ir.Starred(self.expr(e.value), self.span(e))
+        return self.expr(e.value)
+
+    def subscript_element(self, e: cst.SubscriptElement) -> ir.Expr:
+        s = e.slice
+        if isinstance(s, cst.Index):
+            value = self.expr(s.value)
+            return ir.Starred(value, self.span(s)) if s.star else value
+        if isinstance(s, cst.Slice):
+            return ir.Slice(
+                self.expr(s.lower) if s.lower is not None else None,
+                self.expr(s.upper) if s.upper is not None else None,
+                self.expr(s.step) if s.step is not None else None,
+                self.span(s),
+            )
+        return self.opaque_expr(s, "subscript element")
+
+
+def _parenthesized(node) -> bool:
+    return bool(getattr(node, "lpar", None))
+
+
+def _dotted(node) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return _dotted(node.value) + "." + node.attr.value
+    return ""
+
+
+def _asname(alias) -> str | None:
+    if alias.asname is None:
+        return None
+    name = alias.asname.name
+    return name.value if isinstance(name, cst.Name) else None
+
+
+def _pattern_bindings(pattern) -> set[str]:
+    names: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_MatchAs(self, node):
+            if node.name is not None:
+                names.add(node.name.value)
+
+        def visit_MatchStar(self, node):
+            if node.name is not None:
+                names.add(node.name.value)
+
+        def visit_MatchMapping(self, node):
+            if node.rest is not None:
+                names.add(node.rest.value)
+
+    pattern.visit(Visitor())
+    return names

@@ -1,0 +1,566 @@
+"""The untrace IR: a closed set of statement and expression kinds with structured
+control flow, every node carrying its source span.
+
+Statements
+    Assign(targets, value)           a = b = value; tuple/starred targets; walrus lifts here
+    AugAssign(target, op, value)     a += value
+    ExprStmt(value)
+    If(test, body, orelse)           also `elif` (is_elif); `results` filled by annotate_regions
+    Loop(kind, target, iter, test, body, orelse)
+                                     kind "for": target/iter; kind "while": test;
+                                     `carried` filled by annotate_regions
+    Break, Continue, Return(value), Raise(exc), Assert(test, msg), Pass
+    With(items, body)                items: (context expr, target or None)
+    Try(body, handlers, orelse, finalbody)
+    FunctionDef(name, params, body, decorators), ClassDef(name, bases, body, decorators)
+    Import(module, names, level)     `import a.b as c` / `from .m import x as y`
+    Global(names), Nonlocal(names), Delete(targets)
+    Match(subject, cases)            each case: (pattern text, bound names, guard, body)
+    Opaque(reason)                   anything the front end does not model
+
+Expressions
+    Name, Const, Attribute, Call(func, args: Arg), Subscript, Slice, Tuple, List, Set,
+    Dict, BinOp, UnaryOp, Compare, BoolOp, IfExp, Lambda, Comprehension, Starred,
+    NamedExpr, FormattedString, Opaque
+
+Spans are 1-based lines and columns; ``end_column`` is exclusive. Statement spans cover
+the statement *head* (``if x > 0``, ``for a in b``), which is what diagnostics point at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def __str__(self) -> str:
+        return f"{self.line}:{self.column}-{self.end_line}:{self.end_column}"
+
+
+NO_SPAN = Span(0, 0, 0, 0)
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+@dataclass(eq=False, slots=True)
+class Name:
+    id: str
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Const:
+    value: Any  # int, float, complex, str, bytes, bool, None, Ellipsis
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Attribute:
+    value: "Expr"
+    attr: str
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Arg:
+    value: "Expr"
+    keyword: str | None = None
+    star: str = ""  # "" | "*" | "**"
+
+
+@dataclass(eq=False, slots=True)
+class Call:
+    func: "Expr"
+    args: list[Arg]
+    span: Span = NO_SPAN
+
+    @property
+    def positional(self) -> list["Expr"]:
+        return [a.value for a in self.args if a.keyword is None and not a.star]
+
+    def keyword(self, name: str) -> "Expr | None":
+        for a in self.args:
+            if a.keyword == name:
+                return a.value
+        return None
+
+
+@dataclass(eq=False, slots=True)
+class Subscript:
+    value: "Expr"
+    index: "Expr"  # a Tuple for x[a, b]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Slice:
+    lower: "Expr | None"
+    upper: "Expr | None"
+    step: "Expr | None"
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Tuple:
+    elts: list["Expr"]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class List:
+    elts: list["Expr"]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Set:
+    elts: list["Expr"]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Dict:
+    items: list[tuple["Expr | None", "Expr"]]  # key None: **mapping
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class BinOp:
+    op: str  # "+", "-", "*", "@", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"
+    left: "Expr"
+    right: "Expr"
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class UnaryOp:
+    op: str  # "-", "+", "~", "not"
+    operand: "Expr"
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Compare:
+    left: "Expr"
+    ops: list[str]  # "<", "<=", "==", "!=", ">", ">=", "is", "is not", "in", "not in"
+    comparators: list["Expr"]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class BoolOp:
+    op: str  # "and" | "or"
+    values: list["Expr"]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class IfExp:
+    test: "Expr"
+    body: "Expr"
+    orelse: "Expr"
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Param:
+    name: str
+    kind: str = "positional"  # "positional" | "posonly" | "vararg" | "kwonly" | "kwarg"
+    default: "Expr | None" = None
+    annotation: "Expr | None" = None
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Lambda:
+    params: list[Param]
+    body: "Expr"
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Generator:
+    target: "Target"
+    iter: "Expr"
+    ifs: list["Expr"]
+    is_async: bool = False
+
+
+@dataclass(eq=False, slots=True)
+class Comprehension:
+    kind: str  # "list" | "set" | "dict" | "generator"
+    elt: "Expr"  # the value (for dicts: the value, with `key` the key)
+    generators: list[Generator]
+    key: "Expr | None" = None
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Starred:
+    value: "Expr"
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class NamedExpr:
+    target: Name
+    value: "Expr"
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class FormattedString:
+    values: list["Expr"]  # the interpolated expressions
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class OpaqueExpr:
+    reason: str
+    children: list["Expr"] = field(default_factory=list)  # sub-expressions still read
+    span: Span = NO_SPAN
+
+
+Expr = Union[
+    Name, Const, Attribute, Call, Subscript, Slice, Tuple, List, Set, Dict, BinOp, UnaryOp,
+    Compare, BoolOp, IfExp, Lambda, Comprehension, Starred, NamedExpr, FormattedString,
+    OpaqueExpr,
+]
+# Assignment targets are the subset Name | Attribute | Subscript | Tuple | List | Starred.
+Target = Expr
+
+
+# --------------------------------------------------------------------------- statements
+
+
+@dataclass(eq=False, slots=True)
+class Assign:
+    targets: list[Target]
+    value: Expr
+    span: Span = NO_SPAN
+    annotation: Expr | None = None
+
+
+@dataclass(eq=False, slots=True)
+class AugAssign:
+    target: Target
+    op: str
+    value: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class ExprStmt:
+    value: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class If:
+    test: Expr
+    body: list["Stmt"]
+    orelse: list["Stmt"]
+    span: Span = NO_SPAN
+    is_elif: bool = False
+    results: tuple[str, ...] = ()  # assigned in either branch and live after (annotate_regions)
+
+
+@dataclass(eq=False, slots=True)
+class Loop:
+    kind: str  # "for" | "while"
+    body: list["Stmt"]
+    orelse: list["Stmt"]
+    target: Target | None = None  # for
+    iter: Expr | None = None  # for
+    test: Expr | None = None  # while
+    span: Span = NO_SPAN
+    is_async: bool = False
+    carried: tuple[str, ...] = ()  # assigned in body and live at header or after (annotate_regions)
+
+
+@dataclass(eq=False, slots=True)
+class Break:
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Continue:
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Return:
+    value: Expr | None
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Raise:
+    exc: Expr | None
+    cause: Expr | None = None
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Assert:
+    test: Expr
+    msg: Expr | None
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Pass:
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class With:
+    items: list[tuple[Expr, Target | None]]
+    body: list["Stmt"]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Handler:
+    type: Expr | None
+    name: str | None
+    body: list["Stmt"]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Try:
+    body: list["Stmt"]
+    handlers: list[Handler]
+    orelse: list["Stmt"]
+    finalbody: list["Stmt"]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class FunctionDef:
+    name: str
+    params: list[Param]
+    body: list["Stmt"]
+    decorators: list[Expr] = field(default_factory=list)
+    returns: Expr | None = None
+    span: Span = NO_SPAN
+    is_async: bool = False
+    qualname: str = ""  # Class.method for methods, outer.<locals>.f for nested defs
+
+
+@dataclass(eq=False, slots=True)
+class ClassDef:
+    name: str
+    bases: list[Expr]
+    body: list["Stmt"]
+    decorators: list[Expr] = field(default_factory=list)
+    span: Span = NO_SPAN
+
+    def methods(self) -> dict[str, FunctionDef]:
+        return {s.name: s for s in self.body if isinstance(s, FunctionDef)}
+
+
+@dataclass(eq=False, slots=True)
+class Import:
+    module: str | None  # `from X import ...`: X (without the leading dots); `import X`: None
+    names: list[tuple[str, str | None]]  # (name, asname); "*" for star imports
+    level: int = 0  # number of leading dots
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Global:
+    names: list[str]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Nonlocal:
+    names: list[str]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Delete:
+    targets: list[Target]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class MatchCase:
+    pattern: str  # source text of the pattern
+    bindings: list[str]  # names the pattern binds
+    guard: Expr | None
+    body: list["Stmt"]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Match:
+    subject: Expr
+    cases: list[MatchCase]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False, slots=True)
+class Opaque:
+    """A statement the front end does not model; `reads` are the expressions it still uses."""
+
+    reason: str
+    reads: list[Expr] = field(default_factory=list)
+    span: Span = NO_SPAN
+
+
+Stmt = Union[
+    Assign, AugAssign, ExprStmt, If, Loop, Break, Continue, Return, Raise, Assert, Pass, With,
+    Try, FunctionDef, ClassDef, Import, Global, Nonlocal, Delete, Match, Opaque,
+]
+
+
+@dataclass(eq=False, slots=True)
+class Module:
+    path: str
+    body: list[Stmt]
+    source_lines: list[str]
+
+    def classes(self) -> dict[str, ClassDef]:
+        return {s.name: s for s in self.body if isinstance(s, ClassDef)}
+
+    def functions(self) -> dict[str, FunctionDef]:
+        return {s.name: s for s in self.body if isinstance(s, FunctionDef)}
+
+    def text(self, span: Span) -> str:
+        """Source text of a span (joined with spaces when it covers several lines)."""
+        if span.line <= 0 or span.line > len(self.source_lines):
+            return ""
+        if span.line == span.end_line:
+            return self.source_lines[span.line - 1][span.column - 1 : span.end_column - 1]
+        parts = [self.source_lines[span.line - 1][span.column - 1 :].strip()]
+        parts += [self.source_lines[i].strip() for i in range(span.line, min(span.end_line - 1, len(self.source_lines)))]
+        if span.end_line <= len(self.source_lines):
+            parts.append(self.source_lines[span.end_line - 1][: span.end_column - 1].strip())
+        return " ".join(p for p in parts if p)
+
+
+STATEMENT_KINDS = Stmt.__args__
+EXPRESSION_KINDS = Expr.__args__
+
+
+def child_blocks(stmt: Stmt) -> list[list[Stmt]]:
+    """The nested statement lists of a compound statement, in source order."""
+    if isinstance(stmt, If):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, Loop):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, With):
+        return [stmt.body]
+    if isinstance(stmt, Try):
+        return [stmt.body, *[h.body for h in stmt.handlers], stmt.orelse, stmt.finalbody]
+    if isinstance(stmt, Match):
+        return [c.body for c in stmt.cases]
+    return []
+
+
+def walk_statements(body: list[Stmt], *, into_defs: bool = False):
+    """Every statement in `body`, depth first, in source order."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (FunctionDef, ClassDef)):
+            if into_defs:
+                yield from walk_statements(stmt.body, into_defs=True)
+            continue
+        for block in child_blocks(stmt):
+            yield from walk_statements(block, into_defs=into_defs)
+
+
+def child_expressions(node) -> list:
+    """Direct sub-expressions of an expression or the expressions a statement evaluates
+    (for compound statements: only the head, not the bodies)."""
+    if isinstance(node, (Name, Const)):
+        return []
+    if isinstance(node, Attribute):
+        return [node.value]
+    if isinstance(node, Call):
+        return [node.func, *[a.value for a in node.args]]
+    if isinstance(node, Subscript):
+        return [node.value, node.index]
+    if isinstance(node, Slice):
+        return [e for e in (node.lower, node.upper, node.step) if e is not None]
+    if isinstance(node, (Tuple, List, Set)):
+        return list(node.elts)
+    if isinstance(node, Dict):
+        return [e for kv in node.items for e in kv if e is not None]
+    if isinstance(node, BinOp):
+        return [node.left, node.right]
+    if isinstance(node, UnaryOp):
+        return [node.operand]
+    if isinstance(node, Compare):
+        return [node.left, *node.comparators]
+    if isinstance(node, BoolOp):
+        return list(node.values)
+    if isinstance(node, IfExp):
+        return [node.test, node.body, node.orelse]
+    if isinstance(node, Lambda):
+        return [node.body, *[p.default for p in node.params if p.default is not None]]
+    if isinstance(node, Comprehension):
+        out = []
+        for g in node.generators:
+            out += [g.target, g.iter, *g.ifs]
+        return out + [node.elt] + ([node.key] if node.key is not None else [])
+    if isinstance(node, (Starred,)):
+        return [node.value]
+    if isinstance(node, NamedExpr):
+        return [node.target, node.value]
+    if isinstance(node, FormattedString):
+        return list(node.values)
+    if isinstance(node, OpaqueExpr):
+        return list(node.children)
+    # statements
+    if isinstance(node, Assign):
+        return [*node.targets, node.value]
+    if isinstance(node, AugAssign):
+        return [node.target, node.value]
+    if isinstance(node, ExprStmt):
+        return [node.value]
+    if isinstance(node, If):
+        return [node.test]
+    if isinstance(node, Loop):
+        return [e for e in (node.target, node.iter, node.test) if e is not None]
+    if isinstance(node, Return):
+        return [node.value] if node.value is not None else []
+    if isinstance(node, Raise):
+        return [e for e in (node.exc, node.cause) if e is not None]
+    if isinstance(node, Assert):
+        return [e for e in (node.test, node.msg) if e is not None]
+    if isinstance(node, With):
+        return [e for item in node.items for e in item if e is not None]
+    if isinstance(node, Delete):
+        return list(node.targets)
+    if isinstance(node, Match):
+        return [node.subject, *[c.guard for c in node.cases if c.guard is not None]]
+    if isinstance(node, Opaque):
+        return list(node.reads)
+    if isinstance(node, (FunctionDef,)):
+        return [*node.decorators, *[p.default for p in node.params if p.default is not None]]
+    if isinstance(node, ClassDef):
+        return [*node.decorators, *node.bases]
+    return []
+
+
+def walk_expression(expr):
+    """`expr` and all its sub-expressions, not descending into lambdas' bodies' scopes
+    differently: callers that care about scoping handle Lambda/Comprehension themselves."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(child_expressions(node)))

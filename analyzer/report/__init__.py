@@ -1,0 +1,140 @@
+"""Reporters: diagnostics -> text. One module per ``--output-format``, each with
+``render(diagnostics, context) -> str``; imported only when chosen.
+
+=========  ===========================================================================
+text       ruff-like: ``path:line:col: CODE [name] message``, the source line with a
+           caret under the span, ``help:`` and ``via:``; a summary line
+concise    one line per finding, and the summary line
+json       a list of ``Diagnostic.to_dict()`` (the DESIGN contract)
+sarif      SARIF 2.1.0, with rule metadata (for GitHub code scanning)
+github     GitHub Actions workflow commands (annotations on the pull request)
+=========  ===========================================================================
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from analyzer.diagnostics import Diagnostic
+
+FORMATS = ("text", "concise", "json", "sarif", "github")
+
+
+@dataclass
+class ReportContext:
+    files_checked: int = 0
+    color: bool = False
+    sources: dict[str, str] = field(default_factory=dict)  # in-memory files (stdin)
+    fixed: int = 0  # how many findings --fix repaired
+    unsafe_fixes: bool = False
+    cwd: Path = field(default_factory=Path.cwd)
+    _lines: dict[str, list[str] | None] = field(default_factory=dict, repr=False)
+
+    def lines(self, path: str) -> list[str] | None:
+        """The source lines of ``path`` (from memory or disk), or ``None``."""
+        if path not in self._lines:
+            from analyzer.noqa import split_lines
+            from analyzer.runner import decode_source
+
+            text = self.sources.get(path)
+            if text is None:
+                try:
+                    with open(path, "rb") as handle:
+                        text = decode_source(handle.read())
+                except OSError:
+                    text = None
+            self._lines[path] = split_lines(text) if text is not None else None
+        return self._lines[path]
+
+    def line(self, path: str, number: int) -> str | None:
+        lines = self.lines(path)
+        if lines is None or not 1 <= number <= len(lines):
+            return None
+        return lines[number - 1]
+
+    def relative_uri(self, path: str) -> str:
+        """``path`` relative to the working directory with forward slashes, or an
+        absolute POSIX path when it lies elsewhere."""
+        absolute = Path(os.path.abspath(path))
+        try:
+            return PurePosixPath(absolute.relative_to(self.cwd.absolute())).as_posix()
+        except ValueError:
+            return absolute.as_posix()
+
+    def fixable(self, diag: Diagnostic) -> bool:
+        return diag.fix is not None and (self.unsafe_fixes or diag.fix.applicability == "safe")
+
+
+def renderer(name: str):
+    if name not in FORMATS:
+        raise ValueError(f"unknown output format {name!r}; choose from {', '.join(FORMATS)}")
+    return importlib.import_module(f"analyzer.report.{name}")
+
+
+def render(name: str, diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
+    return renderer(name).render(list(diagnostics), context)
+
+
+def plural(count: int, word: str, plural_form: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (plural_form or word + 's')}"
+
+
+def summary(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
+    """``Found 12 hazards in 5 files (30 files checked).`` and the fix hints."""
+    checked = plural(context.files_checked, "file")
+    lines = []
+    if context.fixed:
+        lines.append(f"Fixed {plural(context.fixed, 'hazard')}.")
+    if diagnostics:
+        files = len({d.path for d in diagnostics})
+        lines.append(f"Found {plural(len(diagnostics), 'hazard')} in {plural(files, 'file')} ({checked} checked).")
+        fixable = sum(1 for d in diagnostics if context.fixable(d))
+        if fixable:
+            lines.append(f"[*] {fixable} fixable with the `--fix` option.")
+        hidden = sum(1 for d in diagnostics if d.fix is not None and not context.fixable(d))
+        if hidden:
+            lines.append(f"({hidden} more fixable with the `--unsafe-fixes` option.)")
+    else:
+        lines.append(f"No hazards found ({checked} checked).")
+    return "\n".join(lines)
+
+
+def display_width(text: str) -> int:
+    """Terminal cells taken by ``text`` (wide East Asian characters take two)."""
+    width = 0
+    for char in text:
+        if unicodedata.combining(char):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def statistics(diagnostics: Sequence[Diagnostic], context: ReportContext) -> list[dict]:
+    """Counts per code, most frequent first (then by code), as ruff's ``--statistics``."""
+    counts: dict[str, dict] = {}
+    for diag in diagnostics:
+        entry = counts.setdefault(diag.code, {"code": diag.code, "name": diag.name, "count": 0, "fixable": False})
+        entry["count"] += 1
+        entry["fixable"] = entry["fixable"] or context.fixable(diag)
+    return sorted(counts.values(), key=lambda e: (-e["count"], e["code"]))
+
+
+def render_statistics(name: str, diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
+    rows = statistics(diagnostics, context)
+    if name == "json":
+        import json
+
+        return json.dumps(rows, indent=2) + "\n"
+    if not rows:
+        return ""
+    count_width = max(len(str(r["count"])) for r in rows)
+    code_width = max(len(r["code"]) for r in rows)
+    return "".join(
+        f"{str(r['count']).rjust(count_width)}\t{r['code'].ljust(code_width)}\t{'[*]' if r['fixable'] else '[ ]'} {r['name']}\n"
+        for r in rows
+    )

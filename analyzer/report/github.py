@@ -1,0 +1,46 @@
+"""GitHub Actions workflow commands: each finding becomes an annotation on the diff.
+
+    ::error file=model.py,line=12,col=9,endLine=12,endColumn=20,title=UT101 data-dependent-branch::message
+
+Values are escaped as the Actions toolkit does (``%``, CR and LF everywhere; ``:`` and
+``,`` in properties too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from analyzer.diagnostics import Diagnostic
+from analyzer.report import ReportContext
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
+    lines = []
+    for d in diagnostics:
+        level = "warning" if d.severity == "warning" else "error"
+        properties = ",".join(
+            f"{key}={_property(str(value))}"
+            for key, value in (
+                ("file", context.relative_uri(d.path)),
+                ("line", d.line),
+                ("col", d.column),
+                ("endLine", d.end_line),
+                ("endColumn", d.end_column),
+                ("title", f"{d.code} {d.name}"),
+            )
+        )
+        message = d.message
+        if d.suggestion:
+            message += f"\nhelp: {d.suggestion}"
+        if len(d.call_path) > 1:
+            message += f"\nvia: {' -> '.join(d.call_path)}"
+        lines.append(f"::{level} {properties}::{_data(message)}")
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,154 @@
+"""SARIF 2.1.0, as GitHub code scanning and other viewers read it.
+
+One run; ``tool.driver.rules`` lists every rule (stable ``id`` = code, ``name``, short
+and full description, markdown ``help`` from the rule's own docs, default level and
+whether it is on by default); each result points at its rule by ``ruleId`` and
+``ruleIndex``. Columns are Unicode code points (``columnKind``), as in the diagnostics.
+A finding reached through calls carries the call path as a ``codeFlow`` of logical
+locations (the functions, from ``forward`` to the one holding the site).
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+from collections.abc import Sequence
+
+from analyzer import __version__
+from analyzer.diagnostics import Diagnostic
+from analyzer.report import ReportContext
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://pypi.org/project/untrace/"
+
+_INTERNAL = {
+    "code": "UT000",
+    "name": "parse-error",
+    "summary": "The file cannot be read, decoded or parsed, or its analysis failed.",
+}
+
+
+def _level(severity: str) -> str:
+    return {"error": "error", "warning": "warning"}.get(severity, "note")
+
+
+def rule_descriptors() -> list[dict]:
+    from analyzer.rules import all_rules
+    from analyzer.rules.docgen import rule_markdown
+
+    descriptors = []
+    for rule in all_rules():
+        help_markdown = rule_markdown(rule, level=2)
+        descriptors.append(
+            {
+                "id": rule.code,
+                "name": rule.name,
+                "shortDescription": {"text": " ".join(rule.summary.split())},
+                "fullDescription": {"text": " ".join(rule.what.split())},
+                "help": {"text": " ".join(rule.why.split()), "markdown": help_markdown},
+                "defaultConfiguration": {"level": _level(rule.severity), "enabled": rule.default_enabled},
+                "properties": {"tags": ["onnx", "torch.onnx.export", "trace-hazard"]},
+            }
+        )
+    if not any(d["id"] == _INTERNAL["code"] for d in descriptors):
+        descriptors.insert(
+            0,
+            {
+                "id": _INTERNAL["code"],
+                "name": _INTERNAL["name"],
+                "shortDescription": {"text": _INTERNAL["summary"]},
+                "fullDescription": {"text": _INTERNAL["summary"]},
+                "help": {"text": _INTERNAL["summary"], "markdown": _INTERNAL["summary"]},
+                "defaultConfiguration": {"level": "error", "enabled": True},
+            },
+        )
+    return descriptors
+
+
+def _physical(diag: Diagnostic, context: ReportContext) -> dict:
+    path = context.relative_uri(diag.path)
+    if path.startswith("/"):
+        artifact = {"uri": "file://" + quote(path)}
+    else:
+        artifact = {"uri": quote(path), "uriBaseId": "%SRCROOT%"}
+    region = {
+        "startLine": max(1, diag.line),
+        "startColumn": max(1, diag.column),
+        "endLine": max(diag.line, diag.end_line, 1),
+        "endColumn": max(1, diag.end_column),
+    }
+    if region["endLine"] == region["startLine"] and region["endColumn"] < region["startColumn"]:
+        region["endColumn"] = region["startColumn"]
+    snippet = context.line(diag.path, diag.line)
+    if snippet is not None and diag.end_line == diag.line and len(snippet) < 1000:
+        region["snippet"] = {"text": snippet}
+    return {"artifactLocation": artifact, "region": region}
+
+
+def _result(diag: Diagnostic, index: int, context: ReportContext) -> dict:
+    text = diag.message
+    if diag.suggestion:
+        text += f" Help: {diag.suggestion}"
+    location: dict = {"physicalLocation": _physical(diag, context)}
+    if diag.function:
+        location["logicalLocations"] = [{"fullyQualifiedName": diag.function, "kind": "function"}]
+    result: dict = {
+        "ruleId": diag.code,
+        "level": _level(diag.severity),
+        "message": {"text": text},
+        "locations": [location],
+    }
+    if index >= 0:
+        result["ruleIndex"] = index
+    if len(diag.call_path) > 1:
+        steps = []
+        for depth, function in enumerate(diag.call_path):
+            step: dict = {
+                "logicalLocations": [{"fullyQualifiedName": function, "kind": "function"}],
+                "message": {"text": f"calls {diag.call_path[depth + 1]}" if depth + 1 < len(diag.call_path) else "hazard here"},
+            }
+            if depth == len(diag.call_path) - 1:
+                step["physicalLocation"] = _physical(diag, context)
+            steps.append({"location": step, "nestingLevel": depth})
+        result["codeFlows"] = [
+            {
+                "message": {"text": "reached from " + " -> ".join(diag.call_path)},
+                "threadFlows": [{"locations": steps}],
+            }
+        ]
+    if diag.fix is not None:
+        result["properties"] = {"fix": diag.fix.message, "applicability": diag.fix.applicability}
+    return result
+
+
+def to_sarif(diagnostics: Sequence[Diagnostic], context: ReportContext) -> dict:
+    rules = rule_descriptors()
+    index = {rule["id"]: i for i, rule in enumerate(rules)}
+    results = [_result(d, index.get(d.code, -1), context) for d in diagnostics]
+    internal = [d for d in diagnostics if d.name == "internal-error"]
+    base = context.cwd.absolute().as_uri().rstrip("/") + "/"
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "untrace",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": rules,
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": base}},
+                "columnKind": "unicodeCodePoints",
+                "invocations": [{"executionSuccessful": not internal}],
+                "results": results,
+            }
+        ],
+    }
+
+
+def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
+    return json.dumps(to_sarif(diagnostics, context), indent=2, ensure_ascii=False) + "\n"

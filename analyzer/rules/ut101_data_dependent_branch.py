@@ -1,0 +1,49 @@
+"""UT101 data-dependent-branch."""
+
+from analyzer.analyses.facts import BranchFact
+from analyzer.analyses.levels import Level
+from analyzer.rules.base import Rule, via
+
+_SUGGESTION = {
+    "assert": "use `torch._check(...)` so the exporter keeps the check, or drop the assert",
+    "ifexp": "use `torch.where(cond, a, b)` (both sides are computed) or `torch.cond`",
+    "and": "combine tensor conditions with `&` / `torch.logical_and` instead of `and`",
+    "or": "combine tensor conditions with `|` / `torch.logical_or` instead of `or`",
+}
+_DEFAULT = ("rewrite with `torch.where(cond, a, b)` when both branches are cheap, or "
+            "`torch.cond(pred, true_fn, false_fn, operands)`; `untrace export` lowers it to an ONNX If")
+
+
+def detect(facts):
+    for fact in facts:
+        if isinstance(fact, BranchFact) and fact.level == Level.DATA:
+            what = {"ifexp": "conditional expression", "assert": "assert", "and": "`and`", "or": "`or`"}.get(
+                fact.construct, f"`{fact.construct}`")
+            message = (f"{what} on tensor values (`{fact.predicate}`): tracing records only the branch the "
+                       f"example input takes{via(fact.site)}")
+            yield RULE.diagnostic(fact.site, message, _SUGGESTION.get(fact.construct, _DEFAULT))
+
+
+RULE = Rule(
+    code="UT101",
+    name="data-dependent-branch",
+    summary="A Python branch (`if`, ternary, `assert`, `and`/`or`) decided by tensor values.",
+    what="Reports `if`/`elif`, conditional expressions, `assert`, and `and`/`or` whose condition is computed "
+         "from tensor values, including through helpers and submodules called from `forward`.",
+    why="`torch.onnx.export(dynamo=False)` evaluates the condition once, on the example input, and records only "
+        "that branch: the ONNX graph is silently wrong for inputs that would take the other one. The "
+        "torch.export-based exporter stops with a data-dependent control-flow error instead.",
+    example="def forward(self, x):\n    if x.sum() > 0:\n        return x * 2\n    return -x",
+    use_instead="def forward(self, x):\n    return torch.where(x.sum() > 0, x * 2, -x)",
+    detect=detect,
+    valid=(
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, mask=None):\n"
+        "        if mask is not None:\n            x = x * mask\n        if self.training:\n            x = x + 1\n        return x\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return torch.where(x.sum() > 0, x, -x)\n",
+    ),
+    invalid=(
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            return x\n        return -x\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x if x.mean() > 0 else -x\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        assert (x >= 0).all()\n        return x\n",
+    ),
+)

@@ -1,0 +1,33 @@
+"""UT103 shape-dependent-branch (off by default)."""
+
+from analyzer.analyses.facts import BranchFact
+from analyzer.analyses.levels import Level
+from analyzer.rules.base import Rule, via
+
+
+def detect(facts):
+    for fact in facts:
+        if isinstance(fact, BranchFact) and fact.level == Level.SHAPE:
+            message = (f"branch on tensor shape (`{fact.predicate}`): fixed at export time unless that axis "
+                       f"is static{via(fact.site)}")
+            yield RULE.diagnostic(
+                fact.site, message,
+                "fine when the axis is static; for a dynamic axis use `untrace export --dynamic` (lowered to an "
+                "ONNX If over Shape) or `torch._check` the shape")
+
+
+RULE = Rule(
+    code="UT103",
+    name="shape-dependent-branch",
+    summary="A Python branch decided by tensor shapes (off by default).",
+    what="Reports branches on `.shape`, `.size()`, `.dim()`, `.ndim`, `len(t)`, `.numel()`.",
+    why="Exporters evaluate the condition for the example shapes. With static shapes that is right; with a "
+        "dynamic axis the legacy exporter silently keeps one branch and the dynamo exporter specialises "
+        "the axis. Off by default because most shape branches are on static axes.",
+    example="def forward(self, x):\n    if x.shape[0] > 1:\n        x = x.mean(0)\n    return x",
+    use_instead="def forward(self, x):\n    torch._check(x.shape[0] > 1)\n    return x.mean(0)",
+    detect=detect,
+    default_enabled=False,
+    valid=("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if self.flag:\n            x = x + 1\n        return x\n",),
+    invalid=("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.dim() == 3:\n            x = x.unsqueeze(0)\n        return x\n",),
+)

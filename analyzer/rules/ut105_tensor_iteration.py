@@ -1,0 +1,34 @@
+"""UT105 tensor-iteration."""
+
+from analyzer.analyses.facts import IterationFact
+from analyzer.rules.base import Rule, via
+
+
+def detect(facts):
+    for fact in facts:
+        if isinstance(fact, IterationFact):
+            what = {"unpack": "unpacking a tensor", "for": "iterating over a tensor",
+                    "comprehension": "iterating over a tensor in a comprehension"}.get(fact.how, f"`{fact.how}()` over a tensor")
+            message = f"{what} (`{fact.expression}`): tracing unrolls it over the example's first dimension{via(fact.site)}"
+            yield RULE.diagnostic(fact.site, message,
+                                  "use `x.unbind(0)` / `x.split(...)` with a static size, or vectorise over the dimension")
+
+
+RULE = Rule(
+    code="UT105",
+    name="tensor-iteration",
+    summary="A tensor iterated, listed or unpacked in Python.",
+    what="Reports `for row in t`, `list(t)`, `tuple(t)`, `enumerate(t)`, `zip(t, ...)` and `a, b = t` on a value "
+         "known to be a single tensor.",
+    why="Python iteration over a tensor runs once per row of the example input: the trace hard-codes that "
+        "count and the ONNX graph fails or is wrong for another size.",
+    example="def forward(self, x):\n    h = torch.relu(x)\n    return torch.stack([row * 2 for row in h])",
+    use_instead="def forward(self, x):\n    return torch.relu(x) * 2",
+    detect=detect,
+    valid=("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        a, b = x.chunk(2)\n        return a + b\n",),
+    invalid=(
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.relu(x)\n        out = 0\n"
+        "        for row in h:\n            out = out + row\n        return out\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        a, b = torch.softmax(x, 0)\n        return a\n",
+    ),
+)

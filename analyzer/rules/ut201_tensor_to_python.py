@@ -1,0 +1,30 @@
+"""UT201 tensor-to-python."""
+
+from analyzer.analyses.facts import EscapeFact
+from analyzer.rules.base import Rule, via
+
+
+def detect(facts):
+    for fact in facts:
+        if isinstance(fact, EscapeFact) and fact.target == "python":
+            message = (f"tensor value leaves the graph (`{fact.expression}`): the trace records it as a constant "
+                       f"from the example input{via(fact.site)}")
+            yield RULE.diagnostic(fact.site, message,
+                                  "keep the value as a tensor (0-d tensors work in arithmetic and `torch.where`)")
+
+
+RULE = Rule(
+    code="UT201",
+    name="tensor-to-python",
+    summary="A tensor turned into a Python number or list (`.item()`, `.tolist()`, `int(t)`, `float(t)`, `bool(t)`).",
+    what="Reports `.item()`, `.tolist()`, `int()`, `float()`, `bool()`, `not t` and `math.*` applied to tensors.",
+    why="A Python number is invisible to the tracer: whatever it feeds is frozen to the example input's value.",
+    example="def forward(self, x):\n    scale = x.abs().max().item()\n    return x / scale",
+    use_instead="def forward(self, x):\n    return x / x.abs().max()",
+    detect=detect,
+    valid=("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x / x.abs().max()\n",),
+    invalid=(
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        s = x.abs().max().item()\n        return x / s\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        n = int(x.sum())\n        return x * n\n",
+    ),
+)

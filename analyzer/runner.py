@@ -1,0 +1,607 @@
+"""Run the rules over files: the engine of ``untrace check`` and of the Python API.
+
+    check_source(source, path="<stdin>", *, select=None, ignore=(), config=None)
+    check_paths(paths, *, select=None, ignore=(), config=None, jobs=None, use_cache=True)
+
+Per file: read the bytes, look them up in the cache, else ``analyze_file`` (in a worker
+process when there are several files and ``jobs != 1``; every worker builds its own
+``Project`` from the whole file list) and every rule's ``detect``; drop what ``# noqa``
+suppresses; cache that; then keep the codes that ``select``/``ignore`` and
+``per-file-ignores`` leave on. Whatever goes wrong with one file (unreadable, a crash in
+the analysis or a rule, a worker process dying) becomes a UT000 diagnostic for that
+file, and the other files are still checked: never a traceback.
+
+``apply_fixes`` / ``fix_files`` apply the edits of the diagnostics' fixes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import re
+import signal
+import sys
+import tokenize
+from collections.abc import Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzer import engine
+from analyzer import rules as rule_registry
+from analyzer.config import Config, ConfigError, Selection, check_codes, enabled_codes, known_codes, resolve_config
+from analyzer.diagnostics import Diagnostic, Fix
+from analyzer.noqa import filter_noqa, split_lines
+
+__all__ = [
+    "CheckResult",
+    "Diagnostic",
+    "INTERNAL_ERROR",
+    "apply_fixes",
+    "check_paths",
+    "check_source",
+    "run_check",
+]
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+PARSE_ERROR = "parse-error"
+INTERNAL_ERROR = "internal-error"
+
+
+# --------------------------------------------------------------------------------------
+# results
+
+
+@dataclass
+class CheckResult:
+    diagnostics: list[Diagnostic]  # reported: filtered, deduplicated, sorted
+    files_checked: int = 0
+    cache_hits: int = 0
+    analyzed: int = 0
+    sources: dict[str, str] = field(default_factory=dict)  # in-memory sources (stdin)
+
+    @property
+    def internal_errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.name == INTERNAL_ERROR]
+
+
+def _file_diagnostic(path: str, name: str, message: str, suggestion: str | None = None) -> Diagnostic:
+    return Diagnostic(
+        code="UT000",
+        name=name,
+        message=message,
+        severity="error",
+        path=path,
+        line=1,
+        column=1,
+        end_line=1,
+        end_column=1,
+        suggestion=suggestion,
+    )
+
+
+def internal_error(path: str, error: BaseException, where: str = "the analysis") -> Diagnostic:
+    detail = str(error).splitlines()[0] if str(error) else ""
+    named = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+    return _file_diagnostic(
+        path,
+        INTERNAL_ERROR,
+        f"untrace could not analyse this file: {named} in {where}",
+        "this is a bug in untrace; the other files were still checked. Please report it with the file.",
+    )
+
+
+def read_error(path: str, error: OSError) -> Diagnostic:
+    reason = error.strerror or type(error).__name__
+    return _file_diagnostic(path, PARSE_ERROR, f"cannot read file: {reason}")
+
+
+# --------------------------------------------------------------------------------------
+# decoding (for noqa and reporters; the engine decodes on its own)
+
+
+def decode_source(data: bytes | str) -> str:
+    """The text of a Python source as its encoding declaration says, with undecodable
+    bytes replaced (good enough for finding ``# noqa`` and printing a line)."""
+    if isinstance(data, str):
+        return data
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except (SyntaxError, LookupError):
+        encoding = "utf-8"
+    try:
+        text = data.decode(encoding, errors="replace")
+    except LookupError:
+        text = data.decode("utf-8", errors="replace")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return decode_source(handle.read())
+    except OSError:
+        return None
+
+
+# --------------------------------------------------------------------------------------
+# analysing one file (in this process or in a worker)
+
+_PROJECT: engine.Project | None = None
+
+
+def _init_worker(files: Sequence[str], roots: Sequence[str]) -> None:
+    # Ctrl-C is the parent's to handle: workers stay quiet and are shut down by it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    global _PROJECT
+    _PROJECT = engine.Project(files, roots)
+
+
+def analyze_source(path: str, data: bytes | str, project: engine.Project | None) -> tuple[list[Diagnostic], dict, bool]:
+    """All rules' diagnostics for one file after ``# noqa``, its deps, and whether the
+    result may be cached (internal errors are not)."""
+    try:
+        facts, deps = engine.analyze_file(path, data, project)
+        facts = list(facts)
+    except (Exception, RecursionError) as error:  # noqa: BLE001 - one file must not stop the run
+        return [internal_error(path, error)], {}, False
+    diagnostics: list[Diagnostic] = []
+    cacheable = True
+    for rule in rule_registry.all_rules():
+        try:
+            diagnostics.extend(rule.detect(facts))
+        except (Exception, RecursionError) as error:  # noqa: BLE001
+            diagnostics.append(internal_error(path, error, where=f"rule {rule.code}"))
+            cacheable = False
+    own_text: list[str | None] = []
+
+    def text_for(p: str) -> str | None:
+        if p == path:
+            if not own_text:
+                own_text.append(decode_source(data))
+            return own_text[0]
+        return _read_text(p)
+
+    try:
+        diagnostics = filter_noqa(diagnostics, text_for)
+    except Exception as error:  # noqa: BLE001
+        diagnostics.append(internal_error(path, error, where="noqa handling"))
+        cacheable = False
+    return diagnostics, dict(deps or {}), cacheable
+
+
+def _analyze_batch(batch: Sequence[tuple[str, bytes]]) -> list[tuple[list[Diagnostic], dict, bool]]:
+    return [analyze_source(path, data, _PROJECT) for path, data in batch]
+
+
+# --------------------------------------------------------------------------------------
+# selection
+
+
+class Filter:
+    """Which diagnostics are reported: enabled codes and per-file-ignores."""
+
+    def __init__(self, config: Config, cli: Selection | None = None):
+        for label, patterns in (
+            ("--select", cli.select if cli else None),
+            ("--extend-select", cli.extend_select if cli else ()),
+            ("--ignore", cli.ignore if cli else ()),
+        ):
+            bad = check_codes(patterns or ())
+            if bad:
+                raise ConfigError(f"{label}: unknown rule code(s): {', '.join(bad)} (see `untrace rule`)")
+        layers = [config.selection] + ([cli] if cli else [])
+        self.codes = enabled_codes(layers, known_codes())
+        self.root = config.root.absolute()
+        self.per_file = []
+        per_file = config.all_per_file_ignores
+        if per_file:
+            import pathspec
+
+            for glob, codes in per_file.items():
+                self.per_file.append((pathspec.GitIgnoreSpec.from_lines([glob]), codes))
+        self._ignored_for: dict[str, tuple[str, ...]] = {}
+
+    def _per_file_codes(self, path: str) -> tuple[str, ...]:
+        if path not in self._ignored_for:
+            codes: tuple[str, ...] = ()
+            if self.per_file:
+                absolute = Path(os.path.abspath(path))
+                try:
+                    rel = absolute.relative_to(self.root).as_posix()
+                except ValueError:
+                    rel = absolute.name
+                for spec, ignored in self.per_file:
+                    if spec.match_file(rel):
+                        codes += ignored
+            self._ignored_for[path] = codes
+        return self._ignored_for[path]
+
+    def keep(self, diag: Diagnostic) -> bool:
+        if diag.name == INTERNAL_ERROR:
+            return True  # never hidden: the file was not really checked
+        if diag.code not in self.codes:
+            return False
+        ignored = self._per_file_codes(diag.path)
+        return not any(p == "ALL" or diag.code.startswith(p) for p in ignored)
+
+
+# --------------------------------------------------------------------------------------
+# running
+
+
+def run_check(
+    files: Sequence[str],
+    *,
+    config: Config,
+    cli: Selection | None = None,
+    stdin: tuple[str, bytes] | None = None,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    cache_dir: str | Path | None = None,
+    progress: bool = False,
+) -> CheckResult:
+    """Check ``files`` (and an in-memory ``stdin`` = (path, bytes)); see the module doc."""
+    keep = Filter(config, cli)
+    roots = [str(config.root)]
+    cache = None
+    if use_cache and files:
+        from analyzer.cache import CACHE_DIR_NAME, Cache
+
+        cache = Cache(Path(cache_dir) if cache_dir is not None else config.root / CACHE_DIR_NAME)
+
+    found: list[Diagnostic] = []
+    pending: list[tuple[str, bytes, str | None]] = []  # path, bytes, cache key
+    result = CheckResult(diagnostics=[], files_checked=len(files) + (1 if stdin else 0))
+    for path in files:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as error:
+            found.append(read_error(path, error))
+            continue
+        key = None
+        if cache is not None:
+            cache.remember(path, data)
+            key = cache.key(path, data)
+            hit = cache.get(key)
+            if hit is not None:
+                found.extend(hit)
+                result.cache_hits += 1
+                continue
+        pending.append((path, data, key))
+
+    all_files = list(files) + ([stdin[0]] if stdin else [])
+    if pending:
+        outcomes = _analyze_all(pending, all_files, roots, jobs, progress)
+        for (path, data, key), (diagnostics, deps, cacheable) in zip(pending, outcomes):
+            found.extend(diagnostics)
+            if cache is not None and key is not None and cacheable:
+                cache.put(key, diagnostics, deps)
+        result.analyzed = len(pending)
+    if stdin is not None:
+        path, data = stdin
+        diagnostics, _, _ = analyze_source(path, data, engine.Project(all_files, roots))
+        found.extend(diagnostics)
+        result.sources[path] = decode_source(data)
+        result.analyzed += 1
+
+    result.diagnostics = sorted({d for d in found if keep.keep(d)}, key=_sort_key)
+    return result
+
+
+def _sort_key(diag: Diagnostic) -> tuple:
+    return (diag.path, diag.line, diag.column, diag.code, diag.end_line, diag.end_column, diag.message)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _analyze_all(
+    pending: Sequence[tuple[str, bytes, str | None]],
+    all_files: Sequence[str],
+    roots: Sequence[str],
+    jobs: int | None,
+    progress: bool,
+) -> list[tuple[list[Diagnostic], dict, bool]]:
+    jobs = default_jobs() if not jobs or jobs < 1 else jobs
+    items = [(path, data) for path, data, _ in pending]
+    bar = _Progress(len(items)) if progress else None
+    try:
+        if jobs == 1 or len(items) == 1:
+            project = engine.Project(all_files, roots)
+            outcomes = []
+            for path, data in items:
+                outcomes.append(analyze_source(path, data, project))
+                if bar:
+                    bar.advance(1)
+            return outcomes
+        return _analyze_in_pool(items, all_files, roots, min(jobs, len(items)), bar)
+    finally:
+        if bar:
+            bar.close()
+
+
+def _analyze_in_pool(items, all_files, roots, jobs, bar) -> list:
+    outcomes: list = [None] * len(items)
+    todo = list(range(len(items)))
+    chunk = max(1, min(32, len(items) // (jobs * 8) or 1))
+    isolate = False
+    while todo:
+        batches = [todo[i : i + chunk] for i in range(0, len(todo), chunk)] if not isolate else [[i] for i in todo]
+        broken: list[int] = []
+        if isolate:
+            # one file per short-lived pool: a file that kills its worker harms no other
+            for batch in batches:
+                broken += _run_batches([batch], items, outcomes, all_files, roots, 1, bar)
+            for index in broken:
+                outcomes[index] = (
+                    [internal_error(items[index][0], RuntimeError("the analysis process died"), "a worker process")],
+                    {},
+                    False,
+                )
+                if bar:
+                    bar.advance(1)
+            break
+        broken = _run_batches(batches, items, outcomes, all_files, roots, jobs, bar)
+        if not broken:
+            break
+        # A worker died (a crash below Python, e.g. a stack overflow in native code)
+        # and took the pool with it: retry what did not finish, one file per task, and
+        # if that also fails without progress, isolate every remaining file.
+        if chunk == 1 and len(broken) == len(todo):
+            isolate = True
+        chunk = 1
+        todo = broken
+    return outcomes
+
+
+def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar) -> list[int]:
+    """Run ``batches`` of item indices in a fresh pool; the indices whose worker died."""
+    broken: list[int] = []
+    executor = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(list(all_files), list(roots)))
+    try:
+        futures: dict[Future, list[int]] = {
+            executor.submit(_analyze_batch, [items[i] for i in batch]): batch for batch in batches
+        }
+        remaining = set(futures)
+        while remaining:
+            done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+            for future in done:
+                batch = futures[future]
+                try:
+                    results = future.result()
+                except BrokenProcessPool:
+                    broken.extend(batch)
+                    continue
+                except Exception as error:  # noqa: BLE001 - e.g. an unpicklable result
+                    results = [([internal_error(items[i][0], error, "a worker process")], {}, False) for i in batch]
+                for index, outcome in zip(batch, results):
+                    outcomes[index] = outcome
+                if bar:
+                    bar.advance(len(batch))
+    except BaseException:
+        executor.shutdown(wait=False, cancel_futures=True)
+        raise
+    executor.shutdown(wait=True)
+    return sorted(broken)
+
+
+class _Progress:
+    """A rich progress bar on stderr (only created when stderr is a terminal)."""
+
+    def __init__(self, total: int):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn("checking"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self.task = self.progress.add_task("check", total=total)
+        self.progress.start()
+
+    def advance(self, n: int) -> None:
+        self.progress.advance(self.task, n)
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+# --------------------------------------------------------------------------------------
+# public API
+
+
+def _cli_selection(select, ignore, extend_select) -> Selection | None:
+    if isinstance(select, str):
+        select = [select]
+    if isinstance(ignore, str):
+        ignore = [ignore]
+    if isinstance(extend_select, str):
+        extend_select = [extend_select]
+    if select is None and not ignore and not extend_select:
+        return None
+    upper = lambda codes: tuple(c.strip().upper() for c in codes)  # noqa: E731
+    return Selection(upper(select) if select is not None else None, upper(extend_select or ()), upper(ignore or ()))
+
+
+def check_source(
+    source: str | bytes,
+    path: str = "<stdin>",
+    *,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] = (),
+    extend_select: Iterable[str] = (),
+    config: Config | None = None,
+) -> list[Diagnostic]:
+    """The diagnostics for one source text (never raises for bad input: a file that
+    cannot be parsed gets UT000). ``config`` defaults to the built-in defaults."""
+    config = config if config is not None else Config(root=Path.cwd())
+    keep = Filter(config, _cli_selection(select, ignore, extend_select))
+    diagnostics, _, _ = analyze_source(path, source, engine.Project([path], [str(config.root)]))
+    return sorted({d for d in diagnostics if keep.keep(d)}, key=_sort_key)
+
+
+def check_paths(
+    paths: Iterable[str | os.PathLike],
+    *,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] = (),
+    extend_select: Iterable[str] = (),
+    config: Config | None = None,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    cache_dir: str | Path | None = None,
+    progress: bool = False,
+) -> list[Diagnostic]:
+    """The diagnostics for files and directories (walked as ``untrace check`` does),
+    sorted by path, line, column and code. ``config`` defaults to the ``[tool.untrace]``
+    of the nearest ``pyproject.toml``."""
+    from analyzer.discovery import discover
+
+    paths = [os.fspath(p) for p in paths]
+    config = config if config is not None else resolve_config(paths)
+    found = discover(paths, config)
+    return run_check(
+        found.files,
+        config=config,
+        cli=_cli_selection(select, ignore, extend_select),
+        jobs=jobs,
+        use_cache=use_cache,
+        cache_dir=cache_dir,
+        progress=progress,
+    ).diagnostics
+
+
+# --------------------------------------------------------------------------------------
+# fixes
+
+
+@dataclass
+class FixOutcome:
+    path: str
+    original: str
+    fixed: str
+    applied: list[Diagnostic]
+
+    def diff(self) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.original.splitlines(keepends=True),
+                self.fixed.splitlines(keepends=True),
+                fromfile=f"a/{self.path}",
+                tofile=f"b/{self.path}",
+            )
+        )
+
+
+def _fixable(diag: Diagnostic, unsafe: bool) -> bool:
+    return diag.fix is not None and bool(diag.fix.edits) and (unsafe or diag.fix.applicability == "safe")
+
+
+def apply_fixes(text: str, diagnostics: Sequence[Diagnostic], *, unsafe: bool = False) -> tuple[str, list[Diagnostic]]:
+    """Apply the fixes of ``diagnostics`` to ``text``: a fix is applied whole or not at
+    all, fixes whose edits overlap an earlier-accepted one are skipped (the next run
+    applies them), and edits are applied bottom-up so offsets stay valid."""
+    lines = split_lines(text)
+    starts = [0]  # offsets of line starts, honouring \r\n, \r and \n
+    for match in _NEWLINE.finditer(text):
+        starts.append(match.end())
+
+    def offset(line: int, column: int) -> int | None:
+        if not 1 <= line <= len(starts):
+            return None
+        length = len(lines[line - 1]) if line - 1 < len(lines) else 0
+        if not 1 <= column <= length + 1:
+            return None
+        return starts[line - 1] + column - 1
+
+    accepted: list[tuple[int, int, str]] = []
+    applied: list[Diagnostic] = []
+    candidates = sorted((d for d in diagnostics if _fixable(d, unsafe)), key=_sort_key)
+    seen_fixes: set[Fix] = set()
+    for diag in candidates:
+        spans = []
+        for edit in diag.fix.edits:
+            start, end = offset(edit.line, edit.column), offset(edit.end_line, edit.end_column)
+            if start is None or end is None or end < start:
+                spans = None
+                break
+            spans.append((start, end, edit.content))
+        if not spans:
+            continue
+        if diag.fix in seen_fixes:  # the same fix reported twice (e.g. via two call paths)
+            applied.append(diag)
+            continue
+        if any(_overlaps(s, e, a, b) for s, e, _ in spans for a, b, _ in accepted) or any(
+            _overlaps(s1, e1, s2, e2) for i, (s1, e1, _) in enumerate(spans) for s2, e2, _ in spans[i + 1 :]
+        ):
+            continue
+        accepted.extend(spans)
+        seen_fixes.add(diag.fix)
+        applied.append(diag)
+    for start, end, content in sorted(accepted, key=lambda span: (span[0], span[1]), reverse=True):
+        text = text[:start] + content + text[end:]
+    return text, applied
+
+
+def _overlaps(s1: int, e1: int, s2: int, e2: int) -> bool:
+    if s1 == e1 and s2 == e2:
+        return s1 == s2  # two insertions at the same point: order would be ambiguous
+    return s1 < e2 and s2 < e1
+
+
+def fix_files(
+    diagnostics: Sequence[Diagnostic],
+    *,
+    unsafe: bool = False,
+    write: bool = True,
+    sources: dict[str, str] | None = None,
+) -> list[FixOutcome]:
+    """Apply the fixes to each file (atomically) or, with ``write=False``, only compute
+    them (for ``--diff``). In-memory ``sources`` (stdin) are never written."""
+    from analyzer.cache import atomic_write_bytes
+
+    by_path: dict[str, list[Diagnostic]] = {}
+    for diag in diagnostics:
+        if _fixable(diag, unsafe):
+            by_path.setdefault(diag.path, []).append(diag)
+    outcomes = []
+    for path, diags in sorted(by_path.items()):
+        encoding = "utf-8"
+        bom = b""
+        if sources and path in sources:
+            original = sources[path]
+        else:
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+                encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+                if encoding == "utf-8-sig":
+                    encoding, bom, data = "utf-8", b"\xef\xbb\xbf", data[3:]
+                original = data.decode(encoding)
+            except (OSError, SyntaxError, LookupError, UnicodeDecodeError):
+                continue  # not fixable text
+        fixed, applied = apply_fixes(original, diags, unsafe=unsafe)
+        if not applied or fixed == original:
+            continue
+        outcome = FixOutcome(path, original, fixed, applied)
+        if write and not (sources and path in sources):
+            try:
+                atomic_write_bytes(path, bom + fixed.encode(encoding))
+            except (OSError, UnicodeEncodeError) as error:
+                print(f"untrace: cannot write fixes to {path}: {error}", file=sys.stderr)
+                continue
+        outcomes.append(outcome)
+    return outcomes
