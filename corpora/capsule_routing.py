@@ -35,4 +35,4 @@ def build() -> nn.Module:
 
 def inputs() -> list[tuple]:
     g = torch.Generator().manual_seed(36)
-    return [(torch.randn(2, 6, 4, generator=g),), (torch.randn(1, 6, 4, generator=g),)]
+    return [(torch.randn(2, 6, 4, generator=g),), (5.0 * torch.randn(2, 6, 4, generator=g),)]

@@ -30,6 +30,6 @@ def build() -> nn.Module:
 def inputs() -> list[tuple]:
     g = torch.Generator().manual_seed(15)
     return [
-        (torch.rand(4, 3, generator=g), torch.randn(4, 8, generator=g)),
+        (torch.rand(2, 3, generator=g), torch.randn(2, 8, generator=g)),
         (torch.tensor([[1.0, 0.0, 0.0], [0.2, 0.3, 0.5]]), torch.randn(2, 8, generator=g)),
     ]

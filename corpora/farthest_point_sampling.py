@@ -1,6 +1,6 @@
 """Farthest point sampling as in PointNet++ set abstraction: repeatedly pick the point
-farthest from those already chosen. The index writes `centroids[:, i] = farthest` and the
-masked distance update are in-place index assignments that tracing records as copies."""
+farthest from those already chosen. `centroids[:, i] = farthest` and the masked distance
+update mutate tensors in place, which ONNX can only express once rewritten as scatters."""
 
 import torch
 import torch.nn as nn

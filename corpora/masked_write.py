@@ -1,6 +1,6 @@
 """Padding handling and scatter pooling written with in-place writes, common in speech and
 graph models: zero the padded frames of the input, scale it in place, then scatter-add
-frames into slots. Tracing records the writes on the example's aliasing and mutates inputs."""
+frames into slots. ONNX has no mutation; writes into an input are the hardest to rewrite."""
 
 import torch
 import torch.nn as nn

@@ -27,4 +27,4 @@ def build() -> nn.Module:
 
 def inputs() -> list[tuple]:
     g = torch.Generator().manual_seed(30)
-    return [(torch.randn(4, 10, generator=g),), (torch.randn(1, 10, generator=g),)]
+    return [(torch.randn(4, 10, generator=g),), (3.0 * torch.randn(4, 10, generator=g),)]

@@ -31,6 +31,8 @@ def build() -> nn.Module:
 
 
 def inputs() -> list[tuple]:
-    g = torch.Generator().manual_seed(3)
-    many = torch.randn(24, 8, generator=g)
-    return [(many,), (many[:1],)]
+    def tokens(seed: int) -> torch.Tensor:
+        return torch.randn(12, 8, generator=torch.Generator().manual_seed(seed))
+
+    # seed 35 routes tokens to every expert; with seed 1 expert 0 receives none.
+    return [(tokens(35),), (tokens(1),)]

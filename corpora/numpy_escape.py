@@ -29,4 +29,4 @@ def build() -> nn.Module:
 
 def inputs() -> list[tuple]:
     g = torch.Generator().manual_seed(17)
-    return [(torch.randn(5, 6, generator=g),), (torch.randn(7, 6, generator=g),)]
+    return [(torch.randn(6, 6, generator=g),), (torch.randn(6, 6, generator=g),)]

@@ -31,5 +31,5 @@ def inputs() -> list[tuple]:
     g = torch.Generator().manual_seed(29)
     return [
         (torch.randn(9, 4, generator=g), torch.tensor([5, 0, 3, 1])),
-        (torch.randn(2, 4, generator=g), torch.tensor([2])),
+        (torch.randn(3, 4, generator=g), torch.tensor([0, 2, 0, 1])),
     ]

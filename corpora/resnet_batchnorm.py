@@ -44,4 +44,4 @@ def build() -> nn.Module:
 
 def inputs() -> list[tuple]:
     g = torch.Generator().manual_seed(31)
-    return [(torch.randn(2, 3, 16, 16, generator=g),), (torch.randn(1, 3, 16, 16, generator=g),)]
+    return [(torch.randn(2, 3, 16, 16, generator=g),), (torch.rand(2, 3, 16, 16, generator=g),)]

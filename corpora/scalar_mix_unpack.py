@@ -33,4 +33,4 @@ def build() -> nn.Module:
 
 def inputs() -> list[tuple]:
     g = torch.Generator().manual_seed(20)
-    return [(torch.randn(2, 8, generator=g),), (torch.randn(5, 8, generator=g),)]
+    return [(torch.randn(3, 8, generator=g),), (torch.randn(3, 8, generator=g),)]

@@ -13,11 +13,11 @@ class SeededDropout(nn.Module):
         self.seed = seed
 
     def forward(self, x):
-        if not self.training:
-            return x
-        g = torch.Generator().manual_seed(self.seed)
-        keep = torch.rand(x.shape, generator=g) >= self.p
-        return x * keep / (1.0 - self.p)
+        if self.training:
+            g = torch.Generator().manual_seed(self.seed)
+            keep = torch.rand(x.shape, generator=g) >= self.p
+            x = x * keep / (1.0 - self.p)
+        return x
 
 
 class Encoder(nn.Module):

@@ -20,10 +20,14 @@ class EncoderBlock(nn.Module):
         self.norm2 = nn.LayerNorm(dim)
         self.ff = nn.Sequential(nn.Linear(dim, ff), nn.GELU(), nn.Linear(ff, dim))
 
+    def _split_heads(self, t):
+        batch, length, _ = t.shape
+        return t.view(batch, length, self.heads, self.head_dim).transpose(1, 2)
+
     def forward(self, x, mask=None):
         batch, length, dim = x.shape
         q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
-        q, k, v = (t.view(batch, length, self.heads, self.head_dim).transpose(1, 2) for t in (q, k, v))
+        q, k, v = self._split_heads(q), self._split_heads(k), self._split_heads(v)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
         if mask is not None:
             scores = scores.masked_fill(~mask[:, None, None, :], float("-inf"))

@@ -87,7 +87,7 @@ def leaves(value, where: str = "output") -> Iterator[tuple[str, torch.Tensor]]:
         raise AssertionError(f"{where} is a {type(value).__name__}, not a tensor or a container of tensors")
 
 
-def expected_lines(path: Path) -> dict[int, list[str]]:
+def expected_lines(path: Path) -> dict[int, str]:
     found = {}
     for lineno, line in enumerate(path.read_text().splitlines(), start=1):
         match = EXPECT.search(line)

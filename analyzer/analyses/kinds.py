@@ -221,15 +221,22 @@ class KindAnalyzer:
                 continue
             bound = asname or name
             if target:
-                module = self.module_ir(target)
-                if module is not None:
-                    value = self.globals_of(module).get(name)
-                    if value is None:
-                        sub = self.project.find_module(f"{dotted}.{name}")
-                        value = Value("pymodule", ref=sub) if sub else UNKNOWN
-                    yield bound, value
-                    continue
+                # Resolved on first use: most imported names are never evaluated.
+                yield bound, Value("import", ref=(target, name, dotted))
+                continue
             yield bound, Value.ext(f"{dotted}.{name}" if dotted else name)
+
+    def resolve(self, value: Value, _depth: int = 0) -> Value:
+        """The value behind a lazy `from project.module import name` binding."""
+        if value.type != "import":
+            return value
+        target, name, dotted = value.ref
+        module = self.module_ir(target)
+        found = self.globals_of(module).get(name) if module is not None else None
+        if found is None:
+            sub = self.project.find_module(f"{dotted}.{name}")
+            return Value("pymodule", ref=sub) if sub else UNKNOWN
+        return self.resolve(found, _depth + 1) if _depth < 16 else UNKNOWN
 
     # ================================================================ classes
 
@@ -687,13 +694,14 @@ class ExpressionEvaluator:
 
     def _ev_Name(self, e, state):
         if e.id in state:
-            return state[e.id]
-        if self.frame is not None and e.id in self.frame.closure:
-            return self.frame.closure[e.id]
-        env = self.analyzer.globals_of(self.module)
-        if e.id in env:
-            return env[e.id]
-        return Value.ext("builtins." + e.id)
+            value = state[e.id]
+        elif self.frame is not None and e.id in self.frame.closure:
+            value = self.frame.closure[e.id]
+        else:
+            value = self.analyzer.globals_of(self.module).get(e.id)
+            if value is None:
+                return Value.ext("builtins." + e.id)
+        return self.analyzer.resolve(value)
 
     def _ev_Starred(self, e, state):
         return self.ev(e.value, state)
@@ -747,7 +755,7 @@ class ExpressionEvaluator:
             module = self.analyzer.module_ir(base.ref) if base.ref else None
             if module is None:
                 return UNKNOWN
-            return self.analyzer.globals_of(module).get(attr, UNKNOWN)
+            return self.analyzer.resolve(self.analyzer.globals_of(module).get(attr, UNKNOWN))
         if t == "tensor":
             if attr in api.SHAPE_ATTRIBUTES:
                 lvl = base.shape_level

@@ -108,6 +108,8 @@ def join(a: Value | None, b: Value | None) -> Value | None:
     level = max(a.level, b.level)
     ctl = max(a.ctl, b.ctl)
     types = {a.type, b.type}
+    if len(types) == 1 and a.ref != b.ref and a.type in ("ext", "class", "function", "method", "pymodule", "import", "super"):
+        return Value("unknown", level, ctl=ctl)  # two different callables: nothing to resolve
     if len(types) == 1:
         elems = None
         if a.elems is not None and b.elems is not None and len(a.elems) == len(b.elems):

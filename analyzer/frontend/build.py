@@ -13,9 +13,8 @@ assignments at the point they are evaluated.
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
-
 from analyzer.frontend import ir
+from analyzer.frontend.positions import Positions
 
 
 class ParseError(Exception):
@@ -66,18 +65,13 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
     except Exception as exc:  # libcst raises assorted errors on exotic input
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
     try:
-        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
-        positions = wrapper.resolve(PositionProvider)
-        text = tree.code
+        positions = Positions(tree)
+        text = positions.code
         builder = _Builder(positions, strict)
         body = builder.block(tree.body, scope="")
     except RecursionError:
         raise ParseError("nesting too deep to analyse") from None
     return ir.Module(path=path, body=body, source_lines=text.splitlines())
-
-
-def _span(r: CodeRange) -> ir.Span:
-    return ir.Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
 
 
 class _Builder:
@@ -89,14 +83,14 @@ class _Builder:
 
     def span(self, node: cst.CSTNode) -> ir.Span:
         r = self.positions.get(node)
-        return _span(r) if r is not None else ir.NO_SPAN
+        return ir.Span(r[0], r[1] + 1, r[2], r[3] + 1) if r is not None else ir.NO_SPAN
 
     def head(self, node: cst.CSTNode, last: cst.CSTNode) -> ir.Span:
         """From the start of `node` to the end of `last` (a statement's head)."""
         a, b = self.positions.get(node), self.positions.get(last)
         if a is None or b is None:
             return self.span(node)
-        return ir.Span(a.start.line, a.start.column + 1, b.end.line, b.end.column + 1)
+        return ir.Span(a[0], a[1] + 1, b[2], b[3] + 1)
 
     def opaque_stmt(self, node, reason, reads=()):
         if self.strict:

@@ -114,3 +114,11 @@ def is_int_value(x: Any) -> bool:
 
 def is_bool_value(x: Any) -> bool:
     return isinstance(x, Value) and is_bool(x.dtype)
+
+
+def where(g: GraphBuilder, cond: Value, x: Value, y: Value) -> Value:
+    """ONNX Where; bool operands go through uint8 (onnxruntime has no bool Where)."""
+    if x.dtype == torch.bool:
+        r = g.op("Where", cond, g.cast(x, torch.uint8), g.cast(y, torch.uint8))
+        return g.cast(r, torch.bool)
+    return g.op("Where", cond, x, y)

@@ -169,7 +169,7 @@ def test_sarif_call_path_code_flow_and_windows_paths(tree):
     sub = tree / "pkg" / "sub dir"
     sub.mkdir()
     (sub / "m.py").write_text("if x.sum():\n    pass\n")
-    diags = [_diag(), _diag(path=str(sub / "m.py"), line=1, column=1, end_column=12, call_path=())]
+    diags = [_diag(), _diag(path=str(sub / "m.py"), line=1, column=1, end_line=1, end_column=12, call_path=())]
     sarif = json.loads(render("sarif", diags, ReportContext(files_checked=2)))
     jsonschema.validate(sarif, json.loads(_schema_path().read_text()))
     first, second = sarif["runs"][0]["results"]
@@ -222,7 +222,7 @@ def test_text_long_line_is_windowed(tmp_path, monkeypatch):
     line = "y = " + "x + " * 50_000 + "x.sum().item()"
     Path("m.py").write_text(line + "\n")
     column = line.index("x.sum()") + 1
-    diag = _diag(path="m.py", line=1, column=column, end_column=len(line) + 1, call_path=())
+    diag = _diag(path="m.py", line=1, column=column, end_line=1, end_column=len(line) + 1, call_path=())
     out = render("text", [diag], ReportContext(files_checked=1))
     shown, carets = out.splitlines()[2:4]
     assert len(shown) < 300

@@ -1,0 +1,235 @@
+"""Matrix products: matmul/mm/bmm/mv/dot/outer, einsum, linear and the add*mm family.
+
+ONNX MatMul has numpy's matmul semantics, which are torch's (1-d operands promoted and
+removed again, batch dims broadcast).  Operands must share a dtype, as in torch.
+``addmm``-style ops compute ``beta * input + alpha * (a @ b)``; with ``beta == 0`` the
+input is ignored (NaN in it does not propagate), as torch specifies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from lowering.graph import GraphBuilder, Value, is_bool, is_float
+from lowering.ops._common import check_out, require_value
+from lowering.ops.registry import register
+
+
+def _operands(g: GraphBuilder, name: str, *xs: Any) -> list[Value]:
+    vals = [require_value(g, x, name) for x in xs]
+    dtypes = {v.dtype for v in vals}
+    if len(dtypes) != 1:
+        raise g.error(f"{name}: operands must have the same dtype, got {sorted(str(d) for d in dtypes)} (torch raises)")
+    dt = vals[0].dtype
+    if is_bool(dt) or dt.is_complex:
+        raise g.error(f"{name} of {dt} tensors is not supported")
+    return vals
+
+
+def _rank(g: GraphBuilder, x: Value, ranks: tuple[int, ...], name: str, what: str) -> None:
+    if x.rank not in ranks:
+        raise g.error(f"{name}: {what} must be {' or '.join(f'{r}-D' for r in ranks)}, got rank {x.rank}")
+
+
+def _scale(g: GraphBuilder, v: Value, factor: Any, name: str, what: str) -> Value:
+    if isinstance(factor, Value):
+        raise g.error(f"{name}: {what} must be a Python number")
+    if not is_float(v.dtype) and isinstance(factor, float):
+        raise g.error(f"{name}: {what} must not be a float for integer tensors (torch raises)")
+    return v if factor == 1 else g.op("Mul", v, g.const(factor, v.dtype))
+
+
+def _add_scaled(g: GraphBuilder, input: Value, product: Value, beta: Any, alpha: Any, name: str) -> Value:
+    product = _scale(g, product, alpha, name, "alpha")
+    if isinstance(beta, (int, float)) and not isinstance(beta, bool) and beta == 0:
+        # torch ignores input when beta is 0 (it only broadcasts to the product's shape).
+        return product
+    return g.op("Add", _scale(g, input, beta, name, "beta"), product)
+
+
+@register("torch.matmul", "Tensor.matmul", "operator.matmul")
+def matmul(g, input, other, *, out=None):
+    """matmul(Tensor self, Tensor other) -> Tensor"""
+    check_out(g, out, "matmul")
+    a, b = _operands(g, "matmul", input, other)
+    if a.rank == 0 or b.rank == 0:
+        raise g.error("matmul: both arguments need at least 1 dimension (torch raises)")
+    return g.op("MatMul", a, b)
+
+
+@register("torch.mm", "Tensor.mm")
+def mm(g, input, mat2, *, out=None):
+    """mm(Tensor self, Tensor mat2) -> Tensor"""
+    check_out(g, out, "mm")
+    a, b = _operands(g, "mm", input, mat2)
+    _rank(g, a, (2,), "mm", "self")
+    _rank(g, b, (2,), "mm", "mat2")
+    return g.op("MatMul", a, b)
+
+
+@register("torch.bmm", "Tensor.bmm")
+def bmm(g, input, mat2, *, out=None):
+    """bmm(Tensor self, Tensor mat2) -> Tensor"""
+    check_out(g, out, "bmm")
+    a, b = _operands(g, "bmm", input, mat2)
+    _rank(g, a, (3,), "bmm", "self")
+    _rank(g, b, (3,), "bmm", "mat2")
+    return g.op("MatMul", a, b)
+
+
+@register("torch.mv", "Tensor.mv")
+def mv(g, input, vec, *, out=None):
+    """mv(Tensor self, Tensor vec) -> Tensor"""
+    check_out(g, out, "mv")
+    a, v = _operands(g, "mv", input, vec)
+    _rank(g, a, (2,), "mv", "self")
+    _rank(g, v, (1,), "mv", "vec")
+    return g.op("MatMul", a, v)
+
+
+@register("torch.dot", "Tensor.dot", "torch.vdot", "Tensor.vdot")
+def dot(g, input, other, *, out=None):
+    """dot(Tensor self, Tensor tensor) -> Tensor  (0-d)"""
+    check_out(g, out, "dot")
+    a, b = _operands(g, "dot", input, other)
+    _rank(g, a, (1,), "dot", "self")
+    _rank(g, b, (1,), "dot", "tensor")
+    return g.op("MatMul", a, b)
+
+
+@register("torch.inner", "Tensor.inner")
+def inner(g, input, other, *, out=None):
+    """inner(Tensor self, Tensor other) -> Tensor  (sum over the last dims)"""
+    check_out(g, out, "inner")
+    a, b = _operands(g, "inner", input, other) if isinstance(input, Value) and isinstance(other, Value) else (None, None)
+    if a is None:
+        raise g.error("inner: both operands must be tensors")
+    if a.rank == 0 or b.rank == 0:
+        return g.op("Mul", a, b)
+    if b.rank == 1:
+        return g.op("MatMul", a, b)
+    if a.rank is None or b.rank is None:
+        raise g.error("inner needs operands of known rank")
+    perm = list(range(b.rank - 1))
+    bt = g.op("Transpose", b, perm=[b.rank - 1, *perm])  # (k, *rest)
+    if a.rank == 1:
+        return g.op("MatMul", a, bt)
+    # (*a_rest, k) @ (k, *b_rest): flatten b_rest, multiply, restore.
+    rest = [g.size(b, i) for i in range(b.rank - 1)]
+    b2 = g.op("Reshape", bt, g.shape_tensor([g.size(b, b.rank - 1), -1]))
+    prod = g.op("MatMul", a, b2)
+    a_rest = [g.size(a, i) for i in range(a.rank - 1)]
+    return g.op("Reshape", prod, g.shape_tensor([*a_rest, *rest]))
+
+
+@register("torch.outer", "Tensor.outer", "torch.ger", "Tensor.ger")
+def outer(g, input, vec2, *, out=None):
+    """outer(Tensor self, Tensor vec2) -> Tensor"""
+    check_out(g, out, "outer")
+    a = require_value(g, input, "outer")
+    b = require_value(g, vec2, "outer", "vec2")
+    _rank(g, a, (1,), "outer", "self")
+    _rank(g, b, (1,), "outer", "vec2")
+    a, b = g.promote(a, b)
+    if is_bool(a.dtype):
+        return g.op("And", g.unsqueeze(a, [1]), g.unsqueeze(b, [0]))
+    return g.op("Mul", g.unsqueeze(a, [1]), g.unsqueeze(b, [0]))
+
+
+@register("torch.einsum")
+def einsum(g, equation, *operands, path=None):
+    """einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor"""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise g.error("einsum: the sublist format is not supported", hint="write the equation as a string")
+    vals = _operands(g, "einsum", *operands)
+    eq = equation.replace(" ", "")
+    letters = sorted({c for c in eq if c.isalpha()})
+    if any(c.isupper() for c in letters):
+        # ONNX Einsum letters are lowercase-only in onnxruntime: rename consistently.
+        free = [c for c in "abcdefghijklmnopqrstuvwxyz" if c not in letters]
+        mapping = {}
+        for c in letters:
+            if c.isupper():
+                if not free:
+                    raise g.error("einsum: too many distinct subscripts")
+                mapping[c] = free.pop(0)
+        eq = "".join(mapping.get(c, c) for c in eq)
+        if "->" not in eq:
+            # The implicit output orders letters alphabetically (upper before lower in
+            # torch); after renaming, spell it out.
+            counts = {c: equation.count(c) for c in letters}
+            out = "".join(mapping.get(c, c) for c in letters if counts[c] == 1)
+            eq = eq + "->" + ("..." if "..." in equation else "") + out
+    return g.op("Einsum", *vals, equation=eq)
+
+
+@register("torch.nn.functional.linear")
+def linear(g, input, weight, bias=None):
+    """linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor  (input @ weight.T + bias)"""
+    x, w = _operands(g, "linear", input, weight)
+    b = None if bias is None else _operands(g, "linear", x, bias)[1]
+    _rank(g, w, (1, 2), "linear", "weight")
+    if x.rank == 2 and w.rank == 2 and is_float(x.dtype) and (b is None or b.rank in (0, 1)):
+        return g.op("Gemm", x, w, b, transB=1)
+    y = g.op("MatMul", x, w if w.rank == 1 else g.op("Transpose", w, perm=[1, 0]))
+    return y if b is None else g.op("Add", y, b)
+
+
+@register("torch.addmm", "Tensor.addmm")
+def addmm(g, input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    check_out(g, out, "addmm")
+    c, a, b = _operands(g, "addmm", input, mat1, mat2)
+    _rank(g, a, (2,), "addmm", "mat1")
+    _rank(g, b, (2,), "addmm", "mat2")
+    return _add_scaled(g, c, g.op("MatMul", a, b), beta, alpha, "addmm")
+
+
+@register("torch.baddbmm", "Tensor.baddbmm")
+def baddbmm(g, input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    check_out(g, out, "baddbmm")
+    c, a, b = _operands(g, "baddbmm", input, batch1, batch2)
+    _rank(g, a, (3,), "baddbmm", "batch1")
+    _rank(g, b, (3,), "baddbmm", "batch2")
+    return _add_scaled(g, c, g.op("MatMul", a, b), beta, alpha, "baddbmm")
+
+
+@register("torch.addbmm", "Tensor.addbmm")
+def addbmm(g, input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    check_out(g, out, "addbmm")
+    c, a, b = _operands(g, "addbmm", input, batch1, batch2)
+    _rank(g, a, (3,), "addbmm", "batch1")
+    _rank(g, b, (3,), "addbmm", "batch2")
+    product = g.reduce("ReduceSum", g.op("MatMul", a, b), [0], False)
+    return _add_scaled(g, c, product, beta, alpha, "addbmm")
+
+
+@register("torch.addmv", "Tensor.addmv")
+def addmv(g, input, mat, vec, *, beta=1, alpha=1, out=None):
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    check_out(g, out, "addmv")
+    c, a, v = _operands(g, "addmv", input, mat, vec)
+    _rank(g, a, (2,), "addmv", "mat")
+    _rank(g, v, (1,), "addmv", "vec")
+    return _add_scaled(g, c, g.op("MatMul", a, v), beta, alpha, "addmv")
+
+
+@register("torch.addr", "Tensor.addr")
+def addr(g, input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    check_out(g, out, "addr")
+    c = require_value(g, input, "addr")
+    a = require_value(g, vec1, "addr", "vec1")
+    b = require_value(g, vec2, "addr", "vec2")
+    _rank(g, a, (1,), "addr", "vec1")
+    _rank(g, b, (1,), "addr", "vec2")
+    c, a, b = g.promote(c, a, b)
+    if is_bool(c.dtype):
+        raise g.error("addr of bool tensors is not supported")
+    return _add_scaled(g, c, g.op("Mul", g.unsqueeze(a, [1]), g.unsqueeze(b, [0])), beta, alpha, "addr")
