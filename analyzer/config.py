@@ -93,8 +93,14 @@ def find_config(start: Path | str | None = None) -> Path | None:
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                text = candidate.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError:
+                if f"tool.{SECTION}" in text:
+                    return candidate  # ours, but broken: load_config reports where
                 continue  # a broken unrelated pyproject.toml is not ours to report
             if isinstance(data.get("tool"), dict) and SECTION in data["tool"]:
                 return candidate

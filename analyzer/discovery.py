@@ -64,8 +64,14 @@ class Discovered:
 class Excluder:
     """Decides whether a path is excluded by the config globs or by a ``.gitignore``."""
 
-    def __init__(self, config: Config):
-        self.root = config.root.absolute()
+    def __init__(self, config: Config, root: Path | None = None, git_top: Path | None = None):
+        # `root` anchors the exclude globs; `git_top` is the outermost directory whose
+        # .gitignore counts (default: the repository root). Both are set to a directory
+        # that is itself excluded but was named on the command line, so that what lies
+        # below it is judged on its own, as ruff does.
+        self.config = config
+        self.root = (root or config.root).absolute()
+        self.git_top = git_top
         patterns = list(DEFAULT_EXCLUDE if config.exclude is None else config.exclude)
         patterns += config.extend_exclude
         try:
@@ -124,7 +130,7 @@ class Excluder:
         chain = self._chains.get(directory)
         if chain is None:
             parent = directory.parent
-            if parent == directory or (directory / ".git").exists():
+            if parent == directory or directory == self.git_top or (directory / ".git").exists():
                 chain = (directory,)
             else:
                 chain = self._chain(parent) + (directory,)
@@ -149,9 +155,12 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
         if path.is_dir():
             # A directory named explicitly is walked even if excluded itself (ruff does
             # the same), unless --force-exclude; what is below it is filtered.
-            if force_exclude and _excluded(excluder, absolute, True):
-                continue
-            for found in _walk(path, absolute, excluder):
+            walker = excluder
+            if _excluded(excluder, absolute, True):
+                if force_exclude:
+                    continue
+                walker = Excluder(config, root=absolute, git_top=absolute)
+            for found in _walk(path, absolute, walker):
                 key = Path(os.path.abspath(found))
                 if key not in seen:
                     seen.add(key)

@@ -16,12 +16,14 @@ file, and the other files are still checked: never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import io
 import os
 import re
 import signal
 import sys
+import threading
 import tokenize
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -140,22 +142,60 @@ def _init_worker(files: Sequence[str], roots: Sequence[str]) -> None:
     _PROJECT = engine.Project(files, roots)
 
 
+class AnalysisTimeout(BaseException):
+    """Raised by the per-file watchdog. A BaseException, so that the analysis' own
+    ``except Exception`` handlers cannot swallow it."""
+
+
+# Seconds one file may take (analysis and rules) before it is abandoned with an
+# internal-error diagnostic: a pathological file must not hang the whole run.
+FILE_TIMEOUT = 60.0
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None):
+    usable = (
+        seconds
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # nobody else's alarm is running
+    )
+    if not usable:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise AnalysisTimeout(f"gave up after {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def analyze_source(path: str, data: bytes | str, project: engine.Project | None) -> tuple[list[Diagnostic], dict, bool]:
     """All rules' diagnostics for one file after ``# noqa``, its deps, and whether the
     result may be cached (internal errors are not)."""
-    try:
-        facts, deps = engine.analyze_file(path, data, project)
-        facts = list(facts)
-    except (Exception, RecursionError) as error:  # noqa: BLE001 - one file must not stop the run
-        return [internal_error(path, error)], {}, False
     diagnostics: list[Diagnostic] = []
     cacheable = True
-    for rule in rule_registry.all_rules():
-        try:
-            diagnostics.extend(rule.detect(facts))
-        except (Exception, RecursionError) as error:  # noqa: BLE001
-            diagnostics.append(internal_error(path, error, where=f"rule {rule.code}"))
-            cacheable = False
+    try:
+        with _deadline(FILE_TIMEOUT):
+            try:
+                facts, deps = engine.analyze_file(path, data, project)
+                facts = list(facts)
+            except (Exception, RecursionError) as error:  # noqa: BLE001 - one file must not stop the run
+                return [internal_error(path, error)], {}, False
+            for rule in rule_registry.all_rules():
+                try:
+                    diagnostics.extend(rule.detect(facts))
+                except (Exception, RecursionError) as error:  # noqa: BLE001
+                    diagnostics.append(internal_error(path, error, where=f"rule {rule.code}"))
+                    cacheable = False
+    except AnalysisTimeout as error:
+        return [internal_error(path, error, where="the analysis (timed out)")], {}, False
     own_text: list[str | None] = []
 
     def text_for(p: str) -> str | None:

@@ -888,7 +888,7 @@ class GraphBuilder:
             ir_version=ir,
             producer_name="untrace",
         )
-        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
         onnx.checker.check_model(model, full_check=True)
         return model
 

@@ -38,6 +38,7 @@ class BranchFact:
     construct: str  # "if" | "elif" | "ifexp" | "assert" | "and" | "or"
     level: Level
     predicate: str  # source text of the predicate
+    exits_loop: bool = False  # its break/return is reported as the enclosing loop's hazard
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey, Project
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
 from analyzer.frontend import expr_text, ir
+from analyzer.frontend.verify import assigned_names, target_names
 
 MAX_CALL_DEPTH = 8
 RETURN = "$return"
@@ -355,6 +356,7 @@ class FunctionAnalysis:
         self.loop_exit: dict[int, Level] = {}
         self.loop_exit_lines: dict[int, list[int]] = {}
         self.folded_ifs: set[int] = set()
+        self._written: dict[int, set[str]] = {}
         self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
 
     # ------------------------------------------------------------------ solving
@@ -428,6 +430,16 @@ class FunctionAnalysis:
         return Site(self.frame.path, span.line, span.column, span.end_line, span.end_column,
                     self.frame.qualname, (self.frame.qualname,))
 
+    def _taint_written(self, stmt, state: dict, level: Level) -> None:
+        if level == STATIC:
+            return
+        names = self._written.get(id(stmt))
+        if names is None:
+            names = self._written[id(stmt)] = written_names(stmt)
+        for name in names:
+            if name in state:
+                state[name] = state[name].tainted(level)
+
     def ctl_level(self, node: Node) -> Level:
         return max((self.region_level.get(id(r), STATIC) for r in node.regions), default=STATIC)
 
@@ -439,15 +451,19 @@ class FunctionAnalysis:
 
     def transfer(self, node: Node, state: dict) -> dict:
         kind = node.kind
-        if kind in ("entry", "exit", "join"):
+        if kind in ("entry", "exit"):
             return state
         state = dict(state)
+        if kind == "join":
+            # Control dependence: after a region, what it wrote depends on its predicate.
+            self._taint_written(node.stmt, state, self.region_level.get(id(node.stmt), STATIC))
+            return state
         ev = self.evaluator
         ev.ctl = self.ctl_level(node)
         s = node.stmt
         if kind == "if":
             level = ev.predicate(s.test, state, "elif" if s.is_elif else "if", s.span,
-                                 report=id(s) not in self.folded_ifs)
+                                 report=True, exits_loop=id(s) in self.folded_ifs)
             self.raise_region(s, level)
             return state
         if kind == "loop-init":
@@ -464,10 +480,12 @@ class FunctionAnalysis:
                 state[f"$iter{id(s)}"] = iterable
             return state
         if kind == "loop":
+            # Values carried around the loop depend on how often it ran.
+            self._taint_written(s, state, self.region_level.get(id(s), STATIC))
             if s.kind == "for":
                 iterable = state.get(f"$iter{id(s)}", UNKNOWN)
                 elem, level = ev.iterate(iterable, s.iter, "for", s.span)
-                ev.bind(s.target, elem.tainted(max(ev.ctl, level)), state)
+                ev.bind(s.target, elem.tainted(level), state)
             else:
                 level = ev.predicate(s.test, state, "while", s.span, report=False)
             if level > self.loop_bound.get(id(s), STATIC):
@@ -482,7 +500,7 @@ class FunctionAnalysis:
             if node.case.guard is not None:
                 self.raise_region(s, ev.predicate(node.case.guard, state, "if", node.case.guard.span, report=True))
             for name in node.case.bindings:
-                state[name] = UNKNOWN.tainted(ev.ctl)
+                state[name] = UNKNOWN
             return state
         if kind == "handler":
             if node.case.name:
@@ -540,6 +558,29 @@ class FunctionAnalysis:
                 ev.ev(e, state)
 
 
+_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
+
+
+def written_names(stmt) -> set[str]:
+    """Names a compound statement's regions bind or mutate (`lst.append`, `d[k] = v`)."""
+    blocks = ir.child_blocks(stmt)
+    names = set().union(*(assigned_names(b) for b in blocks)) if blocks else set()
+    for b in blocks:
+        for s in ir.walk_statements(b):
+            for e in ir.child_expressions(s):
+                for sub in ir.walk_expression(e):
+                    if (isinstance(sub, ir.Call) and isinstance(sub.func, ir.Attribute)
+                            and sub.func.attr in _MUTATORS and isinstance(sub.func.value, ir.Name)):
+                        names.add(sub.func.value.id)
+            if isinstance(s, ir.Assign):
+                for t in s.targets:
+                    if isinstance(t, ir.Subscript) and isinstance(t.value, ir.Name):
+                        names.add(t.value.id)
+    if isinstance(stmt, ir.Loop) and stmt.target is not None:
+        names |= target_names(stmt.target)
+    return names
+
+
 def _join_states(a: dict, b: dict) -> dict:
     if not a:
         return dict(b)
@@ -584,7 +625,7 @@ class ExpressionEvaluator:
     def text(self, node) -> str:
         return self.module.text(node.span) or expr_text(node)
 
-    def predicate(self, test, state, construct: str, span: ir.Span, report: bool) -> Level:
+    def predicate(self, test, state, construct: str, span: ir.Span, report: bool, exits_loop: bool = False) -> Level:
         """Evaluate a branch / loop predicate. Escapes and `and`/`or` inside a predicate
         that is itself reported are folded into its finding."""
         outer = self.sink
@@ -607,7 +648,7 @@ class ExpressionEvaluator:
                 outer.append(f)
             if report and level >= SHAPE:
                 site = self.site(span)
-                outer.append(BranchFact(site, construct, level, self.text(test)))
+                outer.append(BranchFact(site, construct, level, self.text(test), exits_loop))
         return level
 
     def _bool_level(self, test, state) -> Level:
@@ -624,7 +665,6 @@ class ExpressionEvaluator:
     # ------------------------------------------------------------------ binding
 
     def bind(self, target, value: Value, state: dict, augmented: bool = False) -> None:
-        value = value.tainted(self.ctl)
         if isinstance(target, ir.Name):
             state[target.id] = value
         elif isinstance(target, (ir.Tuple, ir.List)):
@@ -708,7 +748,7 @@ class ExpressionEvaluator:
 
     def _ev_NamedExpr(self, e, state):
         value = self.ev(e.value, state)
-        state[e.target.id] = value.tainted(self.ctl)
+        state[e.target.id] = value
         return value
 
     def _ev_Tuple(self, e, state):
@@ -957,8 +997,7 @@ class ExpressionEvaluator:
                 added = args[-1] if args else UNKNOWN
                 if e.func.attr == "extend" and added.type == "container":
                     added = added.elem or UNKNOWN
-                state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added),
-                                                 level=max(owner.level, self.ctl))
+                state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added))
                 return NONE
         return self.call(func, args, kwargs, e, state)
 
@@ -1100,6 +1139,8 @@ class ExpressionEvaluator:
         if name in api.SHAPE_FUNCTIONS:
             tensor = next((a for a in args if a.type == "tensor"), None)
             return Value.python(tensor.shape_level if tensor else SHAPE)
+        if not api.returns_tensor(qualname):
+            return _unknown_result(args, kwargs)
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         shape_level = max([a.shape_level for a in tensors] + [_as_index_level(a) for a in args if a.type == "python"] + [SHAPE])
         shape_level = max(shape_level, *[_as_index_level(v) for k, v in kwargs.items() if k in ("size", "end", "start", "steps")] or [STATIC])

@@ -131,6 +131,17 @@ ITERATING_BUILTINS = frozenset({"list", "tuple", "enumerate", "zip", "reversed",
 PYTHON_MATH_BUILTINS = frozenset({"min", "max", "abs", "round", "sum", "pow", "divmod", "all", "any"})
 
 
+# Namespaces whose functions return tensors (unless listed above). Anything else under
+# torch (torch.utils, torch.distributions, torch.autograd, ...) is not assumed to.
+TENSOR_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
+                     "torch.sparse", "torch.nested", "torch.ops.aten", "torch.ops.torchvision", "torchvision.ops")
+
+
+def returns_tensor(qualname: str) -> bool:
+    namespace, _, name = qualname.rpartition(".")
+    return namespace in TENSOR_NAMESPACES and not name[:1].isupper() or qualname == "torch.Tensor"
+
+
 def is_static_function(qualname: str) -> bool:
     return qualname in STATIC_FUNCTIONS or qualname.startswith(STATIC_PREFIXES)
 

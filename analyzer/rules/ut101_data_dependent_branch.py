@@ -16,7 +16,7 @@ _DEFAULT = ("rewrite with `torch.where(cond, a, b)` when both branches are cheap
 
 def detect(facts):
     for fact in facts:
-        if isinstance(fact, BranchFact) and fact.level == Level.DATA:
+        if isinstance(fact, BranchFact) and not fact.exits_loop and fact.level == Level.DATA:
             what = {"ifexp": "conditional expression", "assert": "assert", "and": "`and`", "or": "`or`"}.get(
                 fact.construct, f"`{fact.construct}`")
             message = (f"{what} on tensor values (`{fact.predicate}`): tracing records only the branch the "

@@ -7,7 +7,7 @@ from analyzer.rules.base import Rule, via
 
 def detect(facts):
     for fact in facts:
-        if isinstance(fact, BranchFact) and fact.level == Level.SHAPE:
+        if isinstance(fact, BranchFact) and not fact.exits_loop and fact.level == Level.SHAPE:
             message = (f"branch on tensor shape (`{fact.predicate}`): fixed at export time unless that axis "
                        f"is static{via(fact.site)}")
             yield RULE.diagnostic(

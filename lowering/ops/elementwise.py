@@ -527,9 +527,19 @@ def pow(g, input, exponent, *, out=None):
     a, b = _binary_operands(g, input, exponent, "pow")
     if is_bool(a.dtype):
         raise g.error("pow with a bool result is not supported")
-    if not is_float(a.dtype) and not isinstance(exponent, Value) and exponent < 0:
-        raise g.error("integers to negative integer powers are not allowed (torch raises)")
-    return g.op("Pow", a, b)
+    if is_float(a.dtype):
+        return g.op("Pow", a, b)
+    if not isinstance(exponent, Value):
+        if exponent < 0:
+            raise g.error("integers to negative integer powers are not allowed (torch raises)")
+        return g.op("Pow", a, b)
+    # torch: an integer to a negative power is 1 for base 1, +-1 for base -1, else 0.
+    zero, one = g.const(0, a.dtype), g.const(1, a.dtype)
+    odd = g.op("Equal", g.op("Mod", b, g.const(2, a.dtype), fmod=0), one)
+    minus_one = g.op("Where", odd, g.op("Neg", one), one)
+    neg_pow = g.op("Where", g.op("Equal", a, one), one, g.op("Where", g.op("Equal", a, g.op("Neg", one)), minus_one, zero))
+    safe_b = g.op("Max", b, zero)
+    return g.op("Where", g.op("Less", b, zero), neg_pow, g.op("Pow", a, safe_b))
 
 
 @register("torch.float_power", "Tensor.float_power")

@@ -8,6 +8,7 @@ input is ignored (NaN in it does not propagate), as torch specifies.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import torch
@@ -164,6 +165,24 @@ def einsum(g, equation, *operands, path=None):
             counts = {c: equation.count(c) for c in letters}
             out = "".join(mapping.get(c, c) for c in letters if counts[c] == 1)
             eq = eq + "->" + ("..." if "..." in equation else "") + out
+    terms = eq.partition("->")[0].split(",")
+    if len(terms) != len(vals):
+        raise g.error(f"einsum: {len(terms)} operand subscripts for {len(vals)} operands")
+    if "..." in eq:
+        # torch broadcasts ellipses covering different numbers of dims; ONNX wants the
+        # same count everywhere, so pad the shorter ones with size-1 dims.
+        counts = []
+        for t, v in zip(terms, vals):
+            if "..." in t:
+                if v.rank is None:
+                    raise g.error("einsum with '...' needs operands of known rank")
+                counts.append(v.rank - (len(t) - 3))
+        widest = builtins.max(counts) if counts else 0
+        for i, (t, v) in enumerate(zip(terms, vals)):
+            if "..." in t and v.rank - (len(t) - 3) < widest:
+                pos = t.index("...")
+                missing = widest - (v.rank - (len(t) - 3))
+                vals[i] = g.unsqueeze(v, list(range(pos, pos + missing)))
     return g.op("Einsum", *vals, equation=eq)
 
 

@@ -9,6 +9,7 @@ propagate NaN like torch (ONNX leaves NaN to the runtime, so it is made explicit
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections import namedtuple
 from typing import Any
@@ -29,15 +30,19 @@ def _reduce(g: GraphBuilder, op_type: str, x: Value, dims: list[int] | None, kee
     return g.reduce(op_type, x, dims, keepdim)
 
 
-def _int_result(g: GraphBuilder, x: Value, dtype: torch.dtype | None, name: str) -> Value:
-    """The input of sum/prod/cumsum: cast to ``dtype``, or bool/ints to int64 (torch)."""
-    if dtype is not None:
-        if not isinstance(dtype, torch.dtype):
-            raise g.error(f"{name}: dtype must be a torch.dtype")
-        return g.cast(x, dtype)
-    if not is_float(x.dtype) and not x.dtype.is_complex:
-        return g.cast(x, torch.int64)
-    return x
+def _accumulate(g: GraphBuilder, op_type: str, x: Value, dtype: torch.dtype | None, name: str, dims, keepdim) -> Value:
+    """sum/prod-like reduction: in ``dtype`` if given, else bool/ints in int64 (torch).
+    A bool accumulator (dtype=torch.bool) is an int64 reduction made boolean."""
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        raise g.error(f"{name}: dtype must be a torch.dtype")
+    out_dtype = dtype or (x.dtype if is_float(x.dtype) or x.dtype.is_complex else torch.int64)
+    work = torch.int64 if is_bool(out_dtype) else out_dtype
+    x = g.cast(g.cast(x, out_dtype), work)
+    if op_type == "CumSum":
+        r = x if x.rank == 0 else g.op("CumSum", x, g.const(dims[0], torch.int64))
+    else:
+        r = _reduce(g, op_type, x, dims, keepdim)
+    return g.cast(r, out_dtype)
 
 
 def _float_input(g: GraphBuilder, x: Value, dtype: torch.dtype | None, name: str) -> Value:
@@ -58,7 +63,7 @@ def _reduced_count(g: GraphBuilder, x: Value, dims: list[int] | None) -> int | V
     if dims is None:
         return g.numel(x)
     sizes = [g.size(x, d) for d in dims]
-    if all(isinstance(s, int) for s in sizes):
+    if builtins.all(isinstance(s, int) for s in sizes):
         return math.prod(sizes)
     total: Value | None = None
     static = 1
@@ -90,10 +95,7 @@ def sum(g, input, dim=None, keepdim=False, *, dtype=None, out=None):
     if isinstance(dim, torch.dtype):  # sum(x, torch.float64)
         dim, dtype = None, dim
     _check_dim_arg(g, dim, "sum")
-    x = _int_result(g, x, dtype, "sum")
-    if is_bool(x.dtype):
-        x = g.cast(x, torch.int64)
-    return _reduce(g, "ReduceSum", x, normalize_dims(g, dim, x.rank, "sum"), keepdim)
+    return _accumulate(g, "ReduceSum", x, dtype, "sum", normalize_dims(g, dim, x.rank, "sum"), keepdim)
 
 
 @register("torch.nansum", "Tensor.nansum")
@@ -137,10 +139,7 @@ def prod(g, input, dim=None, keepdim=False, *, dtype=None, out=None):
     if isinstance(dim, (list, tuple)):
         raise g.error("prod: dim must be a single int (torch raises)")
     _check_dim_arg(g, dim, "prod")
-    x = _int_result(g, x, dtype, "prod")
-    if is_bool(x.dtype):
-        x = g.cast(x, torch.int64)
-    return _reduce(g, "ReduceProd", x, normalize_dims(g, dim, x.rank, "prod"), keepdim)
+    return _accumulate(g, "ReduceProd", x, dtype, "prod", normalize_dims(g, dim, x.rank, "prod"), keepdim)
 
 
 @register("torch.count_nonzero", "Tensor.count_nonzero")
@@ -442,13 +441,9 @@ def logsumexp(g, input, dim, keepdim=False, *, out=None):
 def cumsum(g, input, dim, *, dtype=None, out=None):
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     check_out(g, out, "cumsum")
-    x = _int_result(g, require_value(g, input, "cumsum"), dtype, "cumsum")
-    if is_bool(x.dtype):
-        x = g.cast(x, torch.int64)
+    x = require_value(g, input, "cumsum")
     d = normalize_dim(g, dim, x.rank, "cumsum")
-    if x.rank == 0:
-        return x
-    return g.op("CumSum", x, g.const(d, torch.int64))
+    return _accumulate(g, "CumSum", x, dtype, "cumsum", [d], False)
 
 
 # ---------------------------------------------------------------------------- softmax

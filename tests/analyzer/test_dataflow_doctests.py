@@ -1,0 +1,13 @@
+"""The analyses' own tiny programs (doctests in their docstrings)."""
+
+import doctest
+
+import pytest
+
+from analyzer.analyses import liveness, reaching, regions
+
+
+@pytest.mark.parametrize("module", [liveness, reaching, regions], ids=lambda m: m.__name__)
+def test_doctests(module):
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0

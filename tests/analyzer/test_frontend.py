@@ -1,0 +1,106 @@
+"""Front end: every Python construct models to IR (strict mode: no Opaque), the IR
+verifies, prints canonically, and bad input becomes ParseError (never another exception)."""
+
+from pathlib import Path
+
+import pytest
+
+from analyzer.analyses.regions import annotate_regions
+from analyzer.frontend import ParseError, Unmodelled, ir, parse_module, print_function, verify
+
+HERE = Path(__file__).parent
+ROOT = HERE.parents[1]
+
+
+def test_all_syntax_models_without_opaque():
+    source = (HERE / "fixtures" / "all_syntax.py").read_text()
+    # async/await and yield are Opaque on purpose (never in exportable forward code).
+    with pytest.raises(Unmodelled, match="await"):
+        parse_module(source, "all_syntax.py", strict=True)
+    module = parse_module(source, "all_syntax.py")
+    assert verify(module) == []
+    forward = module.classes()["Model"].methods()["forward"]
+    opaque = [s for s in ir.walk_statements(forward.body) if isinstance(s, ir.Opaque)]
+    opaque += [e for s in ir.walk_statements(forward.body) for c in ir.child_expressions(s)
+               for e in ir.walk_expression(c) if isinstance(e, ir.OpaqueExpr)]
+    assert opaque == []
+    kinds = {type(s).__name__ for s in ir.walk_statements(forward.body, into_defs=True)}
+    assert {"Assign", "AugAssign", "If", "Loop", "With", "Try", "Assert", "Delete", "Match",
+            "FunctionDef", "Return", "Break", "Continue", "Pass", "Global", "Nonlocal", "Raise"} <= kinds
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "corpora").rglob("*.py")), ids=lambda p: p.name)
+def test_corpus_models_strictly(path):
+    module = parse_module(path.read_bytes(), str(path), strict=True)
+    assert verify(module) == []
+
+
+def test_canonical_text_with_region_results():
+    source = (
+        "def f(x, c):\n"
+        "    if c > 0:\n"
+        "        y = x\n"
+        "        tmp = 1\n"
+        "    else:\n"
+        "        y = -x\n"
+        "    while y.sum() > 0:\n"
+        "        y = y - 1\n"
+        "        k = 2\n"
+        "    return y\n"
+    )
+    fn = parse_module(source, "f.py").functions()["f"]
+    annotate_regions(fn)
+    assert print_function(fn) == (
+        "L1    def f(x, c) {\n"
+        "L2      if (c > 0) -> (y) {\n"
+        "L3        y = x\n"
+        "L4        tmp = 1\n"
+        "        } else {\n"
+        "L6        y = (-x)\n"
+        "        }\n"
+        "L7      while (y.sum() > 0) carried (y) {\n"
+        "L8        y = (y - 1)\n"
+        "L9        k = 2\n"
+        "        }\n"
+        "L10     return y\n"
+        "      }\n"
+    )
+
+
+def test_statement_spans_cover_the_head():
+    source = "def f(x):\n    if x.sum() > 0:  # comment\n        return x\n    return -x\n"
+    fn = parse_module(source, "f.py").functions()["f"]
+    head = fn.body[0].span
+    assert (head.line, head.column, head.end_line, head.end_column) == (2, 5, 2, 19)
+
+
+def test_verify_reports_broken_ir():
+    module = parse_module("def f():\n    pass\n", "f.py")
+    module.body[0].body.append(ir.Break(ir.Span(2, 5, 2, 10)))
+    assert verify(module) == ["f.py:2: break outside a loop"]
+
+
+@pytest.mark.parametrize("source", [
+    "def f(:\n", 'print "python 2"\n', b"\xff\xfe\x00x = 1", b"x = '\xff'\n", "x = 1\x00\n",
+])
+def test_bad_input_is_a_parse_error(source):
+    with pytest.raises(ParseError):
+        parse_module(source, "bad.py")
+
+
+@pytest.mark.parametrize("source", [
+    "x = " + "(" * 300 + "1" + ")" * 300 + "\n",
+    "".join("    " * i + "if x:\n" for i in range(100)) + "    " * 100 + "pass\n",
+    "x = " + " + ".join(["a"] * 5000) + "\n",
+])
+def test_pathological_nesting_parses_or_refuses_cleanly(source):
+    try:
+        module = parse_module(source, "deep.py")
+    except ParseError as exc:
+        assert "nest" in exc.message or "syntax" in exc.message
+    else:
+        assert verify(module) == []
+
+
+def test_empty_file_is_fine():
+    assert parse_module("", "empty.py").body == []

@@ -1,0 +1,199 @@
+"""The content-hash cache: hits on an unchanged tree, misses on any change that matters."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+import analyzer.engine
+from analyzer.cache import Cache, analyzer_hash
+from analyzer.config import Config
+from analyzer.runner import run_check
+
+from .conftest import MODEL
+
+
+def check(root: Path, files=None, **kwargs):
+    files = files or sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if ".untrace_cache" not in p.parts)
+    kwargs.setdefault("jobs", 1)
+    return run_check(files, config=Config(root=root), **kwargs)
+
+
+def entries(root: Path) -> list[Path]:
+    return sorted((root / ".untrace_cache").rglob("*.json"))
+
+
+def test_hit_path_skips_analysis(fake, tree):
+    cold = check(tree)
+    assert (cold.analyzed, cold.cache_hits, fake.CALLS["n"]) == (2, 0, 2)
+    warm = check(tree)
+    assert (warm.analyzed, warm.cache_hits, fake.CALLS["n"]) == (0, 2, 2)
+    assert warm.diagnostics == cold.diagnostics and warm.diagnostics
+    assert len(entries(tree)) == 2
+
+
+def test_edit_invalidates_only_that_file(fake, tree):
+    check(tree)
+    (tree / "pkg" / "clean.py").write_text("def f(x):\n    if x.any():\n        pass\n")
+    result = check(tree)
+    assert (result.analyzed, result.cache_hits) == (1, 1)
+    assert [d.path for d in result.diagnostics].count("pkg/clean.py") == 1
+
+
+def test_dependency_change_invalidates_dependents(fake, tree):
+    (tree / "pkg" / "helper.py").write_text("def g(x):\n    return x\n")
+    (tree / "pkg" / "user.py").write_text("from helper import g\n")
+    check(tree)
+    assert check(tree).analyzed == 0
+    (tree / "pkg" / "helper.py").write_text("def g(x):\n    return x + 1\n")
+    fake.CALLS["n"] = 0
+    result = check(tree)
+    assert result.analyzed == 2  # helper.py itself, and user.py that depends on it
+    assert result.cache_hits == 2
+
+
+def test_selection_changes_reuse_the_cache(fake, tree):
+    from analyzer.config import Selection
+
+    check(tree)
+    result = check(tree, cli=Selection(select=("UT103",)))
+    assert result.analyzed == 0
+    assert [d.code for d in result.diagnostics] == ["UT103"]
+
+
+def test_noqa_is_part_of_the_content(fake, tree):
+    check(tree)
+    model = tree / "pkg" / "model.py"
+    model.write_text(model.read_text().replace("if x.sum() > 0:", "if x.sum() > 0:  # noqa"))
+    assert "UT101" not in [d.code for d in check(tree).diagnostics]
+
+
+def test_corrupt_or_truncated_entries_are_ignored(fake, tree):
+    cold = check(tree)
+    first, second = entries(tree)
+    first.write_bytes(first.read_bytes()[:10])
+    second.write_text(json.dumps({"format": 1, "deps": {}, "diagnostics": [{"bogus": 1}]}))
+    result = check(tree)
+    assert result.analyzed == 2 and result.diagnostics == cold.diagnostics
+    assert check(tree).analyzed == 0  # rewritten
+
+
+def test_no_cache_neither_reads_nor_writes(fake, tree, cli):
+    assert cli("check", "pkg")[0] == 1
+    assert entries(tree)
+    fake.CALLS["n"] = 0
+    assert cli("check", "pkg", "--no-cache")[0] == 1
+    assert fake.CALLS["n"] == 2
+    import shutil
+
+    shutil.rmtree(tree / ".untrace_cache")
+    cli("check", "pkg", "--no-cache")
+    assert not (tree / ".untrace_cache").exists()
+
+
+def test_cache_lives_next_to_the_config(fake, tree, cli, monkeypatch):
+    (tree / "pyproject.toml").write_text("[tool.untrace]\n")
+    monkeypatch.chdir(tree / "pkg")
+    assert cli("check", ".")[0] == 1
+    assert (tree / ".untrace_cache" / "CACHEDIR.TAG").exists()
+    assert (tree / ".untrace_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert not (tree / "pkg" / ".untrace_cache").exists()
+
+
+def test_cache_dir_option(fake, tree, cli):
+    assert cli("check", "pkg", "--cache-dir", str(tree / "elsewhere"))[0] == 1
+    assert list((tree / "elsewhere").rglob("*.json"))
+
+
+def test_internal_errors_are_not_cached(fake, tree, monkeypatch):
+    real = analyzer.engine.analyze_file
+
+    def flaky(path, source, project=None):
+        if path.endswith("model.py"):
+            raise MemoryError("transient")
+        return real(path, source, project)
+
+    monkeypatch.setattr(analyzer.engine, "analyze_file", flaky)
+    assert [d.name for d in check(tree).diagnostics] == ["internal-error"]
+    monkeypatch.setattr(analyzer.engine, "analyze_file", real)
+    result = check(tree)
+    assert result.analyzed == 1 and "internal-error" not in [d.name for d in result.diagnostics]
+
+
+def test_other_versions_are_dropped(fake, tree, monkeypatch):
+    check(tree)
+    (old,) = [p for p in (tree / ".untrace_cache").iterdir() if p.is_dir()]
+    import analyzer.cache
+
+    monkeypatch.setattr(analyzer.cache, "analyzer_hash", lambda: "0123456789abcdef")
+    assert check(tree).analyzed == 2  # a new analyzer: nothing is reused
+    dirs = [p.name for p in (tree / ".untrace_cache").iterdir() if p.is_dir()]
+    assert dirs == [f"{analyzer.cache.__version__}-0123456789abcdef"] and old.name not in dirs
+
+
+def test_analyzer_hash_covers_rules_and_engine():
+    import hashlib
+
+    import analyzer
+
+    package = Path(analyzer.__file__).parent
+    assert len(analyzer_hash()) == 16
+    # the hash is over the analysis code, so it must see the rule modules and the engine
+    assert (package / "engine.py").exists() and list((package / "rules").glob("ut*.py"))
+    digest = hashlib.sha256()
+    digest.update(b"")
+    assert analyzer_hash() == analyzer_hash()
+
+
+def test_atomic_put_leaves_no_temporary_files(fake, tree):
+    check(tree)
+    leftovers = [p for p in (tree / ".untrace_cache").rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_key_depends_on_path_and_bytes():
+    assert Cache.key("a.py", b"x") != Cache.key("b.py", b"x")
+    assert Cache.key("a.py", b"x") != Cache.key("a.py", b"y")
+
+
+def _tree_of(root: Path, n: int) -> list[str]:
+    files = []
+    for i in range(n):
+        path = root / f"pkg{i % 10}" / f"model_{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(MODEL.replace("class Net", f"class Net{i}") + f"\n\ndef helper_{i}(x):\n    return x * {i}\n")
+        files.append(str(path.relative_to(root)))
+    return files
+
+
+def test_unchanged_tree_of_200_files_takes_the_hit_path(tmp_path, monkeypatch, capsys):
+    """The real engine and rules. Cold: 2 worker processes; warm: every file is a cache
+    hit, so analyze_file is never called (counted in this process: a warm run with
+    nothing to analyse starts no worker)."""
+    monkeypatch.chdir(tmp_path)
+    files = _tree_of(tmp_path, 200)
+    config = Config(root=tmp_path)
+    start = time.perf_counter()
+    cold = run_check(files, config=config, jobs=2)
+    cold_time = time.perf_counter() - start
+    assert cold.analyzed == 200 and len(entries(tmp_path)) == 200
+    assert {d.code for d in cold.diagnostics} >= {"UT101", "UT201"}
+
+    calls = []
+    real = analyzer.engine.analyze_file
+    monkeypatch.setattr(analyzer.engine, "analyze_file", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    start = time.perf_counter()
+    warm = run_check(files, config=config, jobs=2)
+    warm_time = time.perf_counter() - start
+    assert calls == [] and warm.cache_hits == 200 and warm.analyzed == 0
+    assert warm.diagnostics == cold.diagnostics
+    with capsys.disabled():
+        print(f"\n200 files: cold {cold_time:.2f}s (2 jobs), warm {warm_time:.3f}s ({warm_time / cold_time:.1%})")
+
+    # one edited file: exactly one analysis
+    (tmp_path / files[7]).write_text("x = 1\n")
+    again = run_check(files, config=config, jobs=1)
+    assert calls == [files[7]] and again.cache_hits == 199
