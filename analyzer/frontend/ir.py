@@ -271,6 +271,7 @@ class If:
     span: Span = NO_SPAN
     is_elif: bool = False
     results: tuple[str, ...] = ()  # assigned in either branch and live after (annotate_regions)
+    synthetic: bool = False  # a guard made by structure_control_flow, not in the source
 
 
 @dataclass(eq=False, slots=True)

@@ -15,7 +15,7 @@ import math
 import torch
 
 from lowering.graph import GraphBuilder, Value, is_bool, is_float
-from lowering.ops._common import normalize_dim, require_value, where
+from lowering.ops._common import as_float, normalize_dim, require_value, where
 from lowering.ops.registry import register
 
 
@@ -159,14 +159,14 @@ def softplus(g, input, beta=1.0, threshold=20.0):
 
 @register("torch.nn.functional.softsign")
 def softsign(g, input):
-    """softsign(Tensor input) -> Tensor"""
-    return g.op("Softsign", _float_input(g, input, "softsign"))
+    """softsign(Tensor input) -> Tensor  (integers give float32)"""
+    return g.op("Softsign", as_float(g, require_value(g, input, "softsign")))
 
 
 @register("torch.nn.functional.tanhshrink")
 def tanhshrink(g, input):
-    """tanhshrink(Tensor input) -> Tensor"""
-    x = _float_input(g, input, "tanhshrink")
+    """tanhshrink(Tensor input) -> Tensor  (integers give float32)"""
+    x = as_float(g, require_value(g, input, "tanhshrink"))
     return g.op("Sub", x, g.op("Tanh", x))
 
 
@@ -185,9 +185,11 @@ def prelu(g, input, weight):
     w = require_value(g, weight, "prelu", "weight")
     if w.dtype != x.dtype:
         raise g.error("prelu: weight and input dtypes differ")
-    if x.rank is None or w.rank != 1:
-        raise g.error("prelu needs an input of known rank and a 1-d weight")
-    if x.rank == 0:
+    if x.rank is None or w.rank not in (0, 1):
+        raise g.error("prelu needs an input of known rank and a 0-d or 1-d weight")
+    if w.rank == 0:
+        pass
+    elif x.rank == 0:
         w = g.op("Reshape", w, g.const(torch.zeros(0, dtype=torch.int64)))
     elif x.rank >= 2:
         w = g.op("Reshape", w, g.const([-1] + [1] * (x.rank - 2), torch.int64))

@@ -283,9 +283,15 @@ def clamp(g, input, min=None, max=None, *, out=None):
     x = require_value(g, input, "clamp")
     if min is None and max is None:
         raise g.error("clamp: at least one of min and max must be given (torch raises)")
-    if is_bool(x.dtype):
-        raise g.error("clamp of bool tensors is not supported by torch")
     dt = g.result_type(x, min, max)
+    if is_bool(dt):
+        if not all(b is None or isinstance(b, Value) for b in (min, max)):
+            raise g.error("clamp of bool tensors with scalar bounds is not supported by torch")
+        if min is not None:
+            x = g.op("Or", x, g.cast(min, dt))
+        if max is not None:
+            x = g.op("And", x, g.cast(max, dt))
+        return x
     x = g.cast(x, dt)
     tensor_bounds = isinstance(min, Value) or isinstance(max, Value)
     if not tensor_bounds:

@@ -225,7 +225,7 @@ def arange(g, *args, start=None, end=None, step=None, out=None, dtype=None, layo
     """arange(Scalar start=0, Scalar end, Scalar step=1, *, ScalarType? dtype=None, ...) -> Tensor"""
     check_out(g, out, "arange")
     _check_factory_kwargs(g, "arange", layout)
-    start, end, step = _range_args(g, args, start, end, step)
+    start, end, step = (int(b) if isinstance(b, bool) else b for b in _range_args(g, args, start, end, step))
     if end is None:
         raise g.error("arange: end is required")
     bounds = (start, end, step)

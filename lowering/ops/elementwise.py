@@ -64,12 +64,14 @@ def _binary_operands(g: GraphBuilder, a: Any, b: Any, name: str) -> tuple[Value,
 def _scaled(g: GraphBuilder, v: Value, alpha: Any, name: str) -> Value:
     if isinstance(alpha, Value):
         raise g.error(f"{name}: alpha must be a Python number")
+    if is_bool(v.dtype):
+        if isinstance(alpha, float):
+            raise g.error(f"{name}: for bool tensors, alpha must be a bool or an int")
+        return v if alpha else g.op("And", v, g.const(False))
     if alpha == 1:
         return v
     if not is_float(v.dtype) and isinstance(alpha, float):
         raise g.error(f"{name}: for integral input tensors, alpha must not be a floating point number")
-    if is_bool(v.dtype):
-        raise g.error(f"{name}: alpha is not supported for bool tensors")
     return g.op("Mul", v, g.const(alpha, v.dtype))
 
 
@@ -336,11 +338,16 @@ def signbit(g, input, *, out=None):
     if is_bool(x.dtype):
         return g.op("Xor", x, x)
     if is_float(x.dtype):
-        raise g.error(
-            "signbit of a floating point tensor cannot tell -0.0 from 0.0 in ONNX",
-            hint="use `x < 0` if negative zeros do not matter",
-        )
+        return _negative_sign(g, x)
     return g.op("Less", x, g.const(0, x.dtype))
+
+
+def _negative_sign(g: GraphBuilder, x: Value) -> Value:
+    """x < 0, or x is -0.0 (1/x is -inf).  ONNX cannot read the sign bit of a NaN: NaN
+    counts as positive here (torch reads the bit)."""
+    zero = g.const(0.0, x.dtype)
+    neg_zero = g.op("And", g.op("Equal", x, zero), g.op("Less", g.op("Reciprocal", x), zero))
+    return g.op("Or", g.op("Less", x, zero), neg_zero)
 
 
 @register("torch.square", "Tensor.square")
@@ -677,13 +684,8 @@ def copysign(g, input, other, *, out=None):
     a, b = _binary_operands(g, input, other, "copysign")
     dt = float_dtype_for(a.dtype)
     a, b = g.cast(a, dt), g.cast(b, dt)
-    if isinstance(other, Value) and is_float(other.dtype):
-        raise g.error(
-            "copysign with a floating point sign tensor cannot see the sign of -0.0 in ONNX",
-            hint="use torch.where(other < 0, -abs(x), abs(x))",
-        )
     mag = g.op("Abs", a)
-    return g.op("Where", g.op("Less", b, g.const(0.0, dt)), g.op("Neg", mag), mag)
+    return g.op("Where", _negative_sign(g, b), g.op("Neg", mag), mag)
 
 
 @register("torch.lerp", "Tensor.lerp")

@@ -34,20 +34,30 @@ def _rank(g: GraphBuilder, x: Value, ranks: tuple[int, ...], name: str, what: st
         raise g.error(f"{name}: {what} must be {' or '.join(f'{r}-D' for r in ranks)}, got rank {x.rank}")
 
 
-def _scale(g: GraphBuilder, v: Value, factor: Any, name: str, what: str) -> Value:
-    if isinstance(factor, Value):
+def _factor(g: GraphBuilder, factor: Any, dtype: torch.dtype, name: str, what: str) -> torch.Tensor:
+    """alpha/beta as torch uses them: converted to the tensors' dtype (0.2 -> 0 for ints)."""
+    if isinstance(factor, Value) or not isinstance(factor, (bool, int, float)):
         raise g.error(f"{name}: {what} must be a Python number")
-    if not is_float(v.dtype) and isinstance(factor, float):
-        raise g.error(f"{name}: {what} must not be a float for integer tensors (torch raises)")
-    return v if factor == 1 else g.op("Mul", v, g.const(factor, v.dtype))
+    return torch.tensor(factor).to(dtype)
+
+
+def _scale(g: GraphBuilder, v: Value, factor: torch.Tensor) -> Value:
+    if is_bool(v.dtype):
+        return v if bool(factor) else g.op("And", v, g.const(False))
+    return v if factor.item() == 1 else g.op("Mul", v, g.const(factor))
 
 
 def _add_scaled(g: GraphBuilder, input: Value, product: Value, beta: Any, alpha: Any, name: str) -> Value:
-    product = _scale(g, product, alpha, name, "alpha")
-    if isinstance(beta, (int, float)) and not isinstance(beta, bool) and beta == 0:
-        # torch ignores input when beta is 0 (it only broadcasts to the product's shape).
+    """beta * input + alpha * product; input is ignored when beta is 0 (torch), so NaN in
+    it does not propagate."""
+    a = _factor(g, alpha, product.dtype, name, "alpha")
+    b = _factor(g, beta, input.dtype, name, "beta")
+    product = _scale(g, product, a)
+    if b.item() == 0:
         return product
-    return g.op("Add", _scale(g, input, beta, name, "beta"), product)
+    if is_bool(input.dtype):
+        return g.op("Or", _scale(g, input, b), product)
+    return g.op("Add", _scale(g, input, b), product)
 
 
 @register("torch.matmul", "Tensor.matmul", "operator.matmul")
@@ -183,6 +193,15 @@ def einsum(g, equation, *operands, path=None):
                 pos = t.index("...")
                 missing = widest - (v.rank - (len(t) - 3))
                 vals[i] = g.unsqueeze(v, list(range(pos, pos + missing)))
+        lhs, arrow, rhs = eq.partition("->")
+        if arrow and "..." not in rhs:
+            # onnxruntime wants '...' in the output when inputs have it; torch sums the
+            # ellipsis dims away, so spell them out as letters that are not kept.
+            free = [c for c in "abcdefghijklmnopqrstuvwxyz" if c not in eq]
+            if len(free) < widest:
+                raise g.error("einsum: too many subscripts")
+            ell = "".join(free[:widest])
+            eq = lhs.replace("...", ell) + "->" + rhs
     return g.op("Einsum", *vals, equation=eq)
 
 
@@ -249,6 +268,5 @@ def addr(g, input, vec1, vec2, *, beta=1, alpha=1, out=None):
     _rank(g, a, (1,), "addr", "vec1")
     _rank(g, b, (1,), "addr", "vec2")
     c, a, b = g.promote(c, a, b)
-    if is_bool(c.dtype):
-        raise g.error("addr of bool tensors is not supported")
-    return _add_scaled(g, c, g.op("Mul", g.unsqueeze(a, [1]), g.unsqueeze(b, [0])), beta, alpha, "addr")
+    product = g.op("And" if is_bool(c.dtype) else "Mul", g.unsqueeze(a, [1]), g.unsqueeze(b, [0]))
+    return _add_scaled(g, c, product, beta, alpha, "addr")

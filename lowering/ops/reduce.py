@@ -114,7 +114,17 @@ def mean(g, input, dim=None, keepdim=False, *, dtype=None, out=None):
     check_out(g, out, "mean")
     x = _float_input(g, require_value(g, input, "mean"), dtype, "mean")
     _check_dim_arg(g, dim, "mean")
-    return _reduce(g, "ReduceMean", x, normalize_dims(g, dim, x.rank, "mean"), keepdim)
+    dims = normalize_dims(g, dim, x.rank, "mean")
+    return _mean(g, x, dims, keepdim)
+
+
+def _mean(g: GraphBuilder, x: Value, dims: list[int] | None, keepdim: bool) -> Value:
+    """ReduceMean, except over possibly empty dims: there onnxruntime gives 0 where torch
+    gives NaN, so it is sum / count."""
+    n = _reduced_count(g, x, dims)
+    if isinstance(n, int) and n > 0:
+        return _reduce(g, "ReduceMean", x, dims, keepdim)
+    return g.op("Div", _reduce(g, "ReduceSum", x, dims, keepdim), _count_as(g, n, x.dtype))
 
 
 @register("torch.nanmean", "Tensor.nanmean")
@@ -378,13 +388,13 @@ def _var(g: GraphBuilder, name: str, input, dim, unbiased, keepdim, correction) 
     _check_dim_arg(g, dim, name)
     dims = normalize_dims(g, dim, x.rank, name)
     corr = _correction(g, unbiased, correction)
-    mean_keep = _reduce(g, "ReduceMean", x, dims, True)
+    mean_keep = _mean(g, x, dims, True)
     diff = g.op("Sub", x, mean_keep)
     ss = _reduce(g, "ReduceSum", g.op("Mul", diff, diff), dims, keepdim)
     n = _count_as(g, _reduced_count(g, x, dims), x.dtype)
     denom = g.op("Max", g.op("Sub", n, g.const(corr, x.dtype)), g.const(0.0, x.dtype))
     var = g.op("Div", ss, denom)
-    mean = mean_keep if keepdim or x.rank == 0 else _reduce(g, "ReduceMean", x, dims, False)
+    mean = mean_keep if keepdim or x.rank == 0 else _mean(g, x, dims, False)
     return var, mean
 
 

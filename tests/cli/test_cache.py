@@ -85,7 +85,7 @@ def test_no_cache_neither_reads_nor_writes(fake, tree, cli):
     assert cli("check", "pkg")[0] == 1
     assert entries(tree)
     fake.CALLS["n"] = 0
-    assert cli("check", "pkg", "--no-cache")[0] == 1
+    assert cli("check", "pkg", "--no-cache", "-j1")[0] == 1
     assert fake.CALLS["n"] == 2
     import shutil
 
@@ -134,18 +134,34 @@ def test_other_versions_are_dropped(fake, tree, monkeypatch):
     assert dirs == [f"{analyzer.cache.__version__}-0123456789abcdef"] and old.name not in dirs
 
 
-def test_analyzer_hash_covers_rules_and_engine():
-    import hashlib
+def test_analyzer_hash_covers_the_analysis_code(tmp_path, monkeypatch):
+    """Editing any analysis module (a rule, the engine) changes the hash; editing a
+    reporter does not."""
+    import shutil
 
     import analyzer
+    import analyzer.cache
 
-    package = Path(analyzer.__file__).parent
-    assert len(analyzer_hash()) == 16
-    # the hash is over the analysis code, so it must see the rule modules and the engine
-    assert (package / "engine.py").exists() and list((package / "rules").glob("ut*.py"))
-    digest = hashlib.sha256()
-    digest.update(b"")
-    assert analyzer_hash() == analyzer_hash()
+    copy = tmp_path / "analyzer"
+    shutil.copytree(Path(analyzer.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(analyzer.cache, "__file__", str(copy / "cache.py"))
+
+    def fresh_hash() -> str:
+        analyzer.cache.analyzer_hash.cache_clear()
+        return analyzer.cache.analyzer_hash()
+
+    try:
+        base = fresh_hash()
+        rule = sorted((copy / "rules").glob("ut1*.py"))[0]
+        rule.write_text(rule.read_text() + "\n# edited\n")
+        edited_rule = fresh_hash()
+        assert edited_rule != base
+        (copy / "report" / "text.py").write_text((copy / "report" / "text.py").read_text() + "\n# edited\n")
+        assert fresh_hash() == edited_rule
+        (copy / "engine.py").write_text((copy / "engine.py").read_text() + "\n# edited\n")
+        assert fresh_hash() != edited_rule
+    finally:
+        analyzer.cache.analyzer_hash.cache_clear()
 
 
 def test_atomic_put_leaves_no_temporary_files(fake, tree):

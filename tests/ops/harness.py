@@ -241,22 +241,44 @@ def opinfo_targets(qualname: str) -> list[tuple[Any, str]]:
     index = _opinfo_index()
     if qualname in _OPERATORS:
         return [(info, conv) for name, conv in _OPERATORS[qualname] for info in index.get(name, [])]
-    if qualname.endswith("_") and not qualname.endswith("__"):
-        return []  # in-place variants: covered by hand-written cases
+    if qualname in _INPLACE_OPERATORS:
+        return [(info, "inplace_operator") for info in index.get(_INPLACE_OPERATORS[qualname], []) if info.inplace_variant]
+    inplace = qualname.endswith("_") and not qualname.endswith("__")
+    base = qualname[:-1] if inplace else qualname
     for prefix, repl in (("torch.nn.functional.", "nn.functional."), ("torch.", ""), ("Tensor.", "")):
-        if qualname.startswith(prefix):
-            name = repl + qualname[len(prefix):]
+        if base.startswith(prefix):
+            name = repl + base[len(prefix):]
             break
     else:
         return []
     infos = index.get(name, [])
-    if not infos and qualname.startswith("torch.") and "." not in name:
+    if not infos and "." not in name:
         infos = index.get(f"nn.functional.{name}", [])
-    conv = "direct"
-    out = []
-    for info in infos:
-        out.append((info, _SPECIAL_CALLS.get((qualname, info.name), conv)))
-    return out
+    if inplace:
+        return [(info, "inplace") for info in infos if info.inplace_variant is not None]
+    return [(info, _SPECIAL_CALLS.get((qualname, info.name), "direct")) for info in infos]
+
+
+_INPLACE_OPERATORS = {
+    "operator.iadd": "add",
+    "operator.isub": "sub",
+    "operator.imul": "mul",
+    "operator.itruediv": "true_divide",
+    "operator.ifloordiv": "floor_divide",
+    "operator.imod": "remainder",
+    "operator.ipow": "pow",
+}
+
+
+def opinfo_groups() -> list[tuple[str, ...]]:
+    """Registered names with an OpInfo, grouped when one lowering function serves several
+    names through the same OpInfo calls (``torch.add`` / ``Tensor.add``): a group is
+    tested once, under its first name."""
+    groups: dict[tuple, list[str]] = {}
+    for q in opinfo_names():
+        key = (lookup(q), tuple((id(info), conv) for info, conv in opinfo_targets(q)))
+        groups.setdefault(key, []).append(q)
+    return [tuple(names) for names in groups.values()]
 
 
 def opinfo_names() -> list[str]:
@@ -290,9 +312,13 @@ def _lowering_call(conv: str, sample) -> tuple[tuple, dict]:
     return (inp, *args), kwargs
 
 
-def _usable(conv: str, sample) -> bool:
-    if conv in ("operator", "reflected"):
-        return not sample.kwargs and len(sample.args) == 1
+_UNARY_OPERATORS = {"neg", "abs", "positive", "bitwise_not"}
+
+
+def _usable(conv: str, sample, info) -> bool:
+    if conv in ("operator", "reflected", "inplace_operator"):
+        arity = 0 if info.name in _UNARY_OPERATORS else 1
+        return not sample.kwargs and len(sample.args) == arity
     return True
 
 
@@ -303,7 +329,7 @@ def iter_samples(info, dtype: torch.dtype, conv: str, limit: int = MAX_SAMPLES) 
         warnings.simplefilter("ignore")
         pool = []
         for s in info.sample_inputs("cpu", dtype, requires_grad=False):
-            if _usable(conv, s):
+            if _usable(conv, s, info):
                 pool.append(s)
             if len(pool) >= 5 * limit:
                 break
@@ -336,7 +362,12 @@ def run_opinfo(
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    expected = info.op(sample.input, *sample.args, **sample.kwargs)
+                    if conv.startswith("inplace"):
+                        target = sample.input.clone()
+                        info.inplace_variant(target, *sample.args, **sample.kwargs)
+                        expected = target
+                    else:
+                        expected = info.op(sample.input, *sample.args, **sample.kwargs)
             except Exception:
                 continue  # eager rejects it: nothing to compare with
             args, kwargs = _lowering_call(conv, sample)

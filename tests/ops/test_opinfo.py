@@ -2,10 +2,12 @@
 own sample inputs (float32, plus int64/bool where the OpInfo takes them).
 
 A sample passes when onnxruntime agrees with eager (rtol 1e-4 / atol 1e-5, exact for
-int64/bool; dtype and shape equal) -- also with symbolic input dims for float32.  A
-sample the lowering refuses with ``LoweringError`` is "refused", not passed; any other
-exception or disagreement fails the test.  Each (name, dtype) must pass at least one
-float32 sample.  Known gaps are strict xfails in ``tests/ops/xfails.py``.
+integer and bool outputs; dtype and shape equal) -- float32 samples also with symbolic
+input dims.  A sample the lowering refuses with ``LoweringError`` is "refused", not
+passed; any other exception or disagreement fails the test, and every op must pass at
+least one float32 sample.  Names served by the same lowering through the same OpInfo
+(``torch.add`` / ``Tensor.add``) are tested once.  Known gaps are strict xfails in
+``tests/ops/xfails.py``.
 """
 
 from __future__ import annotations
@@ -16,26 +18,48 @@ import torch
 from . import harness
 from .xfails import xfail_for
 
-torch.set_grad_enabled(False)
+OPSETS = (17, 20, 23)
 
 
-def _cases():
-    for name in harness.opinfo_names():
-        for dtype in harness.tested_dtypes(name):
-            marks = []
-            x = xfail_for("opinfo", name, dtype)
-            if x is not None:
-                marks.append(pytest.mark.xfail(reason=x.reason, strict=True))
-            yield pytest.param(name, dtype, id=f"{name}-{str(dtype).removeprefix('torch.')}", marks=marks)
+def _marks(names, dtype=None):
+    for name in names:
+        x = xfail_for("opinfo", name, dtype)
+        if x is not None:
+            return [pytest.mark.xfail(reason=x.reason, strict=True)]
+    return []
 
 
-@pytest.mark.parametrize(("qualname", "dtype"), list(_cases()))
-def test_opinfo(qualname, dtype):
-    results = harness.run_opinfo(qualname, dtype)
+def _dtype_cases():
+    for names in harness.opinfo_groups():
+        for dtype in harness.tested_dtypes(names[0]):
+            dt = str(dtype).removeprefix("torch.")
+            yield pytest.param(names, dtype, id=f"{names[0]}-{dt}", marks=_marks(names, dtype))
+
+
+def _opset_cases():
+    for names in harness.opinfo_groups():
+        for opset in OPSETS:
+            yield pytest.param(names, opset, id=f"{names[0]}-opset{opset}", marks=_marks(names, torch.float32))
+
+
+@pytest.mark.parametrize(("names", "dtype"), list(_dtype_cases()))
+def test_opinfo(names, dtype):
+    with torch.no_grad():
+        results = harness.run_opinfo(names[0], dtype)
     failures = list(harness.iter_failures(results))
-    assert not failures, f"{qualname} {dtype}: " + "\n".join(failures)
+    assert not failures, f"{names[0]} {dtype}:\n" + "\n".join(failures)
     counts = harness.summarize(results)
     if dtype == torch.float32:
-        assert counts["passed"] > 0, f"{qualname}: no float32 sample lowered ({counts}); " + "; ".join(
+        assert counts["passed"] > 0, f"{names[0]}: no float32 sample lowered ({counts}): " + "; ".join(
             r.detail for r in results[:3]
         )
+
+
+@pytest.mark.parametrize(("names", "opset"), list(_opset_cases()))
+def test_opinfo_opsets(names, opset):
+    """A few float32 samples of every op at the other supported opsets (default is 18)."""
+    with torch.no_grad():
+        results = harness.run_opinfo(names[0], torch.float32, opset, limit=2, dynamic=False)
+    failures = list(harness.iter_failures(results))
+    assert not failures, f"{names[0]} opset {opset}:\n" + "\n".join(failures)
+    assert harness.summarize(results)["passed"] > 0, f"{names[0]}: nothing lowered at opset {opset}"

@@ -1,0 +1,110 @@
+"""`lowering.export`: an `nn.Module`'s forward source -> `onnx.ModelProto`, never calling it.
+
+`args` give the graph inputs' shapes and dtypes only (their values are never read);
+`dynamic_shapes` names the axes that stay symbolic, as in torch.export:
+`{"x": {0: "batch"}}`. Python values among the arguments (None, flags, ints) are
+constants of the export, as they are for tracing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import tempfile
+from typing import Any
+
+import onnx
+import torch
+
+from lowering.errors import LoweringError
+from lowering.graph import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder, Value
+from lowering.interpreter import Interpreter, Stacked, _flatten
+
+
+def export(
+    module: torch.nn.Module,
+    args: tuple | list = (),
+    *,
+    kwargs: dict | None = None,
+    opset: int = DEFAULT_OPSET,
+    dynamic_shapes: dict | None = None,
+    input_names: list[str] | None = None,
+    output_names: list[str] | None = None,
+) -> onnx.ModelProto:
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"export expects an nn.Module, got {type(module).__name__}")
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise LoweringError(f"opset {opset} is not supported (supported: {MIN_OPSET}-{MAX_OPSET})")
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    kwargs = dict(kwargs or {})
+    g = GraphBuilder(opset)
+    signature = inspect.signature(type(module).forward)
+    try:
+        bound = signature.bind(module, *args, **kwargs)
+    except TypeError as exc:
+        raise LoweringError(f"the arguments do not match {type(module).__name__}.forward: {exc}") from None
+    dynamic_shapes = dynamic_shapes or {}
+    names = iter(input_names or [])
+    graph_args: dict[str, Any] = {}
+    for i, (name, value) in enumerate(bound.arguments.items()):
+        if i == 0:
+            continue
+        graph_args[name] = _inputs(g, name, value, dynamic_shapes.get(name), names)
+    interp = Interpreter(module, g)
+    params = list(signature.parameters.values())[1:]
+    call_args, call_kwargs = [], {}
+    for p in params:
+        if p.name not in graph_args:
+            continue
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            call_args.append(graph_args[p.name])
+        elif p.kind is p.VAR_POSITIONAL:
+            call_args.extend(graph_args[p.name])
+        elif p.kind is p.VAR_KEYWORD:
+            call_kwargs.update(graph_args[p.name])
+        else:
+            call_kwargs[p.name] = graph_args[p.name]
+    with torch.no_grad():
+        result = interp.call_forward(module, call_args, call_kwargs)
+    leaves, _ = _flatten(result)
+    out_names = list(output_names or [])
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, Stacked):
+            leaf = leaf.value
+        if not isinstance(leaf, Value):
+            if isinstance(leaf, (int, float, bool)):
+                leaf = g.const(leaf)
+            elif leaf is None:
+                continue
+            else:
+                raise LoweringError(f"forward returns a {type(leaf).__name__}, which is not a tensor")
+        g.add_output(leaf, out_names[i] if i < len(out_names) else f"output_{i}" if len(leaves) > 1 else "output")
+    model = g.to_model(opset)
+    model.producer_name = "untrace"
+    return model
+
+
+def _inputs(g: GraphBuilder, name: str, value, dynamic: dict | None, names) -> Any:
+    if isinstance(value, torch.Tensor):
+        shape = list(value.shape)
+        for axis, symbol in (dynamic or {}).items():
+            shape[axis] = symbol if isinstance(symbol, str) else f"{name}_dim{axis}"
+        return g.add_input(next(names, name), value.dtype, tuple(shape))
+    if isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in value):
+        return type(value)(_inputs(g, f"{name}_{i}", v, None, names) for i, v in enumerate(value))
+    return value
+
+
+def save(model: onnx.ModelProto, path: str) -> None:
+    """Write atomically: a reader never sees a half-written file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".untrace-", suffix=".onnx", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(model.SerializeToString())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,1322 @@
+"""The abstract interpreter that lowers `forward` source to ONNX, never calling it.
+
+Every variable holds either a *known* Python value (constants, submodules,
+parameters' owners, config, `None`, dtypes, tuples of those) or a *graph* value
+(`lowering.graph.Value`). Statements are interpreted over the IR of the source
+(`analyzer.frontend`, made structured by `structure_control_flow`, regions annotated
+by `annotate_regions`):
+
+- an `if` whose predicate is known picks its branch; a graph predicate emits an ONNX
+  `If` whose outputs are the region's results (assigned in either branch ∩ live after);
+- a loop over a known iterable unrolls; `range(graph_int)` emits a `Loop` with a trip
+  count, a `while` on a graph predicate a `Loop` with a condition; carried values are
+  the region's carried set; `list.append` in a graph loop becomes a scan output;
+- calls go to the op table (`lowering.ops`), to user code (interpreted from its own
+  source, recursively), or are evaluated for real when they are pure Python on known
+  values (`math.sqrt(4)`, `isinstance`, `range(3)`).
+
+What it cannot lower faithfully raises `LoweringError` with file:line and a way out.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import inspect
+import math
+import operator
+import sys
+from typing import Any
+
+import torch
+
+from analyzer.analyses.regions import annotate_regions
+from analyzer.frontend import ParseError, expr_text, ir, parse_module
+from analyzer.frontend.structure import RETVAL, structure_control_flow
+from lowering.errors import LoweringError
+from lowering.graph import GraphBuilder, Value
+from lowering.ops import registry
+
+MAX_UNROLL = 10_000
+_MAX_DEPTH = 64
+
+_BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
+           "@": "matmul", "&": "and_", "|": "or_", "^": "xor", "<<": "lshift", ">>": "rshift"}
+_CMPOPS = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
+_PY_BIN = {k: getattr(operator, v) for k, v in _BINOPS.items()}
+_PY_CMP = {k: getattr(operator, v) for k, v in _CMPOPS.items()}
+
+# Pure functions safe to run for real on known arguments.
+_PURE_MODULES = ("math", "operator", "builtins", "functools", "itertools", "numbers", "collections", "typing", "enum")
+_PURE_TORCH = {"torch.is_tensor", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.onnx.is_in_onnx_export",
+               "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.device",
+               "torch.is_floating_point", "torch.compiler.is_compiling", "torch._assert", "torch._check",
+               "torch.promote_types", "torch.Size"}
+
+
+@dataclasses.dataclass
+class Stacked:
+    """The scan output of a graph loop: `value[i]` is what iteration i appended."""
+
+    value: Value
+
+
+@dataclasses.dataclass
+class GraphRange:
+    """`range(start, stop, step)` with graph bounds: iterated by an ONNX Loop."""
+
+    start: Any
+    stop: Any
+    step: Any
+
+
+@dataclasses.dataclass
+class BoundUserMethod:
+    obj: Any
+    function: Any  # a Python function object
+
+
+@dataclasses.dataclass
+class TensorMethod:
+    value: Value
+    name: str
+
+
+@dataclasses.dataclass
+class Closure:
+    fn: ir.FunctionDef
+    frame: "Frame"
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+
+MISSING = _Missing()
+
+
+class ReturnSignal(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+@dataclasses.dataclass
+class Frame:
+    env: dict
+    globals: dict
+    path: str
+    qualname: str
+    self_obj: Any = None
+    cls: Any = None
+
+
+class Interpreter:
+    def __init__(self, root: torch.nn.Module, graph: GraphBuilder):
+        self.root = root
+        self.g = graph
+        self.module_paths = {id(m): name for name, m in root.named_modules()}
+        self.tensor_names: dict[int, str] = {}
+        for name, p in root.named_parameters(remove_duplicate=False):
+            self.tensor_names.setdefault(id(p), name)
+        for name, b in root.named_buffers(remove_duplicate=False):
+            self.tensor_names.setdefault(id(b), name)
+        self._sources: dict[str, ir.Module] = {}
+        self._functions: dict[Any, ir.FunctionDef] = {}
+        self.depth = 0
+        self.location: tuple[str, int] = ("<unknown>", 0)
+
+    # ================================================================ entry
+
+    def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):
+        fn = getattr(type(module), "forward")
+        return self.call_python_function(fn, [module, *args], kwargs)
+
+    # ================================================================ sources
+
+    def function_ir(self, fn) -> tuple[ir.FunctionDef, str, dict]:
+        """The structured, annotated IR of a Python function, its file and globals."""
+        fn = inspect.unwrap(fn)
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            raise self.error(f"cannot read the source of {fn!r}", "register a lowering for it (lowering.register_lowering)")
+        key = (code.co_filename, code.co_firstlineno, code.co_name)
+        path = code.co_filename
+        if key not in self._functions:
+            module = self._sources.get(path)
+            if module is None:
+                try:
+                    with open(path, "rb") as fh:
+                        module = parse_module(fh.read(), path)
+                except (OSError, ParseError) as exc:
+                    raise self.error(f"cannot read the source of {fn.__qualname__} in {path}: {exc}",
+                                     "register a lowering for it (lowering.register_lowering)") from None
+                self._sources[path] = module
+            found = _find_def(module.body, code.co_firstlineno, code.co_name)
+            if found is None:
+                raise self.error(f"cannot find the source of {fn.__qualname__} in {path}",
+                                 "register a lowering for it (lowering.register_lowering)")
+            structured = structure_control_flow(found)
+            annotate_regions(structured)
+            self._functions[key] = structured
+        return self._functions[key], path, fn.__globals__
+
+    # ================================================================ errors
+
+    def error(self, message: str, hint: str | None = None, construct: str | None = None) -> LoweringError:
+        path, line = self.location
+        return LoweringError(message, path=path, line=line, construct=construct,
+                             hint=hint or "rewrite it with torch.where / torch.cond, register a lowering "
+                                          "(lowering.register_lowering), or script it")
+
+    # ================================================================ calls into user code
+
+    def call_python_function(self, fn, args: list, kwargs: dict, self_obj=None):
+        fn_ir, path, globs = self.function_ir(fn)
+        qualname = fn_ir.qualname
+        if self.depth > _MAX_DEPTH:
+            raise self.error(f"call depth over {_MAX_DEPTH} (recursion?) in {qualname}", construct="call")
+        frame = Frame({}, globs, path, qualname)
+        self._bind_parameters(fn_ir, fn, args, kwargs, frame)
+        if fn_ir.params and fn_ir.params[0].name == "self" and args:
+            frame.self_obj = args[0]
+        saved = self.location
+        self.depth += 1
+        try:
+            self.exec_block(fn_ir.body, frame)
+        except ReturnSignal as ret:
+            return ret.value
+        finally:
+            self.depth -= 1
+            self.location = saved
+        return None
+
+    def _bind_parameters(self, fn_ir: ir.FunctionDef, fn, args, kwargs, frame: Frame):
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            sig = None
+        if sig is not None:
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise self.error(f"cannot call {fn_ir.qualname}: {exc}", construct="call") from None
+            bound.apply_defaults()
+            for name, value in bound.arguments.items():
+                param = sig.parameters[name]
+                if param.kind is inspect.Parameter.VAR_POSITIONAL:
+                    value = tuple(value)
+                elif param.kind is inspect.Parameter.VAR_KEYWORD:
+                    value = dict(value)
+                frame.env[name] = value
+            return
+        raise self.error(f"cannot bind the arguments of {fn_ir.qualname}", construct="call")
+
+    # ================================================================ statements
+
+    def exec_block(self, stmts, frame: Frame) -> None:
+        for s in stmts:
+            self.exec_stmt(s, frame)
+
+    def exec_stmt(self, s, frame: Frame) -> None:
+        self.location = (frame.path, s.span.line)
+        with self.g.location(frame.path, s.span.line):
+            method = getattr(self, "_stmt_" + type(s).__name__, None)
+            if method is None:
+                raise self.error(f"`{type(s).__name__}` statements are not supported in forward", construct=type(s).__name__)
+            method(s, frame)
+
+    def _stmt_Pass(self, s, frame):
+        pass
+
+    def _stmt_Assign(self, s, frame):
+        value = self.eval(s.value, frame)
+        for t in s.targets:
+            self.assign(t, value, frame)
+
+    def _stmt_AugAssign(self, s, frame):
+        if isinstance(s.target, ir.Subscript):
+            base = self.eval(s.target.value, frame)
+            index = self.eval(s.target.index, frame)
+            current = self.subscript(base, index)
+            self.setitem(s.target, base, index, self.binop(s.op, current, self.eval(s.value, frame), inplace=True), frame)
+            return
+        current = self.eval(s.target, frame)
+        value = self.binop(s.op, current, self.eval(s.value, frame), inplace=True)
+        if isinstance(current, list) and not isinstance(value, Value):
+            current[:] = value  # list += keeps identity, as in Python
+            value = current
+        self.assign(s.target, value, frame)
+
+    def _stmt_ExprStmt(self, s, frame):
+        self.eval(s.value, frame)
+
+    def _stmt_Return(self, s, frame):
+        raise ReturnSignal(self.eval(s.value, frame) if s.value is not None else None)
+
+    def _stmt_Raise(self, s, frame):
+        raise self.error(f"`raise {expr_text(s.exc)}` is reached at export time for these inputs",
+                         "the inputs given to export take a path that raises; check the shapes and arguments",
+                         construct="raise")
+
+    def _stmt_Assert(self, s, frame):
+        test = self.eval(s.test, frame)
+        if isinstance(test, Value):
+            return  # a runtime check on data: dropped, as torch.onnx does with torch._assert
+        if not test:
+            raise self.error(f"assertion `{expr_text(s.test)}` fails for the export inputs", construct="assert")
+
+    def _stmt_Import(self, s, frame):
+        import importlib
+
+        for name, asname in s.names:
+            if s.module is None:
+                mod = importlib.import_module(name)
+                frame.env[asname or name.split(".")[0]] = mod if asname else importlib.import_module(name.split(".")[0])
+            else:
+                package = frame.globals.get("__package__")
+                mod = importlib.import_module(("." * s.level) + s.module, package) if s.level else importlib.import_module(s.module)
+                frame.env[asname or name] = getattr(mod, name)
+
+    def _stmt_FunctionDef(self, s, frame):
+        frame.env[s.name] = Closure(annotate_and_structure(s), frame)
+
+    def _stmt_Global(self, s, frame):
+        pass
+
+    def _stmt_Nonlocal(self, s, frame):
+        pass
+
+    def _stmt_Delete(self, s, frame):
+        for t in s.targets:
+            if isinstance(t, ir.Name):
+                frame.env.pop(t.id, None)
+
+    def _stmt_With(self, s, frame):
+        for ctx, target in s.items:
+            value = self.eval(ctx, frame)
+            if not _is_harmless_context(value):
+                raise self.error(f"`with {expr_text(ctx)}` is not supported", construct="with")
+            if target is not None:
+                self.assign(target, None, frame)
+        self.exec_block(s.body, frame)
+
+    def _stmt_If(self, s, frame):
+        test = self.eval(s.test, frame)
+        if isinstance(test, Value):
+            self.emit_if(s, test, frame)
+        elif self.truth(test):
+            self.exec_block(s.body, frame)
+        else:
+            self.exec_block(s.orelse, frame)
+
+    def _stmt_Loop(self, s, frame):
+        if s.kind == "for":
+            iterable = self.eval(s.iter, frame)
+            if isinstance(iterable, GraphRange):
+                self.emit_loop(s, frame, trip=iterable)
+                return
+            try:
+                items = list(self.iterate(iterable))
+            except TypeError:
+                raise self.error(f"cannot iterate over {type(iterable).__name__}", construct="for") from None
+            for item in items:
+                self.assign(s.target, item, frame)
+                self.exec_block(s.body, frame)
+            self.exec_block(s.orelse, frame)
+            return
+        for _ in range(MAX_UNROLL):
+            test = self.eval(s.test, frame)
+            if isinstance(test, Value):
+                self.emit_loop(s, frame, cond=test)
+                return
+            if not self.truth(test):
+                self.exec_block(s.orelse, frame)
+                return
+            self.exec_block(s.body, frame)
+        raise self.error(f"`while` loop ran {MAX_UNROLL} times at export time", construct="while")
+
+    def iterate(self, iterable):
+        if isinstance(iterable, Value):
+            return iter(self.unpack(iterable, 0, True))  # rows of a static first axis
+        if isinstance(iterable, torch.nn.ModuleDict):
+            return iter(iterable.keys())
+        if isinstance(iterable, dict):
+            return iter(iterable.keys())
+        return iter(iterable)
+
+    # ================================================================ assignment
+
+    def assign(self, target, value, frame: Frame) -> None:
+        if isinstance(target, ir.Name):
+            frame.env[target.id] = value
+        elif isinstance(target, (ir.Tuple, ir.List)):
+            items = self.unpack(value, len(target.elts), any(isinstance(e, ir.Starred) for e in target.elts))
+            star = next((i for i, e in enumerate(target.elts) if isinstance(e, ir.Starred)), None)
+            if star is None:
+                if len(items) != len(target.elts):
+                    raise self.error(f"cannot unpack {len(items)} values into {len(target.elts)}", construct="assign")
+                for t, v in zip(target.elts, items):
+                    self.assign(t, v, frame)
+            else:
+                after = len(target.elts) - star - 1
+                for t, v in zip(target.elts[:star], items[:star]):
+                    self.assign(t, v, frame)
+                self.assign(target.elts[star].value, list(items[star:len(items) - after]), frame)
+                for t, v in zip(target.elts[star + 1:], items[len(items) - after:]):
+                    self.assign(t, v, frame)
+        elif isinstance(target, ir.Subscript):
+            base = self.eval(target.value, frame)
+            index = self.eval(target.index, frame)
+            self.setitem(target, base, index, value, frame)
+        elif isinstance(target, ir.Attribute):
+            owner = self.eval(target.value, frame)
+            if isinstance(owner, torch.nn.Module):
+                raise self.error(f"assigning `{expr_text(target)}` in forward changes the module's state",
+                                 "keep per-call state in local variables", construct="assign")
+            raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
+        else:
+            raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
+
+    def unpack(self, value, n: int, starred: bool) -> list:
+        if isinstance(value, Value):
+            if value.rank is None or value.rank == 0:
+                raise self.error("cannot unpack a tensor of unknown rank", construct="unpack")
+            size = self.g.size(value, 0)
+            if isinstance(size, Value):
+                raise self.error("unpacking a tensor along a dynamic dimension", construct="unpack")
+            return list(self.call_op("Tensor.unbind", [value], {}))
+        if isinstance(value, Stacked):
+            raise self.error("unpacking the list built by a graph loop", "stack it with torch.stack", construct="unpack")
+        try:
+            return list(value)
+        except TypeError:
+            raise self.error(f"cannot unpack {type(value).__name__}", construct="unpack") from None
+
+    def setitem(self, target, base, index, value, frame):
+        if isinstance(base, Value):
+            new = self.call_op("operator.setitem", [base, index, value], {})
+            if isinstance(target.value, ir.Name):
+                frame.env[target.value.id] = new
+                return
+            raise self.error(f"index assignment into `{expr_text(target.value)}`: only into a variable",
+                             "assign the tensor to a local name first", construct="setitem")
+        if isinstance(base, (list, dict)):
+            base[index] = value
+            return
+        raise self.error(f"cannot assign into {type(base).__name__}", construct="setitem")
+
+    # ================================================================ expressions
+
+    def eval(self, e, frame: Frame):
+        method = getattr(self, "_ev_" + type(e).__name__, None)
+        if method is None:
+            raise self.error(f"expression `{expr_text(e)}` is not supported", construct=type(e).__name__)
+        return method(e, frame)
+
+    def _ev_Const(self, e, frame):
+        return e.value
+
+    def _ev_FormattedString(self, e, frame):
+        return "".join(str(self.eval(v, frame)) for v in e.values)
+
+    def _ev_Name(self, e, frame):
+        if e.id in frame.env:
+            return frame.env[e.id]
+        if e.id in frame.globals:
+            return frame.globals[e.id]
+        if hasattr(builtins, e.id):
+            return getattr(builtins, e.id)
+        raise self.error(f"name `{e.id}` is not defined here", construct="name")
+
+    def _ev_Tuple(self, e, frame):
+        return tuple(self._elements(e.elts, frame))
+
+    def _ev_List(self, e, frame):
+        return list(self._elements(e.elts, frame))
+
+    def _ev_Set(self, e, frame):
+        return set(self._elements(e.elts, frame))
+
+    def _elements(self, elts, frame):
+        out = []
+        for x in elts:
+            if isinstance(x, ir.Starred):
+                out.extend(self.unpack(self.eval(x.value, frame), 0, True))
+            else:
+                out.append(self.eval(x, frame))
+        return out
+
+    def _ev_Dict(self, e, frame):
+        out = {}
+        for k, v in e.items:
+            if k is None:
+                out.update(self.eval(v, frame))
+            else:
+                out[self.eval(k, frame)] = self.eval(v, frame)
+        return out
+
+    def _ev_Slice(self, e, frame):
+        return slice(*(self.eval(x, frame) if x is not None else None for x in (e.lower, e.upper, e.step)))
+
+    def _ev_Starred(self, e, frame):
+        return self.eval(e.value, frame)
+
+    def _ev_NamedExpr(self, e, frame):
+        value = self.eval(e.value, frame)
+        frame.env[e.target.id] = value
+        return value
+
+    def _ev_Lambda(self, e, frame):
+        fn = ir.FunctionDef("<lambda>", e.params, [ir.Return(e.body, e.span)], span=e.span, qualname="<lambda>")
+        return Closure(fn, frame)
+
+    def _ev_IfExp(self, e, frame):
+        test = self.eval(e.test, frame)
+        if isinstance(test, Value):
+            body, orelse = self.eval(e.body, frame), self.eval(e.orelse, frame)
+            if not isinstance(body, Value) and not isinstance(orelse, Value) and _same(body, orelse):
+                return body
+            a, b = self.as_graph(body), self.as_graph(orelse)
+            # Both sides are pure expressions: evaluate both and select (ONNX Where).
+            return self.call_op("torch.where", [self.to_bool(test), a, b], {})
+        return self.eval(e.body, frame) if self.truth(test) else self.eval(e.orelse, frame)
+
+    def _ev_BoolOp(self, e, frame):
+        result = self.eval(e.values[0], frame)
+        for sub in e.values[1:]:
+            if isinstance(result, Value):
+                other = self.eval(sub, frame)
+                op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
+                result = self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
+                continue
+            if (e.op == "and") != bool(self.truth(result)):
+                return result
+            result = self.eval(sub, frame)
+        return result
+
+    def _ev_UnaryOp(self, e, frame):
+        v = self.eval(e.operand, frame)
+        if isinstance(v, Value):
+            if e.op == "not":
+                return self.call_op("torch.logical_not", [self.to_bool(v)], {})
+            name = {"-": "operator.neg", "+": "operator.pos", "~": "operator.invert"}[e.op]
+            return self.call_op(name, [v], {})
+        if e.op == "not":
+            return not self.truth(v)
+        return {"-": operator.neg, "+": operator.pos, "~": operator.invert}[e.op](v)
+
+    def _ev_Compare(self, e, frame):
+        left = self.eval(e.left, frame)
+        result = None
+        for op, comp in zip(e.ops, e.comparators):
+            right = self.eval(comp, frame)
+            if op in ("is", "is not"):
+                r = (left is right) if not (isinstance(left, Value) or isinstance(right, Value)) else (
+                    left is right)
+                r = r if op == "is" else not r
+            elif op in ("in", "not in"):
+                if isinstance(left, Value) or isinstance(right, Value):
+                    raise self.error("`in` on tensors is not supported", construct="compare")
+                r = (left in right) if op == "in" else (left not in right)
+            else:
+                r = self.compare(op, left, right)
+            result = r if result is None else self._and(result, r)
+            left = right
+        return result
+
+    def _and(self, a, b):
+        if isinstance(a, Value) or isinstance(b, Value):
+            return self.call_op("torch.logical_and", [self.to_bool(a), self.to_bool(b)], {})
+        return a and b
+
+    def compare(self, op, a, b):
+        if isinstance(a, Value) or isinstance(b, Value):
+            return self.call_op(f"operator.{_CMPOPS[op]}", [a, b], {})
+        return _PY_CMP[op](a, b)
+
+    def _ev_BinOp(self, e, frame):
+        return self.binop(e.op, self.eval(e.left, frame), self.eval(e.right, frame))
+
+    def binop(self, op, a, b, inplace=False):
+        if isinstance(a, Value) or isinstance(b, Value):
+            return self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})
+        if isinstance(a, (list, tuple)) and any(isinstance(x, Value) for x in a) and op == "*":
+            return _PY_BIN[op](a, b)
+        return _PY_BIN[op](a, b)
+
+    def _ev_Attribute(self, e, frame):
+        return self.attribute(self.eval(e.value, frame), e.attr)
+
+    def attribute(self, base, attr: str):
+        if isinstance(base, Value):
+            if attr == "shape":
+                return self.shape(base)
+            if attr == "ndim":
+                return self._rank(base)
+            if attr == "dtype":
+                return base.dtype
+            if attr == "device":
+                return torch.device("cpu")
+            if attr in ("is_cuda", "requires_grad", "is_sparse", "is_quantized"):
+                return False
+            if attr in ("T", "mT"):
+                return self.call_op("Tensor.t" if attr == "T" and base.rank == 2 else "Tensor.mT", [base], {})
+            if attr == "data":
+                return base
+            return TensorMethod(base, attr)
+        if isinstance(base, torch.Tensor):
+            base = self.tensor_constant(base)
+            return self.attribute(base, attr)
+        try:
+            value = getattr(base, attr)
+        except AttributeError:
+            raise self.error(f"`{type(base).__name__}` has no attribute `{attr}`", construct="attribute") from None
+        if isinstance(value, torch.Tensor) and not isinstance(base, type):
+            return self.tensor_constant(value, owner=base, attr=attr)
+        if inspect.ismethod(value) and isinstance(base, torch.nn.Module) and _is_user_function(value.__func__):
+            return BoundUserMethod(base, value.__func__)
+        return value
+
+    def tensor_constant(self, t: torch.Tensor, owner=None, attr: str | None = None) -> Value:
+        name = self.tensor_names.get(id(t))
+        if name is None and owner is not None and attr is not None:
+            prefix = self.module_paths.get(id(owner))
+            name = f"{prefix}.{attr}" if prefix else attr
+            self.tensor_names[id(t)] = name
+        if name is None:
+            return self.g.const(t.detach())
+        return self.g.initializer(name, t.detach())
+
+    def shape(self, v: Value) -> tuple:
+        if v.rank is None:
+            raise self.error("the rank of this tensor is unknown at export time", construct="shape")
+        return tuple(self.g.size(v, d) for d in range(v.rank))
+
+    def _rank(self, v: Value) -> int:
+        if v.rank is None:
+            raise self.error("the rank of this tensor is unknown at export time", construct="shape")
+        return v.rank
+
+    def _ev_Subscript(self, e, frame):
+        return self.subscript(self.eval(e.value, frame), self.eval(e.index, frame))
+
+    def subscript(self, base, index):
+        if isinstance(base, torch.Tensor):
+            base = self.tensor_constant(base)
+        if isinstance(base, Value):
+            return self.call_op("operator.getitem", [base, index], {})
+        if isinstance(base, Stacked):
+            raise self.error("indexing the list built by a graph loop", "stack it with torch.stack first",
+                             construct="subscript")
+        if isinstance(index, Value):
+            if isinstance(base, (list, tuple)) and all(isinstance(x, (int, float, bool)) for x in base):
+                return self.call_op("operator.getitem", [self.g.const(list(base)), index], {})
+            raise self.error("indexing a Python container with a tensor value", construct="subscript")
+        return base[index]
+
+    def _ev_Comprehension(self, e, frame):
+        inner = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls)
+        results = []
+
+        def run(level):
+            if level == len(e.generators):
+                if e.kind == "dict":
+                    results.append((self.eval(e.key, inner), self.eval(e.elt, inner)))
+                else:
+                    results.append(self.eval(e.elt, inner))
+                return
+            gen = e.generators[level]
+            iterable = self.eval(gen.iter, inner)
+            if isinstance(iterable, (Value, GraphRange)):
+                raise self.error("a comprehension over a tensor or a graph-sized range", construct="comprehension")
+            for item in list(self.iterate(iterable)):
+                self.assign(gen.target, item, inner)
+                if all(self.static_truth(self.eval(c, inner), "comprehension filter") for c in gen.ifs):
+                    run(level + 1)
+
+        run(0)
+        if e.kind == "list":
+            return results
+        if e.kind == "set":
+            return set(results)
+        if e.kind == "dict":
+            return dict(results)
+        return tuple(results) if False else iter(results)
+
+    def static_truth(self, v, what: str) -> bool:
+        if isinstance(v, Value):
+            raise self.error(f"a {what} on tensor values", construct=what)
+        return self.truth(v)
+
+    def truth(self, v) -> bool:
+        if isinstance(v, torch.Tensor):
+            raise self.error("the truth value of a tensor constant", construct="bool")
+        return bool(v)
+
+    def _ev_Call(self, e, frame):
+        func = self.eval(e.func, frame)
+        args, kwargs = [], {}
+        for a in e.args:
+            v = self.eval(a.value, frame)
+            if a.star == "*":
+                args.extend(self.unpack(v, 0, True))
+            elif a.star == "**":
+                kwargs.update(v)
+            elif a.keyword is not None:
+                kwargs[a.keyword] = v
+            else:
+                args.append(v)
+        # `lst.append(v)` etc. mutate known lists in place.
+        return self.call(func, args, kwargs)
+
+    # ================================================================ calls
+
+    def call(self, func, args, kwargs):
+        if isinstance(func, TensorMethod):
+            return self.tensor_method(func.value, func.name, args, kwargs)
+        if isinstance(func, BoundUserMethod):
+            return self.call_python_function(func.function, [func.obj, *args], kwargs)
+        if isinstance(func, Closure):
+            return self.call_closure(func, args, kwargs)
+        if isinstance(func, torch.nn.Module):
+            return self.call_module(func, args, kwargs)
+        if inspect.isclass(func) and issubclass(func, torch.nn.Module):
+            raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
+        special = _BUILTIN_HANDLERS.get(func) if _hashable(func) else None
+        if special is not None:
+            return special(self, args, kwargs)
+        owner = getattr(func, "__self__", None)
+        if inspect.isbuiltin(func) and isinstance(owner, (list, dict, set, str, tuple, bytes)):
+            return func(*args, **kwargs)  # list.append, dict.get, str.format ...
+        name = registry.canonical_name(func) if callable(func) else None
+        if name is not None:
+            if name in ("torch.cond",):
+                return self.torch_cond(args, kwargs)
+            lowering = registry.lookup(name, self.g.opset)
+            if lowering is not None and (self._has_graph(args, kwargs) or name.startswith(("torch.", "Tensor."))):
+                return self.call_op(name, args, kwargs)
+            if not self._has_graph(args, kwargs) and self._is_pure(func, name):
+                try:
+                    return func(*args, **kwargs)
+                except Exception as exc:
+                    raise self.error(f"{name}(...) failed at export time: {exc}", construct="call") from None
+            if lowering is not None:
+                return self.call_op(name, args, kwargs)
+            if _is_user_function(func):
+                return self.call_python_function(func, args, kwargs)
+            raise self.error(f"no lowering for `{name}`",
+                             f"register one with lowering.register_lowering({name!r}, fn), or rewrite with supported torch ops",
+                             construct="call")
+        raise self.error(f"cannot call {func!r}", construct="call")
+
+    def _is_pure(self, func, name: str) -> bool:
+        module = getattr(func, "__module__", None) or ""
+        if name in _PURE_TORCH:
+            return True
+        return module.split(".")[0] in _PURE_MODULES or isinstance(func, type) and func in (int, float, bool, str, tuple, list, dict, set, slice, range)
+
+    def _has_graph(self, args, kwargs) -> bool:
+        return any(_contains_graph(a) for a in args) or any(_contains_graph(v) for v in kwargs.values())
+
+    def call_op(self, name: str, args, kwargs):
+        lowering = registry.lookup(name, self.g.opset)
+        if lowering is None:
+            raise self.error(f"no lowering for `{name}` at opset {self.g.opset}",
+                             f"register one with lowering.register_lowering({name!r}, fn)", construct="call")
+        args = [self._materialise(a) for a in args]
+        kwargs = {k: self._materialise(v) for k, v in kwargs.items()}
+        try:
+            return lowering(self.g, *args, **kwargs)
+        except LoweringError as exc:
+            if exc.path is None:
+                exc.path, exc.line = self.location
+            raise
+        except TypeError as exc:
+            raise self.error(f"{name}: {exc}", construct="call") from None
+
+    def _materialise(self, v):
+        """Turn real tensors into initializers/constants and loop scan lists into tensors
+        before they reach an op lowering."""
+        if isinstance(v, torch.Tensor):
+            return self.tensor_constant(v)
+        if isinstance(v, Stacked):
+            return v.value
+        if isinstance(v, list) and any(isinstance(x, Stacked) for x in v):
+            raise self.error("a list mixing a graph loop's appended values with others", construct="call")
+        if isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v):
+            return type(v)(self._materialise(x) for x in v)
+        return v
+
+    def tensor_method(self, value: Value, name: str, args, kwargs):
+        if name in ("size",):
+            shape = self.shape(value)
+            if args or "dim" in kwargs:
+                d = args[0] if args else kwargs["dim"]
+                return shape[d]
+            return shape
+        if name in ("dim", "ndimension"):
+            return self._rank(value)
+        if name in ("numel", "nelement"):
+            return self.g.numel(value)
+        if name == "item":
+            return value
+        if name == "tolist":
+            raise self.error("`.tolist()` of a graph value", "keep the value as a tensor", construct="tolist")
+        if name in ("numpy", "cpu", "cuda", "detach", "contiguous", "clone") and name in ("numpy",):
+            raise self.error("`.numpy()` leaves the graph", "use the equivalent torch operation", construct="numpy")
+        if name in ("is_floating_point",):
+            return value.dtype.is_floating_point
+        if name == "get_device":
+            return -1
+        if name in ("append",):
+            raise self.error("append on a tensor", construct="call")
+        return self.call_op(f"Tensor.{name}", [value, *args], kwargs)
+
+    def call_module(self, module: torch.nn.Module, args, kwargs):
+        name = registry.canonical_name(type(module))
+        lowering = registry.lookup(name, self.g.opset) if name else None
+        path = self.module_paths.get(id(module), "")
+        if lowering is not None:
+            call = registry.ModuleCall(module, path, self.g)
+            args = [self._materialise(a) for a in args]
+            kwargs = {k: self._materialise(v) for k, v in kwargs.items()}
+            try:
+                return lowering(self.g, call, *args, **kwargs)
+            except LoweringError as exc:
+                if exc.path is None:
+                    exc.path, exc.line = self.location
+                raise
+        if isinstance(module, torch.nn.Sequential):
+            value = args[0] if args else None
+            for child in module:
+                value = self.call_module(child, [value], {})
+            return value
+        forward = type(module).forward
+        if type(module).forward is torch.nn.Module.forward:
+            raise self.error(f"{type(module).__name__} has no forward", construct="call")
+        if not _is_user_function(forward):
+            raise self.error(f"no lowering for module {name}",
+                             f"register one with lowering.register_lowering({type(module).__name__}, fn)", construct="call")
+        return self.call_python_function(forward, [module, *args], kwargs)
+
+    def call_closure(self, closure: Closure, args, kwargs):
+        fn = closure.fn
+        frame = Frame(dict(closure.frame.env), closure.frame.globals, closure.frame.path, fn.qualname,
+                      closure.frame.self_obj, closure.frame.cls)
+        params = fn.params
+        positional = list(args)
+        for p in params:
+            if p.kind in ("positional", "posonly"):
+                if positional:
+                    frame.env[p.name] = positional.pop(0)
+                elif p.name in kwargs:
+                    frame.env[p.name] = kwargs.pop(p.name)
+                elif p.default is not None:
+                    frame.env[p.name] = self.eval(p.default, closure.frame)
+                else:
+                    raise self.error(f"missing argument {p.name} of {fn.qualname}", construct="call")
+            elif p.kind == "vararg":
+                frame.env[p.name] = tuple(positional)
+                positional = []
+            elif p.kind == "kwonly":
+                frame.env[p.name] = kwargs.pop(p.name) if p.name in kwargs else self.eval(p.default, closure.frame)
+            elif p.kind == "kwarg":
+                frame.env[p.name] = dict(kwargs)
+        try:
+            self.exec_block(fn.body, frame)
+        except ReturnSignal as ret:
+            return ret.value
+        return None
+
+    def torch_cond(self, args, kwargs):
+        pred, true_fn, false_fn, operands = (list(args) + [kwargs.get(k) for k in ("pred", "true_fn", "false_fn", "operands")][len(args):])[:4]
+        operands = tuple(operands or ())
+        if not isinstance(pred, Value):
+            return self.call(true_fn if self.truth(pred) else false_fn, list(operands), {})
+        results = []
+        branches = []
+        for fn in (true_fn, false_fn):
+            sub = self.g.subgraph()
+            saved, self.g = self.g, sub
+            try:
+                out = self.call(fn, list(operands), {})
+            finally:
+                self.g = saved
+            branches.append((sub, out))
+        flat_t, spec = _flatten(branches[0][1])
+        flat_f, spec_f = _flatten(branches[1][1])
+        if spec != spec_f:
+            raise self.error("torch.cond branches return different structures", construct="cond")
+        for (sub, _), flat in zip(branches, (flat_t, flat_f)):
+            saved, self.g = self.g, sub
+            try:
+                for v in flat:
+                    sub.add_output(self.as_graph(v), shape=None)
+            finally:
+                self.g = saved
+        outs = self.g.op("If", self.to_bool(pred), outputs=len(flat_t),
+                         then_branch=branches[0][0].build_graph(), else_branch=branches[1][0].build_graph())
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        results = list(outs)
+        return _unflatten(spec, results)
+
+    # ================================================================ graph helpers
+
+    def to_bool(self, v) -> Value:
+        """A 0-d bool graph value for `bool(v)`."""
+        v = self.as_graph(v)
+        if v.rank not in (0, None):
+            if v.static_shape is not None and math.prod(v.static_shape) == 1:
+                v = self.g.op("Reshape", v, self.g.const([], dtype=torch.int64) if False else self.g.shape_tensor([]))
+            else:
+                raise self.error("the truth value of a tensor with more than one element", construct="bool")
+        if v.dtype != torch.bool:
+            v = self.g.op("Cast", v, to=torch.bool)
+        return v
+
+    def as_graph(self, v) -> Value:
+        if isinstance(v, Value):
+            return v
+        if isinstance(v, torch.Tensor):
+            return self.tensor_constant(v)
+        if isinstance(v, Stacked):
+            return v.value
+        if isinstance(v, (bool, int, float)) or (isinstance(v, (list, tuple)) and all(isinstance(x, (bool, int, float)) for x in v)):
+            return self.g.const(v)
+        raise self.error(f"a {type(v).__name__} where the graph needs a tensor", construct="value")
+
+    # ================================================================ If
+
+    def emit_if(self, s: ir.If, test: Value, frame: Frame):
+        cond = self.to_bool(test)
+        names = list(s.results)
+        envs = []
+        graphs = []
+        for block in (s.body, s.orelse):
+            sub = self.g.subgraph()
+            branch = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls)
+            saved, self.g = self.g, sub
+            try:
+                self.exec_block(block, branch)
+            finally:
+                self.g = saved
+            envs.append(branch.env)
+            graphs.append(sub)
+        outputs = self._merge_branches(s, names, envs, graphs, frame)
+        if not outputs:
+            return
+        then_graph, else_graph = graphs
+        values = self.g.op("If", cond, outputs=len(outputs), then_branch=then_graph.build_graph(),
+                           else_branch=else_graph.build_graph())
+        values = values if isinstance(values, tuple) else (values,)
+        for (name, spec), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
+            frame.env[name] = _unflatten(spec[0], list(value))
+
+    def _merge_branches(self, s, names, envs, graphs, frame):
+        """Decide each result: equal known values stay known; the rest become If outputs."""
+        outputs = []
+        for name in names:
+            a = envs[0].get(name, MISSING)
+            b = envs[1].get(name, MISSING)
+            if a is MISSING or b is MISSING:
+                present = a if b is MISSING else b
+                if name.startswith("$") or name == RETVAL:
+                    pass
+                elif a is MISSING and b is MISSING:
+                    continue
+                else:
+                    side = "else" if a is not MISSING else "then"
+                    raise self.error(
+                        f"`{name}` is assigned on one side of this data-dependent `if` only, and used after it",
+                        f"assign `{name}` on the {side} side too, before the `if`, or use torch.where",
+                        construct="if")
+            if not _contains_graph(a) and not _contains_graph(b) and _same(a, b):
+                frame.env[name] = a
+                continue
+            flat_a, spec_a = _flatten(a)
+            flat_b, spec_b = _flatten(b)
+            if a is MISSING or a is None and name.startswith("$"):
+                flat_a, spec_a = [MISSING] * len(flat_b), spec_b
+            if b is MISSING or b is None and name.startswith("$"):
+                flat_b, spec_b = [MISSING] * len(flat_a), spec_a
+            if spec_a != spec_b:
+                raise self.error(f"`{name}` has a different structure on the two sides of a data-dependent `if`"
+                                 f" ({_describe(a)} vs {_describe(b)})", construct="if")
+            for graph, flat, other in ((graphs[0], flat_a, flat_b), (graphs[1], flat_b, flat_a)):
+                saved, self.g = self.g, graph
+                try:
+                    for v, o in zip(flat, other):
+                        if v is MISSING:
+                            v = self._placeholder(o)
+                        graph.add_output(self._branch_value(v, o), shape=None)
+                finally:
+                    self.g = saved
+            outputs.append((name, (spec_a, flat_a)))
+        return outputs
+
+    def _branch_value(self, v, other):
+        """A branch output, cast to the dtype both branches agree on."""
+        gv = self.as_graph(v)
+        if not isinstance(other, Value) and not isinstance(other, _Missing) and isinstance(other, (bool, int, float)):
+            target = self.g.result_type(gv, other) if isinstance(v, Value) else self.as_graph(other).dtype
+            if isinstance(v, Value):
+                target = v.dtype
+            else:
+                target = torch.result_type(torch.tensor(v), torch.tensor(other))
+            return self.g.cast(gv, target)
+        if isinstance(other, Value) and not isinstance(v, Value):
+            return self.g.cast(gv, other.dtype)
+        if isinstance(other, Value) and other.dtype != gv.dtype:
+            raise self.error(f"a value is {gv.dtype} on one side of a data-dependent `if` and {other.dtype} on the other",
+                             "cast both sides to one dtype", construct="if")
+        return gv
+
+    def _placeholder(self, other):
+        """A value for a slot the branch never reaches (a `$retval` not yet set)."""
+        ref = self.as_graph(other) if not isinstance(other, _Missing) else None
+        if ref is None:
+            return self.g.const(False)
+        rank = ref.rank or 0
+        return self.g.op("ConstantOfShape", self.g.const([0] * rank, dtype=torch.int64) if rank else self.g.shape_tensor([]),
+                         value=_zero_tensor(ref.dtype), out_dtype=ref.dtype, out_shape=(0,) * rank if rank else ())
+
+    # ================================================================ Loop
+
+    def emit_loop(self, s: ir.Loop, frame: Frame, trip: GraphRange | None = None, cond: Value | None = None):
+        carried = [n for n in s.carried if n in frame.env or n.startswith("$")]
+        # Python lists that the body appends to become scan outputs.
+        scans = [n for n in carried if isinstance(frame.env.get(n), list)]
+        carried = [n for n in carried if n not in scans]
+        for n in carried:
+            if n not in frame.env:
+                raise self.error(f"`{n}` is assigned in this loop and used after it, but is not set before it",
+                                 f"initialise `{n}` before the loop", construct="loop")
+        init = {n: frame.env[n] for n in carried}
+        body = self.g.subgraph()
+        iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
+        cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
+        inner = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls)
+        flat_init = {}
+        for n in carried:
+            flat, spec = _flatten(init[n])
+            values = []
+            for v in flat:
+                gv = self.as_graph(v)
+                shape = None if gv.rank is None else tuple(d if False else None for d in range(gv.rank))
+                values.append(body.add_input(body.fresh(n.strip("$") or "v"), gv.dtype, shape))
+            flat_init[n] = (flat, spec)
+            inner.env[n] = _unflatten(spec, values)
+        scan_start = {n: len(frame.env[n]) for n in scans}
+        for n in scans:
+            inner.env[n] = list(frame.env[n])
+        saved, self.g = self.g, body
+        try:
+            if trip is not None:
+                index = iter_num
+                if not (isinstance(trip.start, int) and trip.start == 0 and isinstance(trip.step, int) and trip.step == 1):
+                    index = self.call_op("operator.add", [self.call_op("operator.mul", [iter_num, trip.step], {}), trip.start], {})
+                self.assign(s.target, index, inner)
+            self.exec_block(s.body, inner)
+            if s.kind == "while":
+                next_cond = self.eval(s.test, inner)
+                next_cond = self.to_bool(next_cond) if isinstance(next_cond, Value) else self.as_graph(bool(self.truth(next_cond)))
+            else:
+                next_cond = cond_in
+            body.add_output(next_cond)
+            for n in carried:
+                flat, spec = _flatten(inner.env.get(n, MISSING))
+                if spec != flat_init[n][1]:
+                    raise self.error(f"`{n}` changes structure inside a graph loop", construct="loop")
+                for v, v0 in zip(flat, flat_init[n][0]):
+                    gv = self.as_graph(v)
+                    g0 = self.as_graph(v0)
+                    if gv.dtype != g0.dtype:
+                        gv = self.g.cast(gv, g0.dtype) if not isinstance(v, Value) or _is_int_like(gv.dtype, g0.dtype) else gv
+                    if gv.dtype != g0.dtype:
+                        raise self.error(f"`{n}` changes dtype inside a graph loop ({g0.dtype} -> {gv.dtype})",
+                                         construct="loop")
+                    body.add_output(gv, shape=None)
+            scan_values = []
+            for n in scans:
+                appended = inner.env[n][scan_start[n]:]
+                if len(appended) != 1 or not _contains_graph(appended[0]) and not isinstance(appended[0], (int, float)):
+                    raise self.error(f"a graph loop must append exactly one tensor to `{n}` per iteration",
+                                     construct="loop")
+                sv = self.as_graph(appended[0])
+                body.add_output(sv, shape=None)
+                scan_values.append(sv)
+        finally:
+            self.g = saved
+        if trip is not None:
+            count = self._trip_count(trip)
+            cond0 = self.g.const(True)
+        else:
+            count = None
+            cond0 = self.to_bool(cond)
+        init_values = [self.as_graph(v) for n in carried for v in flat_init[n][0]]
+        init_values = [self._loop_init(v, n) for v, n in zip(init_values, [n for n in carried for _ in flat_init[n][0]])]
+        n_out = len(init_values) + len(scans)
+        if n_out == 0:
+            body.add_output(self.as_graph(0), shape=None)  # ONNX wants at least one output
+            n_out = 1
+            scans_dummy = True
+        else:
+            scans_dummy = False
+        outs = self.g.op("Loop", count, cond0, *init_values, outputs=n_out, body=body.build_graph())
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        pos = 0
+        for n in carried:
+            k = len(flat_init[n][0])
+            frame.env[n] = _unflatten(flat_init[n][1], list(outs[pos:pos + k]))
+            pos += k
+        for n in scans:
+            frame.env[n] = frame.env[n][:scan_start[n]] + [Stacked(outs[pos])]
+            pos += 1
+        del scans_dummy
+
+    def _loop_init(self, v: Value, name: str) -> Value:
+        return v
+
+    def _trip_count(self, r: GraphRange) -> Value:
+        # ceil((stop - start) / step), at least 0.
+        span = self.call_op("operator.sub", [r.stop, r.start], {}) if not (isinstance(r.start, int) and r.start == 0) else r.stop
+        if not (isinstance(r.step, int) and r.step == 1):
+            span = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, self.call_op("operator.sub", [r.step, 1], {})], {}), r.step], {})
+        span = self.g.cast(self.as_graph(span), torch.int64)
+        return self.call_op("torch.clamp", [span], {"min": 0})
+
+
+# ============================================================================ builtins
+
+
+def _len(interp: Interpreter, args, kwargs):
+    (x,) = args
+    if isinstance(x, Value):
+        return interp.g.size(x, 0)
+    if isinstance(x, Stacked):
+        return interp.g.size(x.value, 0)
+    return len(x)
+
+
+def _range(interp: Interpreter, args, kwargs):
+    if any(isinstance(a, Value) for a in args):
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+        if isinstance(step, Value):
+            raise interp.error("range() with a graph step", construct="range")
+        return GraphRange(start, stop, step)
+    return range(*args)
+
+
+def _scalar(kind):
+    def convert(interp: Interpreter, args, kwargs):
+        x = args[0] if args else 0
+        if isinstance(x, Value):
+            # int(t) / float(t) of a graph value stays in the graph as a 0-d tensor.
+            if kind is bool:
+                return interp.to_bool(x)
+            scalar = interp.to_bool(x) if False else x
+            if scalar.rank not in (0, None):
+                scalar = interp.g.op("Reshape", scalar, interp.g.shape_tensor([]))
+            return interp.g.cast(scalar, torch.int64 if kind is int else torch.float32)
+        if isinstance(x, torch.Tensor):
+            return kind(x)
+        return kind(*args, **kwargs)
+
+    return convert
+
+
+def _minmax(kind):
+    def pick(interp: Interpreter, args, kwargs):
+        values = list(args[0]) if len(args) == 1 and not isinstance(args[0], Value) else list(args)
+        if any(isinstance(v, Value) for v in values):
+            op = "torch.maximum" if kind is max else "torch.minimum"
+            out = values[0]
+            for v in values[1:]:
+                a, b = interp.as_graph(out), interp.as_graph(v)
+                a, b = interp.g.promote(a, b)
+                out = interp.call_op(op, [a, b], {})
+            return out
+        return kind(*args, **kwargs)
+
+    return pick
+
+
+def _isinstance(interp: Interpreter, args, kwargs):
+    obj, classes = args
+    if isinstance(obj, Value):
+        classes = classes if isinstance(classes, tuple) else (classes,)
+        return any(c is torch.Tensor or (isinstance(c, type) and issubclass(torch.Tensor, c)) for c in classes)
+    return isinstance(obj, classes)
+
+
+def _list(kind):
+    def make(interp: Interpreter, args, kwargs):
+        if args and isinstance(args[0], Value):
+            return kind(interp.unpack(args[0], 0, True))
+        if args and isinstance(args[0], Stacked):
+            raise interp.error(f"{kind.__name__}() of a graph loop's appended values", construct="call")
+        return kind(*args)
+
+    return make
+
+
+def _abs(interp: Interpreter, args, kwargs):
+    if isinstance(args[0], Value):
+        return interp.call_op("torch.abs", [args[0]], {})
+    return abs(args[0])
+
+
+def _list_method(name):
+    def method(interp: Interpreter, args, kwargs):
+        return None
+
+    return method
+
+
+def _iterating(kind):
+    def make(interp: Interpreter, args, kwargs):
+        return kind(*[list(interp.iterate(a)) if isinstance(a, Value) else a for a in args], **kwargs)
+
+    return make
+
+
+_BUILTIN_HANDLERS = {
+    enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
+    len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
+    max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
+    abs: _abs,
+}
+
+
+# ============================================================================ helpers
+
+
+def annotate_and_structure(fn: ir.FunctionDef) -> ir.FunctionDef:
+    structured = structure_control_flow(fn)
+    annotate_regions(structured)
+    return structured
+
+
+def _find_def(body, line: int, name: str):
+    for s in body:
+        if isinstance(s, ir.FunctionDef) and s.name == name and (
+                s.span.line == line or any(d.span.line == line for d in s.decorators)):
+            return s
+        if isinstance(s, (ir.ClassDef, ir.FunctionDef)):
+            found = _find_def(s.body, line, name)
+            if found is not None:
+                return found
+        for block in ir.child_blocks(s):
+            found = _find_def(block, line, name)
+            if found is not None:
+                return found
+    # Decorated functions report the first decorator's line in co_firstlineno.
+    return None
+
+
+def _is_user_function(fn) -> bool:
+    module = getattr(fn, "__module__", "") or ""
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+        return False
+    return not module.startswith(("torch", "builtins", "math", "numpy", "onnx", "typing", "functools"))
+
+
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+def _contains_graph(v) -> bool:
+    if isinstance(v, (Value, Stacked, GraphRange)):
+        return True
+    if isinstance(v, (list, tuple)):
+        return any(_contains_graph(x) for x in v)
+    if isinstance(v, dict):
+        return any(_contains_graph(x) for x in v.values())
+    return False
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (int, float, bool, str, type(None), torch.dtype)):
+        return a == b
+    return False
+
+
+def _flatten(v):
+    """(leaves, structure) of nested tuples/lists/dicts; leaves are graph values or scalars."""
+    if isinstance(v, (tuple, list)):
+        leaves, specs = [], []
+        for x in v:
+            lv, sp = _flatten(x)
+            leaves += lv
+            specs.append(sp)
+        return leaves, (type(v).__name__, tuple(specs))
+    if isinstance(v, dict):
+        leaves, specs = [], []
+        for k in v:
+            lv, sp = _flatten(v[k])
+            leaves += lv
+            specs.append((k, sp))
+        return leaves, ("dict", tuple(specs))
+    return [v], "leaf"
+
+
+def _unflatten(spec, leaves: list):
+    it = iter(leaves)
+
+    def build(sp):
+        if sp == "leaf":
+            return next(it)
+        kind, children = sp
+        if kind == "dict":
+            return {k: build(c) for k, c in children}
+        items = [build(c) for c in children]
+        return tuple(items) if kind == "tuple" else items
+
+    return build(spec)
+
+
+def _chunks(values, sizes):
+    out, pos = [], 0
+    for n in sizes:
+        out.append(values[pos:pos + n])
+        pos += n
+    return out
+
+
+def _describe(v) -> str:
+    if isinstance(v, Value):
+        return "a tensor"
+    if v is MISSING:
+        return "unbound"
+    return repr(v) if isinstance(v, (int, float, bool, type(None), str)) else type(v).__name__
+
+
+def _zero_tensor(dtype: torch.dtype):
+    import onnx.numpy_helper
+    import numpy as np
+
+    return onnx.numpy_helper.from_array(np.zeros((1,), dtype=torch.empty((), dtype=dtype).numpy().dtype))
+
+
+def _is_int_like(a, b) -> bool:
+    return not a.is_floating_point and not b.is_floating_point
+
+
+def _is_harmless_context(value) -> bool:
+    name = type(value).__name__
+    return name in ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "autocast", "nullcontext",
+                    "_DecoratorContextManager") or value is None
+
+
+_ = (sys,)
