@@ -852,7 +852,7 @@ class Interpreter:
             saved, self.g = self.g, sub
             try:
                 for v in flat:
-                    sub.add_output(self.as_graph(v), shape=None)
+                    sub.add_output(self.as_graph(v), shape=_rank_only(self.as_graph(v)))
             finally:
                 self.g = saved
         outs = self.g.op("If", self.to_bool(pred), outputs=len(flat_t),
@@ -949,7 +949,8 @@ class Interpreter:
                     for v, o in zip(flat, other):
                         if v is MISSING:
                             v = self._placeholder(o)
-                        graph.add_output(self._branch_value(v, o), shape=None)
+                        bv = self._branch_value(v, o)
+                        graph.add_output(bv, shape=_rank_only(bv))
                 finally:
                     self.g = saved
             outputs.append((name, (spec_a, flat_a)))
@@ -1036,7 +1037,7 @@ class Interpreter:
                     if gv.dtype != g0.dtype:
                         raise self.error(f"`{n}` changes dtype inside a graph loop ({g0.dtype} -> {gv.dtype})",
                                          construct="loop")
-                    body.add_output(gv, shape=None)
+                    body.add_output(gv, shape=_rank_only(gv))
             scan_values = []
             for n in scans:
                 appended = inner.env[n][scan_start[n]:]
@@ -1044,7 +1045,7 @@ class Interpreter:
                     raise self.error(f"a graph loop must append exactly one tensor to `{n}` per iteration",
                                      construct="loop")
                 sv = self.as_graph(appended[0])
-                body.add_output(sv, shape=None)
+                body.add_output(sv, shape=_rank_only(sv))
                 scan_values.append(sv)
         finally:
             self.g = saved
@@ -1058,7 +1059,7 @@ class Interpreter:
         init_values = [self._loop_init(v, n) for v, n in zip(init_values, [n for n in carried for _ in flat_init[n][0]])]
         n_out = len(init_values) + len(scans)
         if n_out == 0:
-            body.add_output(self.as_graph(0), shape=None)  # ONNX wants at least one output
+            body.add_output(self.as_graph(0), shape=())  # ONNX wants at least one output
             n_out = 1
             scans_dummy = True
         else:
@@ -1220,6 +1221,12 @@ def _is_user_function(fn) -> bool:
     if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
         return False
     return not module.startswith(("torch", "builtins", "math", "numpy", "onnx", "typing", "functools"))
+
+
+def _rank_only(v: Value):
+    """Declared shape of a region output: its rank, every dim free (shapes may differ
+    between branches and iterations)."""
+    return None if v.rank is None else (None,) * v.rank
 
 
 def _hashable(x) -> bool:
