@@ -24,6 +24,7 @@ import re
 import signal
 import sys
 import threading
+import time
 import tokenize
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -133,13 +134,25 @@ def _read_text(path: str) -> str | None:
 # analysing one file (in this process or in a worker)
 
 _PROJECT: engine.Project | None = None
+_SLOTS = None  # shared with the parent: per worker, (item index, monotonic start time)
+_SLOT = -1
 
 
-def _init_worker(files: Sequence[str], roots: Sequence[str]) -> None:
+def _init_worker(files: Sequence[str], roots: Sequence[str], slots=None, counter=None) -> None:
     # Ctrl-C is the parent's to handle: workers stay quiet and are shut down by it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    global _PROJECT
+    global _PROJECT, _SLOTS, _SLOT
     _PROJECT = engine.Project(files, roots)
+    if slots is not None and counter is not None:
+        with counter.get_lock():
+            _SLOT = counter.value
+            counter.value += 1
+        _SLOTS = slots
+        # The hard limit: SIGPROF's default action ends this worker after that much CPU
+        # time on one file, even inside native code (libcst's parser) that the Python
+        # level watchdog cannot interrupt. The parent sees which file it was.
+        if hasattr(signal, "SIGPROF"):
+            signal.signal(signal.SIGPROF, signal.SIG_DFL)
 
 
 class AnalysisTimeout(BaseException):
@@ -148,8 +161,11 @@ class AnalysisTimeout(BaseException):
 
 
 # Seconds one file may take (analysis and rules) before it is abandoned with an
-# internal-error diagnostic: a pathological file must not hang the whole run.
+# internal-error diagnostic: a pathological file must not hang the whole run. The soft
+# limit interrupts Python code; in worker processes, the hard one (CPU seconds) ends the
+# worker when native code does not return.
 FILE_TIMEOUT = 60.0
+HARD_TIMEOUT = 90.0
 
 
 @contextlib.contextmanager
@@ -213,8 +229,24 @@ def analyze_source(path: str, data: bytes | str, project: engine.Project | None)
     return diagnostics, dict(deps or {}), cacheable
 
 
-def _analyze_batch(batch: Sequence[tuple[str, bytes]]) -> list[tuple[list[Diagnostic], dict, bool]]:
-    return [analyze_source(path, data, _PROJECT) for path, data in batch]
+def _analyze_batch(batch: Sequence[tuple[int, str, bytes]]) -> list[tuple[list[Diagnostic], dict, bool]]:
+    """Worker side: analyse ``(index, path, bytes)`` items, recording which one runs."""
+    results = []
+    hard = HARD_TIMEOUT if _SLOTS is not None and hasattr(signal, "ITIMER_PROF") else None
+    for index, path, data in batch:
+        if _SLOTS is not None:
+            _SLOTS[2 * _SLOT] = index
+            _SLOTS[2 * _SLOT + 1] = time.monotonic()
+        if hard:
+            signal.setitimer(signal.ITIMER_PROF, hard)
+        try:
+            results.append(analyze_source(path, data, _PROJECT))
+        finally:
+            if hard:
+                signal.setitimer(signal.ITIMER_PROF, 0)
+            if _SLOTS is not None:
+                _SLOTS[2 * _SLOT] = -1
+    return results
 
 
 # --------------------------------------------------------------------------------------
@@ -369,47 +401,64 @@ def _analyze_all(
             bar.close()
 
 
+def _died(path: str, why: str) -> tuple[list[Diagnostic], dict, bool]:
+    return [internal_error(path, RuntimeError(why), "a worker process")], {}, False
+
+
 def _analyze_in_pool(items, all_files, roots, jobs, bar) -> list:
+    """Analyse ``items`` in worker processes. A worker that dies (a crash in native code,
+    or the hard time limit) takes the pool down with it: the file it was on is identified
+    from the shared slots and reported, and every unfinished file is retried."""
     outcomes: list = [None] * len(items)
     todo = list(range(len(items)))
     chunk = max(1, min(32, len(items) // (jobs * 8) or 1))
-    isolate = False
     while todo:
-        batches = [todo[i : i + chunk] for i in range(0, len(todo), chunk)] if not isolate else [[i] for i in todo]
-        broken: list[int] = []
-        if isolate:
-            # one file per short-lived pool: a file that kills its worker harms no other
-            for batch in batches:
-                broken += _run_batches([batch], items, outcomes, all_files, roots, 1, bar)
-            for index in broken:
-                outcomes[index] = (
-                    [internal_error(items[index][0], RuntimeError("the analysis process died"), "a worker process")],
-                    {},
-                    False,
-                )
-                if bar:
-                    bar.advance(1)
-            break
-        broken = _run_batches(batches, items, outcomes, all_files, roots, jobs, bar)
+        batches = [todo[i : i + chunk] for i in range(0, len(todo), chunk)]
+        broken, in_flight = _run_batches(batches, items, outcomes, all_files, roots, jobs, bar)
         if not broken:
             break
-        # A worker died (a crash below Python, e.g. a stack overflow in native code)
-        # and took the pool with it: retry what did not finish, one file per task, and
-        # if that also fails without progress, isolate every remaining file.
-        if chunk == 1 and len(broken) == len(todo):
-            isolate = True
+        suspects = []
+        for index, elapsed in in_flight:
+            if elapsed >= HARD_TIMEOUT:
+                outcomes[index] = _died(items[index][0], f"the analysis took more than {HARD_TIMEOUT:g} s")
+                if bar:
+                    bar.advance(1)
+            else:
+                suspects.append(index)
+        if not in_flight:
+            suspects = list(broken)  # nothing to go by: take every file on its own
+        # Each suspect alone in a pool of its own: it harms nobody if it kills it again.
+        for index in suspects:
+            if outcomes[index] is not None:
+                continue
+            again, running = _run_batches([[index]], items, outcomes, all_files, roots, 1, bar)
+            if again:
+                slow = any(elapsed >= HARD_TIMEOUT for _, elapsed in running)
+                why = f"the analysis took more than {HARD_TIMEOUT:g} s" if slow else "the analysis process died"
+                outcomes[index] = _died(items[index][0], why)
+                if bar:
+                    bar.advance(1)
+        todo = [i for i in broken if outcomes[i] is None]
         chunk = 1
-        todo = broken
     return outcomes
 
 
-def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar) -> list[int]:
-    """Run ``batches`` of item indices in a fresh pool; the indices whose worker died."""
+def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar) -> tuple[list[int], list[tuple[int, float]]]:
+    """Run ``batches`` of item indices in a fresh pool. Returns the indices whose worker
+    died, and the (index, seconds) of the files being analysed when it happened."""
+    import multiprocessing
+
+    slots = multiprocessing.Array("d", [-1.0, 0.0] * jobs, lock=False)
+    counter = multiprocessing.Value("i", 0)
     broken: list[int] = []
-    executor = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(list(all_files), list(roots)))
+    executor = ProcessPoolExecutor(
+        max_workers=jobs,
+        initializer=_init_worker,
+        initargs=(list(all_files), list(roots), slots, counter),
+    )
     try:
         futures: dict[Future, list[int]] = {
-            executor.submit(_analyze_batch, [items[i] for i in batch]): batch for batch in batches
+            executor.submit(_analyze_batch, [(i, *items[i]) for i in batch]): batch for batch in batches
         }
         remaining = set(futures)
         while remaining:
@@ -428,10 +477,19 @@ def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar) -> list[
                 if bar:
                     bar.advance(len(batch))
     except BaseException:
+        for process in list(getattr(executor, "_processes", {}).values()):
+            process.terminate()  # interrupted: do not wait for files in progress
         executor.shutdown(wait=False, cancel_futures=True)
         raise
     executor.shutdown(wait=True)
-    return sorted(broken)
+    in_flight = []
+    if broken:
+        now = time.monotonic()
+        for slot in range(jobs):
+            index = int(slots[2 * slot])
+            if index >= 0 and outcomes[index] is None:
+                in_flight.append((index, now - slots[2 * slot + 1]))
+    return sorted(broken), in_flight
 
 
 class _Progress:

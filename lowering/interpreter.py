@@ -903,6 +903,7 @@ class Interpreter:
                 self.g = saved
             envs.append(branch.env)
             graphs.append(sub)
+        self.location = (frame.path, s.span.line)
         outputs = self._merge_branches(s, names, envs, graphs, frame)
         if not outputs:
             return

@@ -39,7 +39,7 @@ def _dtype_cases():
 def _opset_cases():
     for names in harness.opinfo_groups():
         for opset in OPSETS:
-            yield pytest.param(names, opset, id=f"{names[0]}-opset{opset}", marks=_marks(names, torch.float32))
+            yield pytest.param(names, opset, id=f"{names[0]}-opset{opset}", marks=_marks(names, harness.tested_dtypes(names[0])[0]))
 
 
 @pytest.mark.parametrize(("names", "dtype"), list(_dtype_cases()))
@@ -57,9 +57,10 @@ def test_opinfo(names, dtype):
 
 @pytest.mark.parametrize(("names", "opset"), list(_opset_cases()))
 def test_opinfo_opsets(names, opset):
-    """A few float32 samples of every op at the other supported opsets (default is 18)."""
+    """A few samples of every op at other supported opsets (the default is 18)."""
+    dtype = harness.tested_dtypes(names[0])[0]
     with torch.no_grad():
-        results = harness.run_opinfo(names[0], torch.float32, opset, limit=2, dynamic=False)
+        results = harness.run_opinfo(names[0], dtype, opset, limit=3, dynamic=False)
     failures = list(harness.iter_failures(results))
     assert not failures, f"{names[0]} opset {opset}:\n" + "\n".join(failures)
     assert harness.summarize(results)["passed"] > 0, f"{names[0]}: nothing lowered at opset {opset}"

@@ -1,0 +1,761 @@
+"""Shape and layout ops: view/reshape/flatten, permutations, squeeze/unsqueeze,
+expand/repeat, cat/stack/split/chunk/unbind, narrow/select, flip/roll.
+
+Sizes may mix Python ints and 0-d graph ints (``x.shape[0]`` on a dynamic axis); a
+symbolic dim is never baked into a constant: dims that are not static are read from
+``Shape`` in the graph.  ``Reshape`` is emitted with ``allowzero=1`` whenever a target
+dim may be 0, because torch's 0 means an empty dim, not "copy the input dim".
+
+Ops whose *number of outputs* depends on a dim (``split`` with an int size, ``chunk``,
+``unbind``) or whose result rank depends on a dim's value (``squeeze`` of a dim that
+may or may not be 1) need that dim to be static and refuse otherwise: ONNX values
+have a fixed arity and rank.
+
+The helpers without a leading underscore (``dims_of``, ``reshape``, ``flatten_dims``,
+``normalize_axis``, ...) are shared with the indexing and nn families.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from lowering.graph import GraphBuilder, Value, is_bool, is_float
+from lowering.ops._common import check_out, normalize_dim, require_value
+from lowering.ops.registry import register
+
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def known_rank(g: GraphBuilder, x: Value, name: str) -> int:
+    """The rank of ``x``, refusing when ONNX could not infer it."""
+    if x.rank is None:
+        raise g.error(f"{name} needs the rank of its input, which is unknown here")
+    return x.rank
+
+
+def is_graph_int(v: Any) -> bool:
+    """A 0-d integer graph value (a shape-level int such as ``x.shape[0]``)."""
+    return isinstance(v, Value) and v.rank == 0 and not is_float(v.dtype) and not is_bool(v.dtype) and not v.dtype.is_complex
+
+
+def int_arg(g: GraphBuilder, v: Any, name: str, what: str) -> int | Value:
+    """A Python int or a 0-d graph int (cast to int64)."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    if is_graph_int(v):
+        return g.cast(v, torch.int64)
+    raise g.error(f"{name}: {what} must be an int, got {v!r}")
+
+
+def static_int(g: GraphBuilder, v: Any, name: str, what: str) -> int:
+    """A Python int known at export time."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    raise g.error(f"{name}: {what} must be a Python int known at export time, got {v!r}")
+
+
+def normalize_axis(g: GraphBuilder, dim: Any, rank: int, name: str) -> int:
+    """``dim`` in ``[-rank, rank)`` as a non-negative int (rank 0 allows -1/0 like torch)."""
+    return normalize_dim(g, dim, rank, name)
+
+
+def dims_of(g: GraphBuilder, x: Value, start: int = 0, end: int | None = None) -> list[int | Value]:
+    """``x.shape[start:end]`` as a list for ``g.shape_tensor``: static dims as ints, and
+    each run of non-static dims as one 1-d slice of ``Shape(x)``."""
+    rank = x.rank
+    assert rank is not None
+    end = rank if end is None else end
+    out: list[int | Value] = []
+    i = start
+    while i < end:
+        d = x.shape[i]
+        if isinstance(d, int):
+            out.append(d)
+            i += 1
+            continue
+        j = i
+        while j < end and not isinstance(x.shape[j], int):
+            j += 1
+        out.append(g.op("Shape", x, start=i, end=j))
+        i = j
+    return out
+
+
+def dim_size(g: GraphBuilder, x: Value, dim: int) -> int | Value:
+    """``x.shape[dim]``: an int when static, else a 0-d int64 Value."""
+    return g.size(x, dim)
+
+
+def prod_of_dims(g: GraphBuilder, x: Value, start: int, end: int) -> int | Value:
+    """The product of ``x.shape[start:end]``: an int when static, else a 1-d [1] Value."""
+    dims = x.shape[start:end]
+    if all(isinstance(d, int) for d in dims):
+        return math.prod(dims)  # type: ignore[arg-type]
+    return g.op("ReduceProd", g.op("Shape", x, start=start, end=end), keepdims=1)
+
+
+def reshape(g: GraphBuilder, x: Value, target: Sequence[int | Value] | Value) -> Value:
+    """Reshape with torch semantics (0 is an empty dim, -1 is inferred)."""
+    if isinstance(target, Value):
+        return g.op("Reshape", x, g.cast(target, torch.int64), allowzero=1)
+    items = list(target)
+    if x.static_shape is not None and all(isinstance(d, int) for d in items) and tuple(items) == x.static_shape:
+        return x
+    allowzero = 1 if any(isinstance(d, Value) or d == 0 for d in items) else 0
+    return g.op("Reshape", x, g.shape_tensor(items), allowzero=allowzero)
+
+
+def flatten_dims(g: GraphBuilder, x: Value, start: int, end: int) -> Value:
+    """``x`` with dims ``start..end`` (inclusive, normalized) merged into one."""
+    rank = x.rank
+    assert rank is not None
+    if start == end:
+        return x
+    merged = prod_of_dims(g, x, start, end + 1)
+    target = dims_of(g, x, 0, start) + [merged] + dims_of(g, x, end + 1, rank)
+    return reshape(g, x, target)
+
+
+def size_list(g: GraphBuilder, size: tuple, name: str, *, allow_minus_one: bool = True) -> list[int | Value] | Value:
+    """``*size`` as torch takes it (varargs or one sequence / torch.Size): Python ints and
+    0-d graph ints, or one 1-d int64 shape value."""
+    if len(size) == 1 and isinstance(size[0], (list, tuple, torch.Size)):
+        size = tuple(size[0])
+    if len(size) == 1 and isinstance(size[0], Value) and size[0].rank == 1:
+        if is_float(size[0].dtype) or is_bool(size[0].dtype):
+            raise g.error(f"{name}: a shape must be integral, got a {size[0].dtype} tensor")
+        return g.cast(size[0], torch.int64)
+    out: list[int | Value] = []
+    for s in size:
+        if isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+            s = int(s)
+            if s < (-1 if allow_minus_one else 0):
+                raise g.error(f"{name}: invalid size {s}")
+            out.append(s)
+        elif is_graph_int(s):
+            out.append(g.cast(s, torch.int64))
+        else:
+            raise g.error(f"{name}: a size must be an int, got {s!r}")
+    return out
+
+
+def _dims_arg(dims: tuple) -> tuple:
+    """``*dims`` varargs or one sequence."""
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple, torch.Size)):
+        return tuple(dims[0])
+    return dims
+
+
+def concat(g: GraphBuilder, values: Sequence[Value], axis: int) -> Value:
+    values = list(values)
+    return values[0] if len(values) == 1 else g.op("Concat", *values, axis=axis)
+
+
+def slice_axis(g: GraphBuilder, x: Value, axis: int, start: int | Value, end: int | Value, step: int = 1) -> Value:
+    """``x`` sliced on one axis (ONNX clamping, which is Python's for positive steps)."""
+    return g.op(
+        "Slice",
+        x,
+        g.shape_tensor([start]),
+        g.shape_tensor([end]),
+        g.const([axis], torch.int64),
+        g.const([step], torch.int64) if step != 1 else None,
+    )
+
+
+def _split_sizes(g: GraphBuilder, x: Value, dim: int, n: int, sizes: list[int]) -> tuple[Value, ...]:
+    if len(sizes) == 1:
+        return (x,)
+    parts = g.op("Split", x, g.const(sizes, torch.int64), axis=dim, outputs=len(sizes))
+    return tuple(parts)
+
+
+def _static_dim(g: GraphBuilder, x: Value, dim: int, name: str, why: str) -> int:
+    d = x.shape[dim]
+    if not isinstance(d, int):
+        raise g.error(
+            f"{name}: dim {dim} has no static size ({d or 'unknown'}), and {why}",
+            hint="make that axis static in the export (it is not dynamic in the model), or slice explicitly",
+        )
+    return d
+
+
+# ---------------------------------------------------------------------------- view / reshape
+
+
+@register("Tensor.view")
+def view(g, self, *size):
+    """view(Tensor(a) self, SymInt[] size) -> Tensor(a)  |  view.dtype(Tensor self, ScalarType dtype)"""
+    x = require_value(g, self, "view")
+    if len(size) == 1 and isinstance(size[0], torch.dtype):
+        if size[0] == x.dtype:
+            return x
+        raise g.error(
+            f"view(dtype) reinterprets the bytes of a {x.dtype} tensor as {size[0]}; ONNX has no bitcast",
+            hint="use .to(dtype) if a value conversion is meant",
+        )
+    return reshape(g, x, size_list(g, size, "view"))
+
+
+@register("torch.reshape")
+def reshape_fn(g, input, shape):
+    """reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"""
+    return reshape(g, require_value(g, input, "reshape"), size_list(g, (shape,), "reshape"))
+
+
+@register("Tensor.reshape")
+def tensor_reshape(g, self, *shape):
+    """Tensor.reshape(Tensor(a) self, *SymInt shape) -> Tensor(a)"""
+    return reshape(g, require_value(g, self, "reshape"), size_list(g, shape, "reshape"))
+
+
+@register("Tensor.view_as", "Tensor.reshape_as")
+def view_as(g, self, other):
+    """view_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
+    x = require_value(g, self, "view_as")
+    o = require_value(g, other, "view_as", "other")
+    if o.static_shape is not None:
+        return reshape(g, x, list(o.static_shape))
+    return reshape(g, x, g.shape_of(o))
+
+
+@register("torch.flatten", "Tensor.flatten")
+def flatten(g, input, start_dim=0, end_dim=-1):
+    """flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"""
+    x = require_value(g, input, "flatten")
+    rank = known_rank(g, x, "flatten")
+    if rank == 0:
+        return g.unsqueeze(x, [0])
+    s = normalize_axis(g, start_dim, rank, "flatten")
+    e = normalize_axis(g, end_dim, rank, "flatten")
+    if s > e:
+        raise g.error("flatten() has invalid args: start_dim cannot come after end_dim (torch raises)")
+    return flatten_dims(g, x, s, e)
+
+
+@register("torch.ravel", "Tensor.ravel")
+def ravel(g, input):
+    """ravel(Tensor(a) self) -> Tensor(a)"""
+    return flatten(g, input)
+
+
+@register("torch.unflatten", "Tensor.unflatten")
+def unflatten(g, input, dim, sizes):
+    """unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)"""
+    x = require_value(g, input, "unflatten")
+    rank = known_rank(g, x, "unflatten")
+    if rank == 0:
+        raise g.error("unflatten: a 0-d tensor has no dimension to unflatten (torch raises)")
+    d = normalize_axis(g, dim, rank, "unflatten")
+    sz = size_list(g, (sizes,), "unflatten")
+    if isinstance(sz, Value):
+        raise g.error("unflatten: sizes must be a sequence of ints")
+    if not sz:
+        raise g.error("unflatten: sizes must be non-empty (torch raises)")
+    if sum(1 for s in sz if isinstance(s, int) and s == -1) > 1:
+        raise g.error("unflatten: only one dimension can be inferred (torch raises)")
+    return reshape(g, x, dims_of(g, x, 0, d) + list(sz) + dims_of(g, x, d + 1, rank))
+
+
+# ---------------------------------------------------------------------------- permutations
+
+
+def _transpose(g: GraphBuilder, x: Value, perm: list[int]) -> Value:
+    if perm == sorted(perm):
+        return x
+    return g.op("Transpose", x, perm=perm)
+
+
+@register("torch.permute")
+def permute(g, input, dims):
+    """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
+    x = require_value(g, input, "permute")
+    rank = known_rank(g, x, "permute")
+    dims = _dims_arg((dims,)) if not isinstance(dims, int) else (dims,)
+    if len(dims) != rank:
+        raise g.error(f"permute: number of dims ({len(dims)}) doesn't match the input rank ({rank}) (torch raises)")
+    perm = [normalize_axis(g, d, rank, "permute") for d in dims]
+    if len(set(perm)) != len(perm):
+        raise g.error("permute: repeated dim (torch raises)")
+    return _transpose(g, x, perm)
+
+
+@register("Tensor.permute")
+def tensor_permute(g, self, *dims):
+    """Tensor.permute(Tensor(a) self, *int dims) -> Tensor(a)"""
+    return permute(g, self, _dims_arg(dims))
+
+
+@register(
+    "torch.transpose", "Tensor.transpose", "torch.swapaxes", "Tensor.swapaxes", "torch.swapdims", "Tensor.swapdims",
+    "Tensor.transpose_", "Tensor.swapaxes_", "Tensor.swapdims_",
+)
+def transpose(g, input, dim0, dim1):
+    """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    x = require_value(g, input, "transpose")
+    rank = known_rank(g, x, "transpose")
+    a = normalize_axis(g, dim0, rank, "transpose")
+    b = normalize_axis(g, dim1, rank, "transpose")
+    if rank < 2 or a == b:
+        return x
+    perm = list(range(rank))
+    perm[a], perm[b] = perm[b], perm[a]
+    return _transpose(g, x, perm)
+
+
+@register("torch.t", "Tensor.t", "Tensor.t_")
+def t(g, input):
+    """t(Tensor(a) self) -> Tensor(a)  (0-d and 1-d unchanged)"""
+    x = require_value(g, input, "t")
+    rank = known_rank(g, x, "t")
+    if rank > 2:
+        raise g.error(f"t() expects a tensor with <= 2 dimensions, but self is {rank}D (torch raises)")
+    return x if rank < 2 else g.op("Transpose", x, perm=[1, 0])
+
+
+@register("torch.movedim", "Tensor.movedim", "torch.moveaxis", "Tensor.moveaxis")
+def movedim(g, input, source, destination):
+    """movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)"""
+    x = require_value(g, input, "movedim")
+    rank = known_rank(g, x, "movedim")
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise g.error("movedim: source and destination must have the same number of dims (torch raises)")
+    src = [normalize_axis(g, d, rank, "movedim") for d in src]
+    dst = [normalize_axis(g, d, rank, "movedim") for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise g.error("movedim: repeated dim (torch raises)")
+    perm: list[int | None] = [None] * rank
+    for s, d in zip(src, dst):
+        perm[d] = s
+    rest = iter(i for i in range(rank) if i not in src)
+    full = [p if p is not None else next(rest) for p in perm]
+    return _transpose(g, x, full)
+
+
+# ---------------------------------------------------------------------------- squeeze / unsqueeze
+
+
+@register("torch.squeeze", "Tensor.squeeze", "Tensor.squeeze_")
+def squeeze(g, input, dim=None):
+    """squeeze(Tensor(a) self) / squeeze.dim(self, int dim) / squeeze.dims(self, int[] dim) -> Tensor(a)"""
+    x = require_value(g, input, "squeeze")
+    rank = known_rank(g, x, "squeeze")
+    if rank == 0:
+        if dim is not None:
+            for d in [dim] if isinstance(dim, int) else dim:
+                normalize_axis(g, d, rank, "squeeze")
+        return x
+    if dim is None:
+        dims = list(range(rank))
+    elif isinstance(dim, (list, tuple)):
+        dims = sorted({normalize_axis(g, d, rank, "squeeze") for d in dim})
+    else:
+        dims = [normalize_axis(g, dim, rank, "squeeze")]
+    axes = []
+    for d in dims:
+        size = x.shape[d]
+        if not isinstance(size, int):
+            raise g.error(
+                f"squeeze: whether dim {d} is removed depends on its size, which is not static ({size or 'unknown'})",
+                hint="squeeze only axes whose size is fixed in the export, or use reshape/flatten",
+            )
+        if size == 1:
+            axes.append(d)
+    return g.squeeze(x, axes) if axes else x
+
+
+@register("torch.unsqueeze", "Tensor.unsqueeze", "Tensor.unsqueeze_")
+def unsqueeze(g, input, dim):
+    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+    x = require_value(g, input, "unsqueeze")
+    rank = known_rank(g, x, "unsqueeze")
+    return g.unsqueeze(x, [normalize_axis(g, dim, rank + 1, "unsqueeze")])
+
+
+# ---------------------------------------------------------------------------- expand / repeat
+
+
+@register("Tensor.expand")
+def expand(g, self, *size, implicit=False):
+    """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
+    x = require_value(g, self, "expand")
+    sizes = size_list(g, size, "expand")
+    if isinstance(sizes, Value):
+        return g.op("Expand", x, sizes)
+    rank = known_rank(g, x, "expand")
+    if len(sizes) < rank:
+        raise g.error(
+            f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({rank}) (torch raises)"
+        )
+    lead = len(sizes) - rank
+    target: list[int | Value] = []
+    for i, s in enumerate(sizes):
+        if isinstance(s, int) and s == -1:
+            if i < lead:
+                raise g.error("expand: -1 is not allowed in a leading, non-existing dimension (torch raises)")
+            target.append(1)  # Expand broadcasts: 1 keeps the input's dim
+        else:
+            if isinstance(s, int) and i >= lead:
+                d = x.shape[i - lead]
+                if isinstance(d, int) and d != 1 and d != s:
+                    raise g.error(f"expand: size {s} does not match the existing size {d} at dim {i} (torch raises)")
+            target.append(s)
+    if x.static_shape is not None and all(isinstance(s, int) for s in target):
+        if tuple(np.broadcast_shapes(x.static_shape, tuple(target))) == x.static_shape:
+            return x
+    return g.op("Expand", x, g.shape_tensor(target))
+
+
+@register("torch.broadcast_to", "Tensor.broadcast_to")
+def broadcast_to(g, input, size):
+    """broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+    return expand(g, input, size)
+
+
+@register("Tensor.expand_as")
+def expand_as(g, self, other):
+    """expand_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
+    x = require_value(g, self, "expand_as")
+    o = require_value(g, other, "expand_as", "other")
+    if o.static_shape is not None:
+        return expand(g, x, list(o.static_shape))
+    return g.op("Expand", x, g.shape_of(o))
+
+
+def _tile(g: GraphBuilder, x: Value, reps: list[int | Value], name: str) -> Value:
+    rank = known_rank(g, x, name)
+    if len(reps) > rank:
+        x = g.unsqueeze(x, list(range(len(reps) - rank))) if rank or reps else x
+    if all(isinstance(r, int) and r == 1 for r in reps) and len(reps) <= rank:
+        return x
+    if not reps:
+        return x
+    return g.op("Tile", x, g.shape_tensor(reps))
+
+
+@register("Tensor.repeat")
+def repeat(g, self, *sizes):
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
+    x = require_value(g, self, "repeat")
+    reps = size_list(g, sizes, "repeat", allow_minus_one=False)
+    if isinstance(reps, Value):
+        raise g.error("repeat: repeats must be a sequence of ints")
+    rank = known_rank(g, x, "repeat")
+    if len(reps) < rank:
+        raise g.error(
+            "repeat: number of repeat dims can not be smaller than number of dimensions of tensor (torch raises)"
+        )
+    return _tile(g, x, reps, "repeat")
+
+
+@register("torch.tile", "Tensor.tile")
+def tile(g, input, dims):
+    """tile(Tensor self, SymInt[] dims) -> Tensor"""
+    x = require_value(g, input, "tile")
+    reps = size_list(g, (dims,), "tile", allow_minus_one=False)
+    if isinstance(reps, Value):
+        raise g.error("tile: dims must be a sequence of ints")
+    rank = known_rank(g, x, "tile")
+    reps = [1] * (rank - len(reps)) + list(reps)
+    return _tile(g, x, reps, "tile")
+
+
+# ---------------------------------------------------------------------------- cat / stack
+
+
+def _tensor_list(g: GraphBuilder, tensors: Any, name: str) -> list[Value]:
+    if isinstance(tensors, Value):
+        raise g.error(f"{name} expects a list or tuple of tensors, got one tensor", hint="pass [t] or use unbind first")
+    if not isinstance(tensors, (list, tuple)):
+        raise g.error(f"{name} expects a list or tuple of tensors, got {type(tensors).__name__}")
+    if not tensors:
+        raise g.error(f"{name} expects a non-empty list of tensors (torch raises)")
+    return [require_value(g, t, name, "each element") for t in tensors]
+
+
+def _common_dtype(vals: Sequence[Value]) -> torch.dtype:
+    dt = vals[0].dtype
+    for v in vals[1:]:
+        dt = torch.promote_types(dt, v.dtype)
+    return dt
+
+
+@register("torch.cat", "torch.concat", "torch.concatenate")
+def cat(g, tensors, dim=0, *, axis=None, out=None):
+    """cat(Tensor[] tensors, int dim=0) -> Tensor  (promotes dtypes; skips legacy empty 1-d tensors)"""
+    check_out(g, out, "cat")
+    if axis is not None:
+        dim = axis
+    vals = _tensor_list(g, tensors, "cat")
+    dt = _common_dtype(vals)
+    for v in vals:
+        if v.rank is None:
+            raise g.error("cat needs the rank of every input")
+        if v.rank == 0:
+            raise g.error("cat: zero-dimensional tensor cannot be concatenated (torch raises)")
+    # torch skips 1-d tensors of size 0 when concatenating tensors of another rank.
+    ranks = {v.rank for v in vals if v.shape != (0,)}
+    if ranks:
+        if len(ranks) > 1:
+            raise g.error("cat: tensors must have the same number of dimensions (torch raises)")
+        rank = ranks.pop()
+        vals = [v for v in vals if v.rank == rank]
+    else:
+        rank = 1
+    d = normalize_axis(g, dim, rank, "cat")
+    vals = [g.cast(v, dt) for v in vals]
+    return concat(g, vals, d)
+
+
+@register("torch.stack")
+def stack(g, tensors, dim=0, *, out=None):
+    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    check_out(g, out, "stack")
+    vals = _tensor_list(g, tensors, "stack")
+    dt = _common_dtype(vals)
+    rank = vals[0].rank
+    if rank is None or any(v.rank != rank for v in vals):
+        raise g.error("stack expects each tensor to be equal size (ranks differ or are unknown)")
+    d = normalize_axis(g, dim, rank + 1, "stack")
+    return concat(g, [g.unsqueeze(g.cast(v, dt), [d]) for v in vals], d)
+
+
+@register("torch.hstack")
+def hstack(g, tensors, *, out=None):
+    """hstack(Tensor[] tensors) -> Tensor"""
+    check_out(g, out, "hstack")
+    vals = [v if v.rank != 0 else g.unsqueeze(v, [0]) for v in _tensor_list(g, tensors, "hstack")]
+    return cat(g, vals, 0 if vals[0].rank == 1 else 1)
+
+
+@register("torch.vstack", "torch.row_stack")
+def vstack(g, tensors, *, out=None):
+    """vstack(Tensor[] tensors) -> Tensor"""
+    check_out(g, out, "vstack")
+    vals = []
+    for v in _tensor_list(g, tensors, "vstack"):
+        r = known_rank(g, v, "vstack")
+        vals.append(g.unsqueeze(v, list(range(2 - r))) if r < 2 else v)
+    return cat(g, vals, 0)
+
+
+# ---------------------------------------------------------------------------- split / chunk / unbind
+
+
+@register("torch.split", "Tensor.split", "Tensor.split_with_sizes", "torch.split_with_sizes")
+def split(g, tensor, split_size_or_sections, dim=0):
+    """split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]  |
+    split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
+    x = require_value(g, tensor, "split")
+    rank = known_rank(g, x, "split")
+    if rank == 0:
+        raise g.error("split expects at least a 1-dimensional tensor (torch raises)")
+    d = normalize_axis(g, dim, rank, "split")
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [static_int(g, s, "split", "a section size") for s in split_size_or_sections]
+        if any(s < 0 for s in sizes):
+            raise g.error("split: split sizes must be non-negative (torch raises)")
+        n = x.shape[d]
+        if isinstance(n, int) and sum(sizes) != n:
+            raise g.error(f"split: sizes {sizes} do not sum to the dim size {n} (torch raises)")
+        if not sizes:
+            raise g.error("split: empty list of sizes")
+        return _split_sizes(g, x, d, n, sizes)
+    size = static_int(g, split_size_or_sections, "split", "split_size")
+    n = _static_dim(g, x, d, "split", "the number of pieces depends on it")
+    if size < 0 or (size == 0 and n != 0):
+        raise g.error(f"split: split_size can only be 0 if the dimension size is 0, got {size} (torch raises)")
+    sizes = [t.shape[0] for t in torch.empty((n, 0)).split(size, 0)]
+    return _split_sizes(g, x, d, n, sizes)
+
+
+@register("torch.chunk", "Tensor.chunk")
+def chunk(g, input, chunks, dim=0):
+    """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"""
+    x = require_value(g, input, "chunk")
+    rank = known_rank(g, x, "chunk")
+    if rank == 0:
+        raise g.error("chunk expects at least a 1-dimensional tensor (torch raises)")
+    chunks = static_int(g, chunks, "chunk", "chunks")
+    if chunks <= 0:
+        raise g.error("chunk expects `chunks` to be greater than 0 (torch raises)")
+    d = normalize_axis(g, dim, rank, "chunk")
+    n = _static_dim(g, x, d, "chunk", "the number and size of the chunks depend on it")
+    sizes = [t.shape[0] for t in torch.empty((n, 0)).chunk(chunks, 0)]
+    return _split_sizes(g, x, d, n, sizes)
+
+
+@register("torch.unbind", "Tensor.unbind")
+def unbind(g, input, dim=0):
+    """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
+    x = require_value(g, input, "unbind")
+    rank = known_rank(g, x, "unbind")
+    if rank == 0:
+        raise g.error("unbind: dimension specified as 0 but tensor has no dimensions (torch raises)")
+    d = normalize_axis(g, dim, rank, "unbind")
+    n = _static_dim(g, x, d, "unbind", "the number of results depends on it")
+    return tuple(g.op("Gather", x, g.const(i, torch.int64), axis=d) for i in range(n))
+
+
+# ---------------------------------------------------------------------------- narrow / select
+
+
+def _wrap_index(g: GraphBuilder, i: int | Value, n: int | Value) -> int | Value:
+    """A possibly negative index made non-negative (``i + n`` when ``i < 0``)."""
+    if isinstance(i, int):
+        if i >= 0:
+            return i
+        if isinstance(n, int):
+            return i + n
+        return g.op("Add", g.const(i, torch.int64), n)
+    n_v = g.as_value(n) if isinstance(n, int) else n
+    return g.op("Where", g.op("Less", i, g.const(0, torch.int64)), g.op("Add", i, n_v), i)
+
+
+@register("torch.narrow", "Tensor.narrow")
+def narrow(g, input, dim, start, length):
+    """narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)"""
+    x = require_value(g, input, "narrow")
+    rank = known_rank(g, x, "narrow")
+    if rank == 0:
+        raise g.error("narrow() cannot be applied to a 0-dim tensor (torch raises)")
+    d = normalize_axis(g, dim, rank, "narrow")
+    s = int_arg(g, start, "narrow", "start")
+    ln = int_arg(g, length, "narrow", "length")
+    n = dim_size(g, x, d)
+    if isinstance(s, int) and isinstance(ln, int) and isinstance(n, int):
+        s0 = s + n if s < 0 else s
+        if not (0 <= s0 <= n) or ln < 0 or s0 + ln > n:
+            raise g.error(f"narrow: start ({s}) + length ({ln}) exceeds dimension size ({n}) (torch raises)")
+        if s0 == 0 and ln == n:
+            return x
+        return slice_axis(g, x, d, s0, s0 + ln)
+    s0 = _wrap_index(g, s, n)
+    end = s0 + ln if isinstance(s0, int) and isinstance(ln, int) else g.op("Add", g.as_value(s0), g.as_value(ln))
+    return slice_axis(g, x, d, s0, end)
+
+
+@register("torch.select", "Tensor.select")
+def select(g, input, dim, index):
+    """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
+    x = require_value(g, input, "select")
+    rank = known_rank(g, x, "select")
+    if rank == 0:
+        raise g.error("select() cannot be applied to a 0-dim tensor (torch raises)")
+    d = normalize_axis(g, dim, rank, "select")
+    i = int_arg(g, index, "select", "index")
+    n = x.shape[d]
+    if isinstance(i, int):
+        if isinstance(n, int) and not -n <= i < n:
+            raise g.error(f"select: index {i} out of range for dimension {d} of size {n} (torch raises)")
+        return g.op("Gather", x, g.const(i, torch.int64), axis=d)
+    return g.op("Gather", x, i, axis=d)
+
+
+# ---------------------------------------------------------------------------- flip / roll
+
+
+def _flip(g: GraphBuilder, x: Value, dims: list[int]) -> Value:
+    if not dims:
+        return x
+    k = len(dims)
+    return g.op(
+        "Slice",
+        x,
+        g.const([-1] * k, torch.int64),
+        g.const([INT64_MIN] * k, torch.int64),
+        g.const(dims, torch.int64),
+        g.const([-1] * k, torch.int64),
+    )
+
+
+@register("torch.flip")
+def flip(g, input, dims):
+    """flip(Tensor self, int[] dims) -> Tensor"""
+    x = require_value(g, input, "flip")
+    rank = known_rank(g, x, "flip")
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    norm = [normalize_axis(g, d, rank, "flip") for d in dims]
+    if len(set(norm)) != len(norm):
+        raise g.error("flip: dims has a repeated dim (torch raises)")
+    if rank == 0:
+        return x
+    return _flip(g, x, sorted(norm))
+
+
+@register("Tensor.flip")
+def tensor_flip(g, self, *dims):
+    """Tensor.flip(Tensor self, *int dims) -> Tensor"""
+    return flip(g, self, list(_dims_arg(dims)))
+
+
+@register("torch.fliplr", "Tensor.fliplr")
+def fliplr(g, input):
+    """fliplr(Tensor self) -> Tensor"""
+    x = require_value(g, input, "fliplr")
+    if known_rank(g, x, "fliplr") < 2:
+        raise g.error("fliplr: input tensor must be >= 2-d (torch raises)")
+    return _flip(g, x, [1])
+
+
+@register("torch.flipud", "Tensor.flipud")
+def flipud(g, input):
+    """flipud(Tensor self) -> Tensor"""
+    x = require_value(g, input, "flipud")
+    if known_rank(g, x, "flipud") < 1:
+        raise g.error("flipud: input tensor must be >= 1-d (torch raises)")
+    return _flip(g, x, [0])
+
+
+def _roll_axis(g: GraphBuilder, x: Value, axis: int, shift: int | Value) -> Value:
+    n = dim_size(g, x, axis)
+    if isinstance(n, int) and isinstance(shift, int):
+        if n == 0:
+            return x
+        s = shift % n
+        if s == 0:
+            return x
+        cut: int | Value = n - s
+    else:
+        n_v = g.as_value(n) if isinstance(n, int) else n
+        s_v = g.as_value(shift) if isinstance(shift, int) else shift
+        # Mod of int64 follows the sign of the divisor (fmod=0), as Python's %.
+        cut = g.op("Sub", n_v, g.op("Mod", s_v, n_v))
+    tail = slice_axis(g, x, axis, cut, INT64_MAX)
+    head = slice_axis(g, x, axis, 0, cut)
+    return g.op("Concat", tail, head, axis=axis)
+
+
+@register("torch.roll", "Tensor.roll")
+def roll(g, input, shifts, dims=None):
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+    x = require_value(g, input, "roll")
+    rank = known_rank(g, x, "roll")
+    shift_list = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
+    shift_list = [int_arg(g, s, "roll", "a shift") for s in shift_list]
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        if len(shift_list) != 1:
+            raise g.error("roll: shifts must be a single value when dims is not given (torch raises)")
+        flat = reshape(g, x, [-1]) if rank != 1 else x
+        rolled = _roll_axis(g, flat, 0, shift_list[0])
+        if rank == 1:
+            return rolled
+        return reshape(g, rolled, list(x.static_shape) if x.static_shape is not None else g.shape_of(x))
+    dim_list = list(dims) if isinstance(dims, (list, tuple)) else [dims]
+    if len(dim_list) != len(shift_list):
+        raise g.error(f"roll: shifts and dimensions must align: {len(shift_list)} vs {len(dim_list)} (torch raises)")
+    out = x
+    for s, d in zip(shift_list, dim_list):
+        out = _roll_axis(g, out, normalize_axis(g, d, rank, "roll"), s)
+    return out
