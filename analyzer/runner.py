@@ -160,12 +160,21 @@ class AnalysisTimeout(BaseException):
     ``except Exception`` handlers cannot swallow it."""
 
 
-# Seconds one file may take (analysis and rules) before it is abandoned with an
+# CPU seconds one file may take (analysis and rules) before it is abandoned with an
 # internal-error diagnostic: a pathological file must not hang the whole run. The soft
-# limit interrupts Python code; in worker processes, the hard one (CPU seconds) ends the
-# worker when native code does not return.
-FILE_TIMEOUT = 60.0
-HARD_TIMEOUT = 90.0
+# limit interrupts Python code; in worker processes, the hard one ends the worker when
+# native code (libcst's parser) does not return. CPU time rather than wall time, so that a
+# busy machine does not turn slow files into failures. UNTRACE_FILE_TIMEOUT overrides.
+def _timeout_from_env() -> float | None:
+    try:
+        value = float(os.environ.get("UNTRACE_FILE_TIMEOUT", "60"))
+    except ValueError:
+        value = 60.0
+    return value if value > 0 else None
+
+
+FILE_TIMEOUT = _timeout_from_env()
+HARD_TIMEOUT = FILE_TIMEOUT * 1.5 + 10 if FILE_TIMEOUT else None
 
 
 @contextlib.contextmanager
@@ -174,22 +183,22 @@ def _deadline(seconds: float | None):
         seconds
         and hasattr(signal, "setitimer")
         and threading.current_thread() is threading.main_thread()
-        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # nobody else's alarm is running
+        and signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)  # nobody else's timer is running
     )
     if not usable:
         yield
         return
 
     def expire(signum, frame):
-        raise AnalysisTimeout(f"gave up after {seconds:g} s")
+        raise AnalysisTimeout(f"gave up after {seconds:g} s of CPU time")
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGVTALRM, expire)
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
 
 
 def analyze_source(path: str, data: bytes | str, project: engine.Project | None) -> tuple[list[Diagnostic], dict, bool]:
@@ -233,6 +242,8 @@ def _analyze_batch(batch: Sequence[tuple[int, str, bytes]]) -> list[tuple[list[D
     """Worker side: analyse ``(index, path, bytes)`` items, recording which one runs."""
     results = []
     hard = HARD_TIMEOUT if _SLOTS is not None and hasattr(signal, "ITIMER_PROF") else None
+    if hard and FILE_TIMEOUT and hard <= FILE_TIMEOUT:
+        hard = None  # a misconfiguration: let the soft limit speak
     for index, path, data in batch:
         if _SLOTS is not None:
             _SLOTS[2 * _SLOT] = index
@@ -419,8 +430,8 @@ def _analyze_in_pool(items, all_files, roots, jobs, bar) -> list:
             break
         suspects = []
         for index, elapsed in in_flight:
-            if elapsed >= HARD_TIMEOUT:
-                outcomes[index] = _died(items[index][0], f"the analysis took more than {HARD_TIMEOUT:g} s")
+            if HARD_TIMEOUT and elapsed >= HARD_TIMEOUT:
+                outcomes[index] = _died(items[index][0], f"the analysis took more than {HARD_TIMEOUT:g} s of CPU time")
                 if bar:
                     bar.advance(1)
             else:
@@ -433,8 +444,8 @@ def _analyze_in_pool(items, all_files, roots, jobs, bar) -> list:
                 continue
             again, running = _run_batches([[index]], items, outcomes, all_files, roots, 1, bar)
             if again:
-                slow = any(elapsed >= HARD_TIMEOUT for _, elapsed in running)
-                why = f"the analysis took more than {HARD_TIMEOUT:g} s" if slow else "the analysis process died"
+                slow = bool(HARD_TIMEOUT) and any(elapsed >= HARD_TIMEOUT for _, elapsed in running)
+                why = f"the analysis took more than {HARD_TIMEOUT:g} s of CPU time" if slow else "the analysis process died"
                 outcomes[index] = _died(items[index][0], why)
                 if bar:
                     bar.advance(1)

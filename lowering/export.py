@@ -91,8 +91,10 @@ def _inputs(g: GraphBuilder, name: str, value, dynamic: dict | None, names) -> A
         for axis, symbol in (dynamic or {}).items():
             shape[axis] = symbol if isinstance(symbol, str) else f"{name}_dim{axis}"
         return g.add_input(next(names, name), value.dtype, tuple(shape))
-    if isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in value):
+    if isinstance(value, (tuple, list)):
         return type(value)(_inputs(g, f"{name}_{i}", v, None, names) for i, v in enumerate(value))
+    if isinstance(value, dict):
+        return {k: _inputs(g, f"{name}_{k}", v, None, names) for k, v in value.items()}
     return value
 
 

@@ -47,7 +47,13 @@ _PY_BIN = {k: getattr(operator, v) for k, v in _BINOPS.items()}
 _PY_CMP = {k: getattr(operator, v) for k, v in _CMPOPS.items()}
 
 # Pure functions safe to run for real on known arguments.
-_PURE_MODULES = ("math", "operator", "builtins", "functools", "itertools", "numbers", "collections", "typing", "enum")
+_PURE_MODULES = ("math", "operator", "builtins", "functools", "itertools", "numbers", "collections", "typing", "enum",
+                 "contextlib")
+# Pure restructuring of containers, safe to run for real even with graph values as leaves.
+_PURE_WITH_GRAPH = {"torch.utils._pytree.tree_flatten", "torch.utils._pytree.tree_unflatten",
+                    "torch.utils._pytree.tree_map", "torch.utils._pytree.tree_leaves"}
+# Runtime checks on data: the exported graph drops them, as torch.onnx does.
+_RUNTIME_CHECKS = {"torch._check", "torch._check_is_size", "torch._assert", "torch._check_with"}
 _PURE_TORCH = {"torch.is_tensor", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.onnx.is_in_onnx_export",
                "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.device",
                "torch.is_floating_point", "torch.compiler.is_compiling", "torch._assert", "torch._check",
@@ -125,6 +131,7 @@ class Interpreter:
         self._functions: dict[Any, ir.FunctionDef] = {}
         self.depth = 0
         self.location: tuple[str, int] = ("<unknown>", 0)
+        self.frames: list[Frame] = []  # active frames, for in-place updates of aliases
 
     # ================================================================ entry
 
@@ -136,7 +143,6 @@ class Interpreter:
 
     def function_ir(self, fn) -> tuple[ir.FunctionDef, str, dict]:
         """The structured, annotated IR of a Python function, its file and globals."""
-        fn = inspect.unwrap(fn)
         code = getattr(fn, "__code__", None)
         if code is None:
             raise self.error(f"cannot read the source of {fn!r}", "register a lowering for it (lowering.register_lowering)")
@@ -177,23 +183,31 @@ class Interpreter:
         if self.depth > _MAX_DEPTH:
             raise self.error(f"call depth over {_MAX_DEPTH} (recursion?) in {qualname}", construct="call")
         frame = Frame({}, globs, path, qualname)
+        # Free variables of nested functions and decorator wrappers: their cells' contents.
+        for name, cell in zip(fn.__code__.co_freevars, getattr(fn, "__closure__", None) or ()):
+            try:
+                frame.env[name] = cell.cell_contents
+            except ValueError:
+                pass
         self._bind_parameters(fn_ir, fn, args, kwargs, frame)
         if fn_ir.params and fn_ir.params[0].name == "self" and args:
             frame.self_obj = args[0]
         saved = self.location
         self.depth += 1
+        self.frames.append(frame)
         try:
             self.exec_block(fn_ir.body, frame)
         except ReturnSignal as ret:
             return ret.value
         finally:
+            self.frames.pop()
             self.depth -= 1
             self.location = saved
         return None
 
     def _bind_parameters(self, fn_ir: ir.FunctionDef, fn, args, kwargs, frame: Frame):
         try:
-            sig = inspect.signature(fn)
+            sig = inspect.signature(fn, follow_wrapped=False)
         except (TypeError, ValueError):
             sig = None
         if sig is not None:
@@ -246,6 +260,8 @@ class Interpreter:
         if isinstance(current, list) and not isinstance(value, Value):
             current[:] = value  # list += keeps identity, as in Python
             value = current
+        if isinstance(current, Value):
+            self.update_aliases(current, value)  # `x += 1` on a tensor is in place
         self.assign(s.target, value, frame)
 
     def _stmt_ExprStmt(self, s, frame):
@@ -397,6 +413,7 @@ class Interpreter:
         if isinstance(base, Value):
             new = self.call_op("operator.setitem", [base, index, value], {})
             if isinstance(target.value, ir.Name):
+                self.update_aliases(base, new)
                 frame.env[target.value.id] = new
                 return
             raise self.error(f"index assignment into `{expr_text(target.value)}`: only into a variable",
@@ -574,8 +591,8 @@ class Interpreter:
             raise self.error(f"`{type(base).__name__}` has no attribute `{attr}`", construct="attribute") from None
         if isinstance(value, torch.Tensor) and not isinstance(base, type):
             return self.tensor_constant(value, owner=base, attr=attr)
-        if inspect.ismethod(value) and isinstance(base, torch.nn.Module) and _is_user_function(value.__func__):
-            return BoundUserMethod(base, value.__func__)
+        if inspect.ismethod(value) and _is_user_function(value.__func__):
+            return BoundUserMethod(value.__self__, value.__func__)
         return value
 
     def tensor_constant(self, t: torch.Tensor, owner=None, attr: str | None = None) -> Value:
@@ -683,6 +700,15 @@ class Interpreter:
             return self.call_module(func, args, kwargs)
         if inspect.isclass(func) and issubclass(func, torch.nn.Module):
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
+        if inspect.isclass(func) and _is_user_function(func) and func.__init__ is object.__init__ and not args and not kwargs:
+            return func()  # a plain user object with no constructor code
+        if inspect.ismethod(func) and _is_user_function(func.__func__):
+            return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
+        if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
+                and issubclass(func.__self__, torch.autograd.Function):
+            return self.call_python_function(func.__self__.forward, [_AutogradContext(), *args], kwargs)
+        if getattr(func, "__module__", "") == "torch._higher_order_ops.map" and getattr(func, "__name__", "") == "map":
+            return self.functional_map(args, kwargs)
         special = _BUILTIN_HANDLERS.get(func) if _hashable(func) else None
         if special is not None:
             return special(self, args, kwargs)
@@ -693,6 +719,10 @@ class Interpreter:
         if name is not None:
             if name in ("torch.cond",):
                 return self.torch_cond(args, kwargs)
+            if name in _RUNTIME_CHECKS and self._has_graph(args, kwargs):
+                return None
+            if name in _PURE_WITH_GRAPH:
+                return func(*args, **kwargs)
             lowering = registry.lookup(name, self.g.opset)
             if lowering is not None and (self._has_graph(args, kwargs) or name.startswith(("torch.", "Tensor."))):
                 return self.call_op(name, args, kwargs)
@@ -771,7 +801,18 @@ class Interpreter:
             return -1
         if name in ("append",):
             raise self.error("append on a tensor", construct="call")
-        return self.call_op(f"Tensor.{name}", [value, *args], kwargs)
+        result = self.call_op(f"Tensor.{name}", [value, *args], kwargs)
+        if name.endswith("_") and not name.startswith("_") and isinstance(result, Value):
+            self.update_aliases(value, result)  # x.add_(1): every name for x sees the update
+        return result
+
+    def update_aliases(self, old: Value, new: Value) -> None:
+        """An in-place update: every variable bound to the same tensor now holds `new`.
+        (Views of `old` made by slicing or reshaping are not tracked.)"""
+        for frame in self.frames:
+            for name, bound in frame.env.items():
+                if bound is old:
+                    frame.env[name] = new
 
     def call_module(self, module: torch.nn.Module, args, kwargs):
         name = registry.canonical_name(type(module))
@@ -823,11 +864,21 @@ class Interpreter:
                 frame.env[p.name] = kwargs.pop(p.name) if p.name in kwargs else self.eval(p.default, closure.frame)
             elif p.kind == "kwarg":
                 frame.env[p.name] = dict(kwargs)
+        self.frames.append(frame)
         try:
             self.exec_block(fn.body, frame)
         except ReturnSignal as ret:
             return ret.value
+        finally:
+            self.frames.pop()
         return None
+
+    def functional_map(self, args, kwargs):
+        """functorch's map(f, xs, *args): f over the first axis of xs, results stacked."""
+        fn, xs, *rest = args
+        rows = self.unpack(xs, 0, True)
+        results = [self.call(fn, [row, *rest], {}) for row in rows]
+        return self.call_op("torch.stack", [results], {"dim": 0})
 
     def torch_cond(self, args, kwargs):
         pred, true_fn, false_fn, operands = (list(args) + [kwargs.get(k) for k in ("pred", "true_fn", "false_fn", "operands")][len(args):])[:4]
@@ -1183,7 +1234,19 @@ def _iterating(kind):
     return make
 
 
+def _round(interp: Interpreter, args, kwargs):
+    x = args[0]
+    ndigits = args[1] if len(args) > 1 else kwargs.get("ndigits")
+    if isinstance(x, Value):
+        if ndigits is not None:
+            raise interp.error("round(x, ndigits) of a graph value", construct="round")
+        # Python's round() is round-half-even and returns an int, as ONNX Round does.
+        return interp.g.cast(interp.call_op("torch.round", [interp.g.cast(x, torch.float32)], {}), torch.int64)
+    return round(*args, **kwargs)
+
+
 _BUILTIN_HANDLERS = {
+    round: _round, torch.sym_min: _minmax(min), torch.sym_max: _minmax(max),
     enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
@@ -1217,11 +1280,38 @@ def _find_def(body, line: int, name: str):
     return None
 
 
+_TORCH_DIR = __import__("os").path.dirname(torch.__file__)
+_EXPORTDB_DIR = __import__("os").path.join(_TORCH_DIR, "_export", "db", "examples")
+
+
 def _is_user_function(fn) -> bool:
-    module = getattr(fn, "__module__", "") or ""
-    if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+    """Code untrace interprets from source: Python functions and classes outside the
+    libraries whose calls go to the op table (PyTorch's own ExportDB examples count as
+    user code)."""
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isclass(fn)):
         return False
-    return not module.startswith(("torch", "builtins", "math", "numpy", "onnx", "typing", "functools"))
+    try:
+        path = inspect.getsourcefile(fn) or ""
+    except TypeError:
+        return False
+    if path.startswith(_EXPORTDB_DIR):
+        return True
+    module = getattr(fn, "__module__", "") or ""
+    return not path.startswith(_TORCH_DIR) and not module.startswith(
+        ("torch", "builtins", "math", "numpy", "onnx", "typing", "functools", "contextlib"))
+
+
+class _AutogradContext:
+    """`ctx` for an autograd.Function's forward: saving for backward does nothing here."""
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+    def mark_non_differentiable(self, *args):
+        pass
+
+    def set_materialize_grads(self, value):
+        pass
 
 
 def _rank_only(v: Value):

@@ -436,10 +436,8 @@ def expand_as(g, self, other):
 def _tile(g: GraphBuilder, x: Value, reps: list[int | Value], name: str) -> Value:
     rank = known_rank(g, x, name)
     if len(reps) > rank:
-        x = g.unsqueeze(x, list(range(len(reps) - rank))) if rank or reps else x
-    if all(isinstance(r, int) and r == 1 for r in reps) and len(reps) <= rank:
-        return x
-    if not reps:
+        x = g.unsqueeze(x, list(range(len(reps) - rank)))
+    if all(isinstance(r, int) and r == 1 for r in reps):
         return x
     return g.op("Tile", x, g.shape_tensor(reps))
 
@@ -695,9 +693,11 @@ def flip(g, input, dims):
 
 
 @register("Tensor.flip")
-def tensor_flip(g, self, *dims):
+def tensor_flip(g, self, *dims_args, dims=None):
     """Tensor.flip(Tensor self, *int dims) -> Tensor"""
-    return flip(g, self, list(_dims_arg(dims)))
+    if dims is not None and dims_args:
+        raise g.error("flip: dims given both positionally and by keyword")
+    return flip(g, self, dims if dims is not None else list(_dims_arg(dims_args)))
 
 
 @register("torch.fliplr", "Tensor.fliplr")
@@ -730,8 +730,10 @@ def _roll_axis(g: GraphBuilder, x: Value, axis: int, shift: int | Value) -> Valu
     else:
         n_v = g.as_value(n) if isinstance(n, int) else n
         s_v = g.as_value(shift) if isinstance(shift, int) else shift
-        # Mod of int64 follows the sign of the divisor (fmod=0), as Python's %.
-        cut = g.op("Sub", n_v, g.op("Mod", s_v, n_v))
+        # Mod of int64 follows the sign of the divisor (fmod=0), as Python's %; an
+        # empty dim divides by 1 instead of 0 (both slices are empty then anyway).
+        safe_n = g.op("Max", n_v, g.const(1, torch.int64))
+        cut = g.op("Sub", n_v, g.op("Mod", s_v, safe_n))
     tail = slice_axis(g, x, axis, cut, INT64_MAX)
     head = slice_axis(g, x, axis, 0, cut)
     return g.op("Concat", tail, head, axis=axis)

@@ -81,7 +81,7 @@ def _env() -> dict:
     return env
 
 
-def run_untrace(*argv: str, cwd=None, stdin: bytes | None = None, fake: bool = False, timeout: float = 300):
+def run_untrace(*argv: str, cwd=None, stdin: bytes | None = None, fake: bool = False, timeout: float = 300, env=None):
     """Run the real command in a subprocess (``fake``: with the toy engine and rules)."""
     command = [PYTHON, FAKE_UNTRACE, *argv] if fake else [PYTHON, "-m", "analyzer.cli", *argv]
     return subprocess.run(
@@ -90,7 +90,7 @@ def run_untrace(*argv: str, cwd=None, stdin: bytes | None = None, fake: bool = F
         input=stdin if stdin is not None else b"",
         capture_output=True,
         timeout=timeout,
-        env=_env(),
+        env={**_env(), **(env or {})},
     )
 
 

@@ -236,6 +236,7 @@ _SPECIAL_CALLS = {("torch.where", "where"): "where", ("torch.einsum", "einsum"):
 SHAPE_ONLY = {"empty_like", "new_empty", "empty", "new_empty_strided", "empty_strided"}
 
 
+@functools.cache
 def opinfo_targets(qualname: str) -> list[tuple[Any, str]]:
     """(OpInfo, calling convention) pairs that test ``qualname``; [] when none."""
     index = _opinfo_index()
@@ -270,6 +271,7 @@ _INPLACE_OPERATORS = {
 }
 
 
+@functools.cache
 def opinfo_groups() -> list[tuple[str, ...]]:
     """Registered names with an OpInfo, grouped when one lowering function serves several
     names through the same OpInfo calls (``torch.add`` / ``Tensor.add``): a group is
@@ -339,11 +341,17 @@ def iter_samples(info, dtype: torch.dtype, conv: str, limit: int = MAX_SAMPLES) 
     return [pool[int(i * step)] for i in range(limit)]
 
 
+_SUPPORTED: dict[int, frozenset] = {}
+
+
 def supports_dtype(info, dtype: torch.dtype) -> bool:
-    try:
-        return dtype in info.supported_dtypes("cpu")
-    except Exception:
-        return dtype in info.dtypes
+    key = id(info)
+    if key not in _SUPPORTED:
+        try:
+            _SUPPORTED[key] = frozenset(info.supported_dtypes("cpu"))
+        except Exception:
+            _SUPPORTED[key] = frozenset(info.dtypes)
+    return dtype in _SUPPORTED[key]
 
 
 def run_opinfo(
@@ -401,6 +409,7 @@ def _run_one(qualname, fn, label, i, args, kwargs, expected, opset, dtype, dynam
     return SampleResult(label, i, "passed")
 
 
+@functools.cache
 def tested_dtypes(qualname: str) -> list[torch.dtype]:
     """float32, plus int64/bool where an OpInfo of the name supports them."""
     out = []
