@@ -30,7 +30,12 @@ def export(
     dynamic_shapes: dict | None = None,
     input_names: list[str] | None = None,
     output_names: list[str] | None = None,
+    probes: bool = False,
 ) -> onnx.ModelProto:
+    """Lower `module.forward` from its source. With `probes=True` the model gets extra
+    outputs after the real ones, `probe|<path>|<line>|<construct>|<kind>`: 1-d int64
+    vectors, for `branch` kinds 1 (then taken) / 0 (else) / -1 (not reached), for
+    `trips` kinds the loop's iteration count; one entry per time the construct ran."""
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"export expects an nn.Module, got {type(module).__name__}")
     if not MIN_OPSET <= opset <= MAX_OPSET:
@@ -52,6 +57,7 @@ def export(
             continue
         graph_args[name] = _inputs(g, name, value, dynamic_shapes.get(name), names)
     interp = Interpreter(module, g)
+    interp.probes_enabled = probes
     params = list(signature.parameters.values())[1:]
     call_args, call_kwargs = [], {}
     for p in params:
@@ -80,6 +86,8 @@ def export(
             else:
                 raise LoweringError(f"forward returns a {type(leaf).__name__}, which is not a tensor")
         g.add_output(leaf, out_names[i] if i < len(out_names) else f"output_{i}" if len(leaves) > 1 else "output")
+    for key, value in interp.take_probes(g):
+        g.add_output(value, key, shape=(None,))
     model = g.to_model(opset)
     model.producer_name = "untrace"
     return model

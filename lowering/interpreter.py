@@ -132,6 +132,8 @@ class Interpreter:
         self.depth = 0
         self.location: tuple[str, int] = ("<unknown>", 0)
         self.frames: list[Frame] = []  # active frames, for in-place updates of aliases
+        self.probes_enabled = False
+        self._probes: dict[int, list[tuple[str, Value]]] = {}  # id(builder) -> (key, 1-d int64)
 
     # ================================================================ entry
 
@@ -491,12 +493,9 @@ class Interpreter:
     def _ev_IfExp(self, e, frame):
         test = self.eval(e.test, frame)
         if isinstance(test, Value):
-            body, orelse = self.eval(e.body, frame), self.eval(e.orelse, frame)
-            if not isinstance(body, Value) and not isinstance(orelse, Value) and _same(body, orelse):
-                return body
-            a, b = self.as_graph(body), self.as_graph(orelse)
-            # Both sides are pure expressions: evaluate both and select (ONNX Where).
-            return self.call_op("torch.where", [self.to_bool(test), a, b], {})
+            # Lazy, like Python: each side is evaluated only in its own If branch.
+            return self.graph_choice(test, lambda: self.eval(e.body, frame), lambda: self.eval(e.orelse, frame),
+                                     "ifexp", e.span.line)
         return self.eval(e.body, frame) if self.truth(test) else self.eval(e.orelse, frame)
 
     def _ev_BoolOp(self, e, frame):
@@ -882,35 +881,46 @@ class Interpreter:
 
     def torch_cond(self, args, kwargs):
         pred, true_fn, false_fn, operands = (list(args) + [kwargs.get(k) for k in ("pred", "true_fn", "false_fn", "operands")][len(args):])[:4]
-        operands = tuple(operands or ())
+        operands = list(operands or ())
         if not isinstance(pred, Value):
-            return self.call(true_fn if self.truth(pred) else false_fn, list(operands), {})
-        results = []
-        branches = []
-        for fn in (true_fn, false_fn):
+            return self.call(true_fn if self.truth(pred) else false_fn, operands, {})
+        return self.graph_choice(pred, lambda: self.call(true_fn, operands, {}), lambda: self.call(false_fn, operands, {}),
+                                 "cond", self.location[1])
+
+    def graph_choice(self, test: Value, then_fn, else_fn, construct: str, line: int):
+        """An expression-level If (ternary, torch.cond): each side built in its branch."""
+        cond = self.to_bool(test)
+        results, graphs = [], []
+        for fn in (then_fn, else_fn):
             sub = self.g.subgraph()
             saved, self.g = self.g, sub
             try:
-                out = self.call(fn, list(operands), {})
+                results.append(fn())
             finally:
                 self.g = saved
-            branches.append((sub, out))
-        flat_t, spec = _flatten(branches[0][1])
-        flat_f, spec_f = _flatten(branches[1][1])
+            graphs.append(sub)
+        flat_t, spec = _flatten(results[0])
+        flat_f, spec_f = _flatten(results[1])
         if spec != spec_f:
-            raise self.error("torch.cond branches return different structures", construct="cond")
-        for (sub, _), flat in zip(branches, (flat_t, flat_f)):
+            raise self.error(f"the two sides of this {construct} return different structures", construct=construct)
+        if not _contains_graph(results[0]) and not _contains_graph(results[1]) and _same(results[0], results[1]):
+            return results[0]
+        for sub, flat, other in ((graphs[0], flat_t, flat_f), (graphs[1], flat_f, flat_t)):
             saved, self.g = self.g, sub
             try:
-                for v in flat:
-                    sub.add_output(self.as_graph(v), shape=_rank_only(self.as_graph(v)))
+                for v, o in zip(flat, other):
+                    bv = self._branch_value(v, o)
+                    sub.add_output(bv, shape=_rank_only(bv))
             finally:
                 self.g = saved
-        outs = self.g.op("If", self.to_bool(pred), outputs=len(flat_t),
-                         then_branch=branches[0][0].build_graph(), else_branch=branches[1][0].build_graph())
-        outs = outs if isinstance(outs, tuple) else (outs,)
-        results = list(outs)
-        return _unflatten(spec, results)
+        probe_keys = self._branch_probes(graphs) if self.probes_enabled else []
+        self.add_probe(f"probe|{self.location[0]}|{line}|{construct}|branch", cond)
+        outs = self.g.op("If", cond, outputs=len(flat_t) + len(probe_keys),
+                         then_branch=graphs[0].build_graph(), else_branch=graphs[1].build_graph())
+        outs = list(outs) if isinstance(outs, tuple) else [outs]
+        for key, v in zip(probe_keys, outs[len(flat_t):]):
+            self.add_probe(key, v)
+        return _unflatten(spec, outs[:len(flat_t)])
 
     # ================================================================ graph helpers
 
@@ -956,14 +966,38 @@ class Interpreter:
             graphs.append(sub)
         self.location = (frame.path, s.span.line)
         outputs = self._merge_branches(s, names, envs, graphs, frame)
-        if not outputs:
+        probe_keys = self._branch_probes(graphs) if self.probes_enabled else []
+        if not s.synthetic:
+            self.add_probe(self._probe_key(frame, s, "if", "branch"), cond)
+        if not outputs and not probe_keys:
             return
         then_graph, else_graph = graphs
-        values = self.g.op("If", cond, outputs=len(outputs), then_branch=then_graph.build_graph(),
+        n_results = sum(len(o[1][1]) for o in outputs)
+        values = self.g.op("If", cond, outputs=n_results + len(probe_keys), then_branch=then_graph.build_graph(),
                            else_branch=else_graph.build_graph())
         values = values if isinstance(values, tuple) else (values,)
+        for key, v in zip(probe_keys, values[n_results:]):
+            self.add_probe(key, v)
+        values = values[:n_results]
         for (name, spec), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
             frame.env[name] = _unflatten(spec[0], list(value))
+
+    def _branch_probes(self, graphs) -> list[str]:
+        """Yield each branch's probes from the If; a side that never reaches a probe
+        yields [-1] for it."""
+        per_branch = [dict(self.take_probes(sub)) for sub in graphs]
+        keys = list(dict.fromkeys(k for probes in per_branch for k in probes))
+        for sub, probes in zip(graphs, per_branch):
+            saved, self.g = self.g, sub
+            try:
+                for key in keys:
+                    value = probes.get(key)
+                    if value is None:
+                        value = self.g.const([-1], dtype=torch.int64)
+                    sub.add_output(value, shape=(None,))
+            finally:
+                self.g = saved
+        return keys
 
     def _merge_branches(self, s, names, envs, graphs, frame):
         """Decide each result: equal known values stay known; the rest become If outputs."""
@@ -1063,6 +1097,7 @@ class Interpreter:
         scan_start = {n: len(frame.env[n]) for n in scans}
         for n in scans:
             inner.env[n] = list(frame.env[n])
+        trips_in = body.add_input(body.fresh("trips"), torch.int64, ()) if self.probes_enabled else None
         saved, self.g = self.g, body
         try:
             if trip is not None:
@@ -1090,6 +1125,8 @@ class Interpreter:
                         raise self.error(f"`{n}` changes dtype inside a graph loop ({g0.dtype} -> {gv.dtype})",
                                          construct="loop")
                     body.add_output(gv, shape=_rank_only(gv))
+            if trips_in is not None:
+                body.add_output(self.call_op("operator.add", [trips_in, 1], {}), shape=())
             scan_values = []
             for n in scans:
                 appended = inner.env[n][scan_start[n]:]
@@ -1099,6 +1136,9 @@ class Interpreter:
                 sv = self.as_graph(appended[0])
                 body.add_output(sv, shape=_rank_only(sv))
                 scan_values.append(sv)
+            body_probes = self.take_probes(body)
+            for _, pv in body_probes:
+                body.add_output(pv, shape=(None,))
         finally:
             self.g = saved
         if trip is not None:
@@ -1108,8 +1148,9 @@ class Interpreter:
             count = None
             cond0 = self.to_bool(cond)
         init_values = [self.as_graph(v) for n in carried for v in flat_init[n][0]]
-        init_values = [self._loop_init(v, n) for v, n in zip(init_values, [n for n in carried for _ in flat_init[n][0]])]
-        n_out = len(init_values) + len(scans)
+        if trips_in is not None:
+            init_values.append(self.g.const(0, dtype=torch.int64))
+        n_out = len(init_values) + len(scans) + len(body_probes)
         if n_out == 0:
             body.add_output(self.as_graph(0), shape=())  # ONNX wants at least one output
             n_out = 1
@@ -1123,13 +1164,41 @@ class Interpreter:
             k = len(flat_init[n][0])
             frame.env[n] = _unflatten(flat_init[n][1], list(outs[pos:pos + k]))
             pos += k
+        if trips_in is not None:
+            self.add_probe(self._probe_key(frame, s, s.kind, "trips"), outs[pos])
+            pos += 1
         for n in scans:
             frame.env[n] = frame.env[n][:scan_start[n]] + [Stacked(outs[pos])]
             pos += 1
+        for key, _ in body_probes:
+            self.add_probe(key, outs[pos])  # one entry per iteration, flattened
+            pos += 1
         del scans_dummy
 
-    def _loop_init(self, v: Value, name: str) -> Value:
-        return v
+    # ================================================================ probes
+
+    def _probe_key(self, frame: Frame, node, construct: str, kind: str) -> str:
+        return f"probe|{frame.path}|{node.span.line}|{construct}|{kind}"
+
+    def add_probe(self, key: str, value: Value) -> None:
+        """Record a coverage probe (`export(probes=True)`): a 1-d int64 vector in the
+        current graph; taken out of If branches and Loop bodies by their emitters."""
+        if not self.probes_enabled:
+            return
+        v = self.g.cast(value, torch.int64)
+        v = self.g.op("Reshape", v, self.g.const([-1], dtype=torch.int64))
+        self._probes.setdefault(id(self.g), []).append((key, v))
+
+    def take_probes(self, builder: GraphBuilder) -> list[tuple[str, Value]]:
+        """The probes recorded in `builder`, one 1-d vector per key (repeats concatenated)."""
+        merged: dict[str, list[Value]] = {}
+        for key, v in self._probes.pop(id(builder), []):
+            merged.setdefault(key, []).append(v)
+        saved, self.g = self.g, builder
+        try:
+            return [(k, vs[0] if len(vs) == 1 else self.g.op("Concat", *vs, axis=0)) for k, vs in merged.items()]
+        finally:
+            self.g = saved
 
     def _trip_count(self, r: GraphRange) -> Value:
         # ceil((stop - start) / step), at least 0.

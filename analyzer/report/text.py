@@ -36,7 +36,7 @@ class _Style:
 
     def __call__(self, text: str, style: str) -> str:
         text = self.escape(text)
-        return f"[{style}]{text}[/]" if self.color and text else text
+        return f"[{style}]{text}[/]" if self.color and style and text else text
 
 
 def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
@@ -48,7 +48,7 @@ def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
 
 def render_one(diag: Diagnostic, context: ReportContext, style: _Style | None = None) -> str:
     style = style or _Style(False)
-    fix_mark = " [*]" if context.fixable(diag) else ""
+    fix_mark = " " + style("[*]", "cyan") if context.fixable(diag) else ""
     head = (
         style(f"{diag.path}:{diag.line}:{diag.column}:", "bold")
         + " "

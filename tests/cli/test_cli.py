@@ -180,3 +180,53 @@ def test_console_script_is_installed():
 
     script = Path(sys.executable).parent / "untrace"
     assert script.exists() or shutil.which("untrace"), "pip install -e . puts `untrace` next to python"
+
+
+def test_progress_bar_only_on_a_terminal_and_for_many_files(tmp_path):
+    """stderr is a pseudo-terminal: a progress bar is drawn there (and cleared), while
+    the report on stdout (a pipe) stays plain."""
+    import os
+    import pty
+    import subprocess
+
+    from .conftest import FAKE_UNTRACE, _env
+
+    for i in range(60):
+        (tmp_path / f"m{i}.py").write_text(MODEL)
+    env = {**_env(), "TERM": "xterm", "COLUMNS": "100"}
+    env.pop("NO_COLOR")
+
+    def run(*extra: str) -> tuple[int, str, str]:
+        controller, terminal = pty.openpty()
+        proc = subprocess.Popen(
+            [sys.executable, FAKE_UNTRACE, "check", ".", "--no-cache", "--output-format", "concise", *extra],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            env=env,
+        )
+        os.close(terminal)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        out = proc.stdout.read().decode()
+        proc.wait(timeout=120)
+        os.close(controller)
+        return proc.returncode, out, drawn.decode(errors="replace")
+
+    code, out, drawn = run()
+    assert code == 1
+    assert "checking" in drawn and "60" in drawn
+    assert "\x1b[" not in out and out.splitlines()[-2] == "Found 120 hazards in 60 files (60 files checked)."
+    # 50 files or fewer: no bar
+    for i in range(10, 60):
+        (tmp_path / f"m{i}.py").unlink()
+    code, out, drawn = run()
+    assert code == 1 and "checking" not in drawn

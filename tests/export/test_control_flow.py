@@ -55,7 +55,7 @@ CASES = [
     ("break-static-loop", models.BreakInStaticLoop(), [(X,), (X * 10,), (X / 10,)], {"If": 1}),
     ("continue-static-loop", models.ContinueInStaticLoop(), [(X,), (-X * 2,), (-X / 4,)], {"If": 1}),
     ("return-in-loop", models.ReturnInLoop(), [(X,), (X - 10,), (X * 5,)], {"If": 1}),
-    ("ternary", models.Ternary(), [(X,), (-X,)], {"Where": 1}),
+    ("ternary", models.Ternary(), [(X,), (-X,)], {"If": 1}),
     ("torch-cond", models.TorchCond(), [(X,), (-X,)], {"If": 1}),
 ]
 
