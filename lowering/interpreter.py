@@ -77,6 +77,18 @@ class GraphRange:
 
 
 @dataclasses.dataclass
+class GraphChoice:
+    """`options[index]` with a graph index (a ModuleList indexed by data)."""
+
+    options: list
+    index: Value
+
+
+_ValuesIndices = __import__("collections").namedtuple("return_types", ["values", "indices"])
+_VALUES_INDICES = {"topk", "sort", "max", "min", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin"}
+
+
+@dataclasses.dataclass
 class BoundUserMethod:
     obj: Any
     function: Any  # a Python function object
@@ -628,6 +640,8 @@ class Interpreter:
         if isinstance(index, Value):
             if isinstance(base, (list, tuple)) and all(isinstance(x, (int, float, bool)) for x in base):
                 return self.call_op("operator.getitem", [self.g.const(list(base)), index], {})
+            if isinstance(base, (torch.nn.ModuleList, torch.nn.Sequential, list, tuple)) and len(base) > 0:
+                return GraphChoice(list(base), index)
             raise self.error("indexing a Python container with a tensor value", construct="subscript")
         return base[index]
 
@@ -691,6 +705,8 @@ class Interpreter:
     def call(self, func, args, kwargs):
         if isinstance(func, TensorMethod):
             return self.tensor_method(func.value, func.name, args, kwargs)
+        if isinstance(func, GraphChoice):
+            return self.call_choice(func, 0, args, kwargs)
         if isinstance(func, BoundUserMethod):
             return self.call_python_function(func.function, [func.obj, *args], kwargs)
         if isinstance(func, Closure):
@@ -756,13 +772,16 @@ class Interpreter:
         args = [self._materialise(a) for a in args]
         kwargs = {k: self._materialise(v) for k, v in kwargs.items()}
         try:
-            return lowering(self.g, *args, **kwargs)
+            result = lowering(self.g, *args, **kwargs)
         except LoweringError as exc:
             if exc.path is None:
                 exc.path, exc.line = self.location
             raise
         except TypeError as exc:
             raise self.error(f"{name}: {exc}", construct="call") from None
+        if type(result) is tuple and len(result) == 2 and name.rsplit(".", 1)[-1] in _VALUES_INDICES:
+            return _ValuesIndices(*result)  # torch.return_types: .values / .indices
+        return result
 
     def _materialise(self, v):
         """Turn real tensors into initializers/constants and loop scan lists into tensors
@@ -791,7 +810,7 @@ class Interpreter:
         if name == "item":
             return value
         if name == "tolist":
-            raise self.error("`.tolist()` of a graph value", "keep the value as a tensor", construct="tolist")
+            return self.tolist(value)
         if name in ("numpy", "cpu", "cuda", "detach", "contiguous", "clone") and name in ("numpy",):
             raise self.error("`.numpy()` leaves the graph", "use the equivalent torch operation", construct="numpy")
         if name in ("is_floating_point",):
@@ -805,6 +824,15 @@ class Interpreter:
             self.update_aliases(value, result)  # x.add_(1): every name for x sees the update
         return result
 
+    def tolist(self, value: Value):
+        """`.tolist()` of a tensor with a static shape: nested lists of 0-d graph values."""
+        if value.rank == 0:
+            return value
+        if value.static_shape is None:
+            raise self.error("`.tolist()` of a tensor whose shape is not known at export time",
+                             "keep the value as a tensor", construct="tolist")
+        return [self.tolist(row) for row in self.call_op("Tensor.unbind", [value], {})]
+
     def update_aliases(self, old: Value, new: Value) -> None:
         """An in-place update: every variable bound to the same tensor now holds `new`.
         (Views of `old` made by slicing or reshaping are not tracked.)"""
@@ -814,6 +842,11 @@ class Interpreter:
                     frame.env[name] = new
 
     def call_module(self, module: torch.nn.Module, args, kwargs):
+        if type(module) is torch.nn.Sequential:
+            value = args[0] if args else None
+            for child in module:
+                value = self.call_module(child, [value], {})
+            return value
         name = registry.canonical_name(type(module))
         lowering = registry.lookup(name, self.g.opset) if name else None
         path = self.module_paths.get(id(module), "")
@@ -827,11 +860,6 @@ class Interpreter:
                 if exc.path is None:
                     exc.path, exc.line = self.location
                 raise
-        if isinstance(module, torch.nn.Sequential):
-            value = args[0] if args else None
-            for child in module:
-                value = self.call_module(child, [value], {})
-            return value
         forward = type(module).forward
         if type(module).forward is torch.nn.Module.forward:
             raise self.error(f"{type(module).__name__} has no forward", construct="call")
@@ -871,6 +899,14 @@ class Interpreter:
         finally:
             self.frames.pop()
         return None
+
+    def call_choice(self, choice: "GraphChoice", start: int, args, kwargs):
+        """`modules[i](x)` with a graph index: an If chain over the candidates."""
+        if start == len(choice.options) - 1:
+            return self.call(choice.options[start], args, kwargs)
+        is_this = self.call_op("operator.eq", [choice.index, start], {})
+        return self.graph_choice(is_this, lambda: self.call(choice.options[start], args, kwargs),
+                                 lambda: self.call_choice(choice, start + 1, args, kwargs), "if", self.location[1])
 
     def functional_map(self, args, kwargs):
         """functorch's map(f, xs, *args): f over the first axis of xs, results stacked."""
@@ -1303,6 +1339,14 @@ def _iterating(kind):
     return make
 
 
+def _sum(interp: Interpreter, args, kwargs):
+    items = list(interp.iterate(args[0]))
+    total = args[1] if len(args) > 1 else kwargs.get("start", 0)
+    for item in items:
+        total = interp.binop("+", total, item)
+    return total
+
+
 def _round(interp: Interpreter, args, kwargs):
     x = args[0]
     ndigits = args[1] if len(args) > 1 else kwargs.get("ndigits")
@@ -1315,7 +1359,7 @@ def _round(interp: Interpreter, args, kwargs):
 
 
 _BUILTIN_HANDLERS = {
-    round: _round, torch.sym_min: _minmax(min), torch.sym_max: _minmax(max),
+    round: _round, sum: _sum, torch.sym_min: _minmax(min), torch.sym_max: _minmax(max),
     enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),

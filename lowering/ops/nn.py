@@ -1135,6 +1135,25 @@ def interpolate(g, input, size=None, scale_factor=None, mode="nearest", align_co
                 "(float32 rounding)",
                 hint="pass size= instead",
             )
+    # onnxruntime resizes an axis whose size does not change as the identity; torch
+    # still maps coordinates with 1/scale there (its linear kernels copy only when
+    # every spatial size is unchanged).
+    same = [s != 1.0 and isinstance(i, int) and i >= 2 and o == i for i, s, o in zip(ins, scales, out_static)]
+    maybe_same = [s != 1.0 and not isinstance(i, int) and 1.0 < s < 1.5 for i, s in zip(ins, scales)]
+    if any(maybe_same):
+        raise g.error(
+            f"interpolate: scale_factor {scales} may leave a dynamic dim's size unchanged, where onnxruntime and "
+            "torch disagree",
+            hint="pass size=, or make the spatial dims static",
+        )
+    if any(same):
+        if all(same) and mode in ("linear", "bilinear", "trilinear"):
+            return x
+        raise g.error(
+            f"interpolate: scale_factor {scales} leaves the size of a spatial dim unchanged ({tuple(ins)}), where "
+            "onnxruntime copies and torch resamples",
+            hint="pass size= instead",
+        )
     scale_t = g.const(torch.tensor([1.0, 1.0] + scales, dtype=torch.float32))
     return g.op("Resize", x, None, scale_t, **attrs)
 

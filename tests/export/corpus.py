@@ -1,0 +1,96 @@
+"""Exporting a corpus model on all of its inputs: shared by the export tests and the
+benchmarks. Inputs whose shapes differ make those axes dynamic; inputs of another rank
+need a graph of their own (ONNX fixes ranks), so inputs are grouped by signature."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import re
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import torch
+
+from lowering import export
+from lowering.interpreter import _flatten
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPORA = ROOT / "corpora"
+
+
+def corpus_names() -> list[str]:
+    names = sorted(p.stem for p in CORPORA.glob("*.py") if p.stem != "__init__")
+    return names + ["multi_file"]
+
+
+def load(name: str):
+    module = importlib.import_module("corpora.multi_file.model" if name == "multi_file" else f"corpora.{name}")
+    path = Path(module.__file__)
+    return module, path
+
+
+def has_data_dependent_control_flow(path: Path) -> bool:
+    text = path.read_text()
+    if path.parent.name == "multi_file":
+        text += (path.parent / "blocks.py").read_text()
+    return bool(re.search(r"#\s*expect:.*UT10[12]", text))
+
+
+def signature(args) -> tuple:
+    return tuple((a.dim(), a.dtype) if isinstance(a, torch.Tensor) else ("py", repr(a)) for a in args)
+
+
+def groups(inputs: list[tuple]) -> list[list[tuple]]:
+    by_sig: dict[tuple, list[tuple]] = {}
+    for args in inputs:
+        by_sig.setdefault(signature(args), []).append(args)
+    return list(by_sig.values())
+
+
+def dynamic_axes(forward_params: list[str], group: list[tuple]) -> dict:
+    out = {}
+    for i, name in enumerate(forward_params):
+        tensors = [args[i] for args in group if i < len(args) and isinstance(args[i], torch.Tensor)]
+        if len(tensors) < 2:
+            continue
+        axes = {d: f"{name}_{d}" for d in range(tensors[0].dim()) if len({t.shape[d] for t in tensors}) > 1}
+        if axes:
+            out[name] = axes
+    return out
+
+
+def export_and_compare(model: torch.nn.Module, inputs: list[tuple], **export_kwargs):
+    """Export per input group and compare with eager on every input; returns the
+    op-type counts of all graphs (If/Loop included, subgraphs counted)."""
+    import inspect
+
+    params = list(inspect.signature(type(model).forward).parameters)[1:]
+    counts: dict[str, int] = {}
+    for group in groups(inputs):
+        first = copy.deepcopy(group[0])
+        proto = export(model, first, dynamic_shapes=dynamic_axes(params, group) or None, **export_kwargs)
+        node_types(proto.graph, counts)
+        session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+        names = [i.name for i in session.get_inputs()]
+        for args in group:
+            feeds = [a for a in _flatten(list(args))[0] if isinstance(a, torch.Tensor)]
+            got = session.run(None, {n: a.numpy() for n, a in zip(names, feeds)})
+            with torch.no_grad():
+                want = [w for w in _flatten(model(*copy.deepcopy(args)))[0] if w is not None]
+            assert len(got) == len(want), (len(got), len(want))
+            for w, o in zip(want, got):
+                w = np.asarray(w.numpy() if isinstance(w, torch.Tensor) else w)
+                assert w.shape == o.shape, f"shape {o.shape} != eager {w.shape}"
+                np.testing.assert_allclose(o, w, rtol=1e-4, atol=1e-5)
+    return counts
+
+
+def node_types(graph, acc: dict) -> dict:
+    for node in graph.node:
+        acc[node.op_type] = acc.get(node.op_type, 0) + 1
+        for attr in node.attribute:
+            if attr.g.node:
+                node_types(attr.g, acc)
+    return acc
