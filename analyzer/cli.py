@@ -1,23 +1,26 @@
 """The ``untrace`` command.
 
-Every subcommand is a small function registered in :data:`COMMANDS` with the function
-that declares its arguments::
+Every subcommand is a small function registered in :data:`COMMANDS`, with the function
+that declares its arguments. Either may be given as ``"module:attribute"``, imported only
+when that subcommand is the one being run::
 
-    def _graph_arguments(parser): parser.add_argument("target") ...
-
-    @command("graph", "print the IR of one function with every branch and loop marked", _graph_arguments)
+    @command("graph", "print the IR of one function ...", _graph_arguments)
     def run_graph(args) -> int: ...
 
-Handlers import what they need inside their body: ``check`` must start fast (it runs in
-pre-commit), so nothing at module level here imports libcst, rich, torch or onnx, and
-``export``/``verify`` import ``lowering`` only when they run.
+    register(Command("verify", "...", "lowering.verify.cli:add_arguments", "lowering.verify.cli:run"))
 
-Exit codes: 0 clean, 1 findings, 2 usage or internal error, 130 interrupted.
+``check`` must start fast (it runs in pre-commit), so nothing at module level here imports
+libcst, rich, torch or onnx, and the parser only builds the arguments of the subcommand
+that runs: ``export``/``verify`` import ``lowering`` (and torch) only when they run.
+
+Exit codes: 0 clean, 1 findings (or a mismatch for ``verify``), 2 usage or internal error,
+130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -30,27 +33,42 @@ EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
+Arguments = Callable[[argparse.ArgumentParser], None]
+Handler = Callable[[argparse.Namespace], int]
+
 
 @dataclass(frozen=True)
 class Command:
     name: str
     help: str
-    arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
+    arguments: Arguments | str  # or "module:attribute", imported when this command runs
+    run: Handler | str
     description: str | None = None
 
 
 COMMANDS: dict[str, Command] = {}
 
 
-def command(name: str, help: str, arguments: Callable[[argparse.ArgumentParser], None], description: str | None = None):
+def register(cmd: Command) -> Command:
+    COMMANDS[cmd.name] = cmd
+    return cmd
+
+
+def command(name: str, help: str, arguments: Arguments | str, description: str | None = None):
     """Register ``run(args) -> int`` as the subcommand ``name``."""
 
-    def register(run: Callable[[argparse.Namespace], int]):
-        COMMANDS[name] = Command(name, help, arguments, run, description)
+    def decorate(run: Handler) -> Handler:
+        register(Command(name, help, arguments, run, description))
         return run
 
-    return register
+    return decorate
+
+
+def _resolve(target):
+    if not isinstance(target, str):
+        return target
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 class UsageError(Exception):
@@ -274,26 +292,125 @@ def run_rule(args: argparse.Namespace) -> int:
 
 
 # ======================================================================================
+# untrace graph
+
+
+def _graph_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="FILE[::Class[.method]]", help="the function to show (default: the first forward in FILE)")
+    p.add_argument("--format", choices=("text", "mermaid", "dot", "json"), default="text", help="text IR, Mermaid, DOT, or networkx node-link JSON (default: text)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+
+
+@command("graph", "print the IR of one function with every branch and loop marked by kind", _graph_arguments)
+def run_graph(args: argparse.Namespace) -> int:
+    from analyzer.frontend import ParseError
+    from analyzer.graph import GraphError, parse_target, render
+
+    path, name = parse_target(args.target)
+    try:
+        text = render(path, name, args.format)
+    except GraphError as error:
+        raise UsageError(str(error)) from None
+    except ParseError as error:
+        raise UsageError(f"{path}:{error.line}:{error.column}: cannot parse: {error.message}") from None
+    if args.output:
+        from analyzer.cache import atomic_write_bytes
+
+        try:
+            atomic_write_bytes(args.output, text.encode("utf-8"))
+        except OSError as error:
+            raise UsageError(f"cannot write {args.output}: {error.strerror or error}") from None
+    else:
+        _stdout_write(text)
+    return EXIT_CLEAN
+
+
+# ======================================================================================
+# untrace export / verify (lowering, torch and onnx are imported only when they run)
+
+
+def _export_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="TARGET", help="package.module:callable or path/to/file.py:callable returning the module")
+    p.add_argument("--input", action="append", default=[], metavar="NAME:SHAPE:DTYPE", help="an argument of forward, e.g. x:2x3x224x224:float32 (repeatable)")
+    p.add_argument("-o", "--output", metavar="OUT.onnx", help="where to write the model (default: CALLABLE.onnx)")
+    p.add_argument("--opset", type=int, metavar="N", help="ONNX opset (default: [tool.untrace] opset, else 18)")
+    p.add_argument("--dynamic", action="append", default=[], metavar="NAME:AXIS=SYMBOL", help="a dynamic axis, e.g. x:0=batch (repeatable)")
+    p.add_argument("--weights", metavar="CKPT", help="state dict to load (torch.load(weights_only=True))")
+
+
+@command(
+    "export",
+    "lower forward() to ONNX from its source, with real If and Loop nodes (never runs forward)",
+    _export_arguments,
+)
+def run_export(args: argparse.Namespace) -> int:
+    if args.output is None:
+        args.output = (args.target.rpartition(":")[2] or "model") + ".onnx"
+    if args.opset is None:
+        from analyzer.config import ConfigError, resolve_config
+
+        location = args.target.rpartition(":")[0]
+        try:
+            configured = resolve_config([location] if os.path.exists(location) else []).opset
+        except ConfigError as error:
+            raise UsageError(str(error)) from None
+        if configured is None:
+            from lowering.graph import DEFAULT_OPSET
+
+            configured = DEFAULT_OPSET
+        args.opset = configured
+    from lowering.cli import run_export as export
+
+    return export(args)
+
+
+register(
+    Command(
+        "verify",
+        "check the untrace ONNX against eager PyTorch (and the traced export) on inputs that take every branch",
+        "lowering.verify.cli:add_arguments",
+        "lowering.verify.cli:run",
+    )
+)
+
+
+# ======================================================================================
 # entry point
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word that is one)."""
+    for word in argv:
+        if word in COMMANDS:
+            return word
+        if not word.startswith("-"):
+            return None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; only the subcommand named in ``argv`` gets its arguments (all of them
+    when ``argv`` is None), so that no other command's imports are paid for."""
     parser = argparse.ArgumentParser(
         prog="untrace",
-        description="Find the branches, loops and value escapes that make torch.onnx tracing silently wrong.",
+        description="Find the branches, loops and value escapes that make torch.onnx tracing silently wrong, "
+        "and lower forward() to ONNX with real If and Loop nodes.",
     )
     parser.add_argument("--version", action="version", version=f"untrace {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = _chosen(argv) if argv is not None else None
     for cmd in COMMANDS.values():
         sub = subparsers.add_parser(cmd.name, help=cmd.help, description=cmd.description or cmd.help)
-        cmd.arguments(sub)
+        if argv is None or cmd.name == chosen:
+            _resolve(cmd.arguments)(sub)
         sub.set_defaults(handler=cmd.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        parser = build_parser(argv)
         try:
             args = parser.parse_args(argv)
         except SystemExit as exit_:  # --help, --version, or a usage error already printed
@@ -301,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "handler", None) is None:
             parser.print_help(sys.stderr)
             return EXIT_ERROR
-        return args.handler(args)
+        return _resolve(args.handler)(args)
     except UsageError as error:
         print(f"untrace: error: {error}", file=sys.stderr)
         return EXIT_ERROR

@@ -32,7 +32,6 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer import engine
 from analyzer import rules as rule_registry
 from analyzer.config import Config, ConfigError, Selection, check_codes, enabled_codes, known_codes, resolve_config
 from analyzer.diagnostics import Diagnostic, Fix
@@ -133,7 +132,15 @@ def _read_text(path: str) -> str | None:
 # --------------------------------------------------------------------------------------
 # analysing one file (in this process or in a worker)
 
-_PROJECT: engine.Project | None = None
+def _engine():
+    """The analysis engine (libcst and the analyses), imported on first use only: a run
+    whose files are all cache hits never pays for it."""
+    from analyzer import engine
+
+    return engine
+
+
+_PROJECT = None  # the worker's engine.Project
 _SLOTS = None  # shared with the parent: per worker, (item index, monotonic start time)
 _SLOT = -1
 
@@ -142,7 +149,7 @@ def _init_worker(files: Sequence[str], roots: Sequence[str], slots=None, counter
     # Ctrl-C is the parent's to handle: workers stay quiet and are shut down by it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     global _PROJECT, _SLOTS, _SLOT
-    _PROJECT = engine.Project(files, roots)
+    _PROJECT = _engine().Project(files, roots)
     if slots is not None and counter is not None:
         with counter.get_lock():
             _SLOT = counter.value
@@ -201,7 +208,7 @@ def _deadline(seconds: float | None):
         signal.signal(signal.SIGVTALRM, previous)
 
 
-def analyze_source(path: str, data: bytes | str, project: engine.Project | None) -> tuple[list[Diagnostic], dict, bool]:
+def analyze_source(path: str, data: bytes | str, project) -> tuple[list[Diagnostic], dict, bool]:
     """All rules' diagnostics for one file after ``# noqa``, its deps, and whether the
     result may be cached (internal errors are not)."""
     diagnostics: list[Diagnostic] = []
@@ -209,7 +216,7 @@ def analyze_source(path: str, data: bytes | str, project: engine.Project | None)
     try:
         with _deadline(FILE_TIMEOUT):
             try:
-                facts, deps = engine.analyze_file(path, data, project)
+                facts, deps = _engine().analyze_file(path, data, project)
                 facts = list(facts)
             except (Exception, RecursionError) as error:  # noqa: BLE001 - one file must not stop the run
                 return [internal_error(path, error)], {}, False
@@ -367,7 +374,7 @@ def run_check(
         result.analyzed = len(pending)
     if stdin is not None:
         path, data = stdin
-        diagnostics, _, _ = analyze_source(path, data, engine.Project(all_files, roots))
+        diagnostics, _, _ = analyze_source(path, data, _engine().Project(all_files, roots))
         found.extend(diagnostics)
         result.sources[path] = decode_source(data)
         result.analyzed += 1
@@ -399,7 +406,7 @@ def _analyze_all(
     bar = _Progress(len(items)) if progress else None
     try:
         if jobs == 1 or len(items) == 1:
-            project = engine.Project(all_files, roots)
+            project = _engine().Project(all_files, roots)
             outcomes = []
             for path, data in items:
                 outcomes.append(analyze_source(path, data, project))
@@ -558,7 +565,7 @@ def check_source(
     cannot be parsed gets UT000). ``config`` defaults to the built-in defaults."""
     config = config if config is not None else Config(root=Path.cwd())
     keep = Filter(config, _cli_selection(select, ignore, extend_select))
-    diagnostics, _, _ = analyze_source(path, source, engine.Project([path], [str(config.root)]))
+    diagnostics, _, _ = analyze_source(path, source, _engine().Project([path], [str(config.root)]))
     return sorted({d for d in diagnostics if keep.keep(d)}, key=_sort_key)
 
 

@@ -62,9 +62,19 @@ _PURE_TORCH = {"torch.is_tensor", "torch.jit.is_scripting", "torch.jit.is_tracin
 
 @dataclasses.dataclass
 class Stacked:
-    """The scan output of a graph loop: `value[i]` is what iteration i appended."""
+    """The scan output of a graph loop: `value[i]` is what iteration i appended (only
+    where `valid[i]`, when the append was conditional)."""
 
     value: Value
+    valid: Value | None = None
+
+
+@dataclasses.dataclass
+class Maybe:
+    """A list element appended under a data-dependent `if`: present where `valid`."""
+
+    value: Any
+    valid: Any
 
 
 @dataclasses.dataclass
@@ -84,6 +94,7 @@ class GraphChoice:
     index: Value
 
 
+_SEQUENCE_OPS = {"torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.tensor", "torch.as_tensor"}
 _ValuesIndices = __import__("collections").namedtuple("return_types", ["values", "indices"])
 _VALUES_INDICES = {"topk", "sort", "max", "min", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin"}
 
@@ -127,6 +138,7 @@ class Frame:
     qualname: str
     self_obj: Any = None
     cls: Any = None
+    graph: int = 0  # id of the builder this frame's code emits into (alias updates stay inside it)
 
 
 class Interpreter:
@@ -196,7 +208,7 @@ class Interpreter:
         qualname = fn_ir.qualname
         if self.depth > _MAX_DEPTH:
             raise self.error(f"call depth over {_MAX_DEPTH} (recursion?) in {qualname}", construct="call")
-        frame = Frame({}, globs, path, qualname)
+        frame = Frame({}, globs, path, qualname, graph=id(self.g))
         # Free variables of nested functions and decorator wrappers: their cells' contents.
         for name, cell in zip(fn.__code__.co_freevars, getattr(fn, "__closure__", None) or ()):
             try:
@@ -736,6 +748,9 @@ class Interpreter:
                 return self.torch_cond(args, kwargs)
             if name in _RUNTIME_CHECKS and self._has_graph(args, kwargs):
                 return None
+            if name in _SEQUENCE_OPS and args and isinstance(args[0], (list, tuple)) and any(
+                    isinstance(x, (Stacked, Maybe)) for x in args[0]):
+                return self.sequence_op(name, list(args[0]), *args[1:], **kwargs)
             if name in _PURE_WITH_GRAPH:
                 return func(*args, **kwargs)
             lowering = registry.lookup(name, self.g.opset)
@@ -808,7 +823,8 @@ class Interpreter:
         if name in ("numel", "nelement"):
             return self.g.numel(value)
         if name == "item":
-            return value
+            # A one-element tensor -> 0-d (Reshape fails at run time otherwise, as item() does).
+            return value if value.rank == 0 else self.g.op("Reshape", value, self.g.shape_tensor([]))
         if name == "tolist":
             return self.tolist(value)
         if name in ("numpy", "cpu", "cuda", "detach", "contiguous", "clone") and name in ("numpy",):
@@ -833,10 +849,63 @@ class Interpreter:
                              "keep the value as a tensor", construct="tolist")
         return [self.tolist(row) for row in self.call_op("Tensor.unbind", [value], {})]
 
+    def sequence_op(self, name: str, items: list, dim: int = 0, **kwargs):
+        """torch.stack / torch.cat / torch.tensor over a list that a graph loop appended to:
+        the loop's scan output (iterations on axis 0) moved into place."""
+        dim = kwargs.pop("dim", dim)
+        dtype = kwargs.pop("dtype", None)
+        if name in ("torch.tensor", "torch.as_tensor"):
+            name, dim = "torch.stack", 0
+        parts, valids = [], []
+        for item in items:
+            valid = None
+            if isinstance(item, Maybe):
+                valid = self.call_op("Tensor.reshape", [self.to_bool(item.valid), [1]], {})
+                item = item.value
+            if isinstance(item, Stacked):
+                v = item.value
+                valid = item.valid
+                if valid is not None and name != "torch.stack":
+                    piece = self.shape(v)[1:][dim % (v.rank - 1)] if v.rank > 1 else 1
+                    if piece != 1:
+                        raise self.error("torch.cat over pieces appended under a data-dependent condition",
+                                         "append one element per step, or torch.stack", construct="cat")
+                if name == "torch.stack":
+                    rank = v.rank
+                    d = dim % rank
+                    if d:
+                        v = self.call_op("torch.movedim", [v, 0, d], {})
+                else:
+                    # cat of T pieces along d: move the iteration axis next to d and merge.
+                    rank = v.rank - 1
+                    d = dim % rank
+                    v = self.call_op("torch.movedim", [v, 0, d], {})
+                    shape = list(self.shape(v))
+                    merged = self.binop("*", shape[d], shape[d + 1])
+                    v = self.call_op("Tensor.reshape", [v, [*shape[:d], merged, *shape[d + 2:]]], {})
+            else:
+                v = self.as_graph(item)
+                if name == "torch.stack":
+                    v = self.call_op("torch.unsqueeze", [v, dim], {})
+            parts.append(v)
+            valids.append(valid)
+        out = parts[0] if len(parts) == 1 else self.call_op("torch.cat", [parts], {"dim": dim})
+        if any(v is not None for v in valids):
+            masks = []
+            for part, valid in zip(parts, valids):
+                if valid is None:
+                    valid = self.call_op("torch.ones", [[self.shape(part)[dim]]], {"dtype": torch.bool})
+                masks.append(valid)
+            mask = masks[0] if len(masks) == 1 else self.call_op("torch.cat", [masks], {"dim": 0})
+            out = self.g.op("Compress", out, mask, axis=dim % out.rank)
+        return self.g.cast(out, dtype) if dtype is not None else out
+
     def update_aliases(self, old: Value, new: Value) -> None:
         """An in-place update: every variable bound to the same tensor now holds `new`.
         (Views of `old` made by slicing or reshaping are not tracked.)"""
         for frame in self.frames:
+            if frame.graph != id(self.g):
+                continue  # a frame outside this If branch / Loop body keeps its value
             for name, bound in frame.env.items():
                 if bound is old:
                     frame.env[name] = new
@@ -871,7 +940,7 @@ class Interpreter:
     def call_closure(self, closure: Closure, args, kwargs):
         fn = closure.fn
         frame = Frame(dict(closure.frame.env), closure.frame.globals, closure.frame.path, fn.qualname,
-                      closure.frame.self_obj, closure.frame.cls)
+                      closure.frame.self_obj, closure.frame.cls, graph=id(self.g))
         params = fn.params
         positional = list(args)
         for p in params:
@@ -987,16 +1056,19 @@ class Interpreter:
 
     def emit_if(self, s: ir.If, test: Value, frame: Frame):
         cond = self.to_bool(test)
-        names = list(s.results)
+        names = list(dict.fromkeys(list(s.results) + _mutated_containers(s, frame)))
         envs = []
         graphs = []
         for block in (s.body, s.orelse):
             sub = self.g.subgraph()
-            branch = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls)
+            branch = Frame(_copy_containers(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj,
+                           frame.cls, graph=id(sub))
             saved, self.g = self.g, sub
+            self.frames.append(branch)
             try:
                 self.exec_block(block, branch)
             finally:
+                self.frames.pop()
                 self.g = saved
             envs.append(branch.env)
             graphs.append(sub)
@@ -1015,8 +1087,9 @@ class Interpreter:
         for key, v in zip(probe_keys, values[n_results:]):
             self.add_probe(key, v)
         values = values[:n_results]
-        for (name, spec), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
-            frame.env[name] = _unflatten(spec[0], list(value))
+        for (name, spec, prefix), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
+            merged = _unflatten(spec[0], list(value))
+            frame.env[name] = merged if prefix is None else prefix + merged
 
     def _branch_probes(self, graphs) -> list[str]:
         """Yield each branch's probes from the If; a side that never reaches a probe
@@ -1056,12 +1129,25 @@ class Interpreter:
             if not _contains_graph(a) and not _contains_graph(b) and _same(a, b):
                 frame.env[name] = a
                 continue
+            before = frame.env.get(name, MISSING)
+            prefix = None
+            if type(a) is list and type(b) is list and type(before) is list and _starts_with(a, before) and _starts_with(b, before):
+                # Only what each branch appended differs; a side that appended nothing
+                # yields placeholders marked absent.
+                prefix, a, b = list(before), a[len(before):], b[len(before):]
+                if len(a) != len(b) and min(len(a), len(b)) == 0:
+                    appended = a or b
+                    present = [Maybe(x, True) for x in appended]
+                    absent = [Maybe(MISSING, False) for _ in appended]
+                    a, b = (present, absent) if a else (absent, present)
             flat_a, spec_a = _flatten(a)
             flat_b, spec_b = _flatten(b)
             if a is MISSING or a is None and name.startswith("$"):
                 flat_a, spec_a = [MISSING] * len(flat_b), spec_b
             if b is MISSING or b is None and name.startswith("$"):
                 flat_b, spec_b = [MISSING] * len(flat_a), spec_a
+            if _spec_without_maybe(spec_a) == _spec_without_maybe(spec_b) and spec_a != spec_b:
+                flat_a, spec_a, flat_b, spec_b = _align_maybe(a, b)
             if spec_a != spec_b:
                 raise self.error(f"`{name}` has a different structure on the two sides of a data-dependent `if`"
                                  f" ({_describe(a)} vs {_describe(b)})", construct="if")
@@ -1075,7 +1161,7 @@ class Interpreter:
                         graph.add_output(bv, shape=_rank_only(bv))
                 finally:
                     self.g = saved
-            outputs.append((name, (spec_a, flat_a)))
+            outputs.append((name, (spec_a, flat_a), prefix))
         return outputs
 
     def _branch_value(self, v, other):
@@ -1107,10 +1193,15 @@ class Interpreter:
     # ================================================================ Loop
 
     def emit_loop(self, s: ir.Loop, frame: Frame, trip: GraphRange | None = None, cond: Value | None = None):
-        carried = [n for n in s.carried if n in frame.env or n.startswith("$")]
+        mutated = _mutated_containers(s, frame)
+        carried = list(dict.fromkeys([n for n in s.carried if n in frame.env or n.startswith("$")]
+                                     + [n for n in mutated if isinstance(frame.env[n], Value)]))
         # Python lists that the body appends to become scan outputs.
-        scans = [n for n in carried if isinstance(frame.env.get(n), list)]
+        scans = [n for n in dict.fromkeys(carried + mutated) if isinstance(frame.env.get(n), list)]
         carried = [n for n in carried if n not in scans]
+        for n in mutated:
+            if n not in scans and isinstance(frame.env.get(n), dict):
+                raise self.error(f"`{n}` (a dict) is changed inside a graph loop", construct="loop")
         for n in carried:
             if n not in frame.env:
                 raise self.error(f"`{n}` is assigned in this loop and used after it, but is not set before it",
@@ -1119,7 +1210,8 @@ class Interpreter:
         body = self.g.subgraph()
         iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
         cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
-        inner = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls)
+        inner = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls,
+                      graph=id(body))
         flat_init = {}
         for n in carried:
             flat, spec = _flatten(init[n])
@@ -1135,6 +1227,7 @@ class Interpreter:
             inner.env[n] = list(frame.env[n])
         trips_in = body.add_input(body.fresh("trips"), torch.int64, ()) if self.probes_enabled else None
         saved, self.g = self.g, body
+        self.frames.append(inner)
         try:
             if trip is not None:
                 index = iter_num
@@ -1164,18 +1257,28 @@ class Interpreter:
             if trips_in is not None:
                 body.add_output(self.call_op("operator.add", [trips_in, 1], {}), shape=())
             scan_values = []
+            scan_masks: dict[str, bool] = {}
             for n in scans:
                 appended = inner.env[n][scan_start[n]:]
-                if len(appended) != 1 or not _contains_graph(appended[0]) and not isinstance(appended[0], (int, float)):
+                if len(appended) != 1 or not isinstance(appended[0], (Value, Maybe, int, float)):
                     raise self.error(f"a graph loop must append exactly one tensor to `{n}` per iteration",
                                      construct="loop")
-                sv = self.as_graph(appended[0])
-                body.add_output(sv, shape=_rank_only(sv))
+                item = appended[0]
+                if isinstance(item, Maybe):
+                    sv = self.as_graph(item.value)
+                    valid = self.to_bool(item.valid)
+                    body.add_output(sv, shape=_rank_only(sv))
+                    body.add_output(valid, shape=())
+                    scan_masks[n] = True
+                else:
+                    sv = self.as_graph(item)
+                    body.add_output(sv, shape=_rank_only(sv))
                 scan_values.append(sv)
             body_probes = self.take_probes(body)
             for _, pv in body_probes:
                 body.add_output(pv, shape=(None,))
         finally:
+            self.frames.pop()
             self.g = saved
         if trip is not None:
             count = self._trip_count(trip)
@@ -1186,7 +1289,7 @@ class Interpreter:
         init_values = [self.as_graph(v) for n in carried for v in flat_init[n][0]]
         if trips_in is not None:
             init_values.append(self.g.const(0, dtype=torch.int64))
-        n_out = len(init_values) + len(scans) + len(body_probes)
+        n_out = len(init_values) + len(scans) + len(scan_masks) + len(body_probes)
         if n_out == 0:
             body.add_output(self.as_graph(0), shape=())  # ONNX wants at least one output
             n_out = 1
@@ -1204,8 +1307,12 @@ class Interpreter:
             self.add_probe(self._probe_key(frame, s, s.kind, "trips"), outs[pos])
             pos += 1
         for n in scans:
-            frame.env[n] = frame.env[n][:scan_start[n]] + [Stacked(outs[pos])]
-            pos += 1
+            if scan_masks.get(n):
+                frame.env[n] = frame.env[n][:scan_start[n]] + [Stacked(outs[pos], outs[pos + 1])]
+                pos += 2
+            else:
+                frame.env[n] = frame.env[n][:scan_start[n]] + [Stacked(outs[pos])]
+                pos += 1
         for key, _ in body_probes:
             self.add_probe(key, outs[pos])  # one entry per iteration, flattened
             pos += 1
@@ -1427,6 +1534,19 @@ class _AutogradContext:
         pass
 
 
+def _mutated_containers(stmt, frame: Frame) -> list[str]:
+    """Lists, dicts and tensors that a region changes in place (`lst.append(v)`,
+    `d[k] = v`, `t[i] = v`, `x.add_(1)`): they are region results (If outputs, Loop
+    carried values) too, and each branch/body works on its own copy."""
+    from analyzer.analyses.kinds import mutated_names
+
+    return sorted(n for n in mutated_names(stmt) if isinstance(frame.env.get(n), (list, dict, Value)))
+
+
+def _copy_containers(env: dict) -> dict:
+    return {k: (list(v) if type(v) is list else dict(v) if type(v) is dict else v) for k, v in env.items()}
+
+
 def _rank_only(v: Value):
     """Declared shape of a region output: its rank, every dim free (shapes may differ
     between branches and iterations)."""
@@ -1465,6 +1585,8 @@ def _same(a, b) -> bool:
 
 def _flatten(v):
     """(leaves, structure) of nested tuples/lists/dicts; leaves are graph values or scalars."""
+    if isinstance(v, Maybe):
+        return [v.value, v.valid], ("maybe", ("leaf", "leaf"))
     if isinstance(v, (tuple, list)):
         leaves, specs = [], []
         for x in v:
@@ -1491,10 +1613,43 @@ def _unflatten(spec, leaves: list):
         kind, children = sp
         if kind == "dict":
             return {k: build(c) for k, c in children}
+        if kind == "maybe":
+            return Maybe(build(children[0]), build(children[1]))
         items = [build(c) for c in children]
         return tuple(items) if kind == "tuple" else items
 
     return build(spec)
+
+
+def _starts_with(items: list, prefix: list) -> bool:
+    return len(items) >= len(prefix) and all(x is y for x, y in zip(items, prefix))
+
+
+def _spec_without_maybe(spec):
+    if spec == "leaf":
+        return "leaf"
+    kind, children = spec
+    if kind == "maybe":
+        return "leaf"
+    return kind, tuple(_spec_without_maybe(c) for c in children)
+
+
+def _align_maybe(a, b):
+    """Make list elements that are Maybe on one side Maybe on both (valid=True)."""
+    def walk(x, y):
+        if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)) and len(x) == len(y):
+            pairs = [walk(p, q) for p, q in zip(x, y)]
+            return type(x)(p for p, _ in pairs), type(y)(q for _, q in pairs)
+        if isinstance(x, Maybe) and not isinstance(y, Maybe):
+            return x, Maybe(y, True)
+        if isinstance(y, Maybe) and not isinstance(x, Maybe):
+            return Maybe(x, True), y
+        return x, y
+
+    a2, b2 = walk(a, b)
+    fa, sa = _flatten(a2)
+    fb, sb = _flatten(b2)
+    return fa, sa, fb, sb
 
 
 def _chunks(values, sizes):

@@ -322,10 +322,17 @@ def getitem_op(g, self, index):
 # ---------------------------------------------------------------------------- setitem
 
 
+def _is_plain(e: Any) -> bool:
+    """An index item whose meaning is known at export time (no graph values in it)."""
+    if isinstance(e, slice):
+        return all(b is None or (isinstance(b, (int, np.integer)) and not isinstance(b, bool)) for b in (e.start, e.stop, e.step))
+    return e is None or e is Ellipsis or isinstance(e, (bool, int, np.integer))
+
+
 def _positions(g: GraphBuilder, x: Value, idx: Any) -> Value:
     """The flat positions ``x[idx]`` reads, in the shape of ``x[idx]``."""
     static = x.static_shape
-    plain = not any(isinstance(e, (Value, list, torch.Tensor)) for e in (idx if isinstance(idx, tuple) else (idx,)))
+    plain = all(_is_plain(e) for e in (idx if isinstance(idx, tuple) else (idx,)))
     if static is not None and plain:
         iota_t = torch.arange(math.prod(static), dtype=torch.int64).reshape(static)
         try:
@@ -448,20 +455,27 @@ def _scatter(g: GraphBuilder, name: str, input: Any, dim: Any, index: Any, src: 
     i = _index(g, index, name)
     rank = known_rank(g, x, name)
     d = normalize_axis(g, dim, rank, name)
+    if rank == 0:
+        # torch allows 0-d self/index/src (dim 0): scatter on 1-element views.
+        x1 = g.unsqueeze(x, [0])
+        i1 = i if i.rank == 1 else g.unsqueeze(i, [0])
+        if isinstance(src, Value):
+            s1 = g.cast(src, x.dtype)
+            s1 = s1 if s1.rank == 1 else g.unsqueeze(s1, [0])
+            s1 = g.op("Slice", s1, g.const([0], torch.int64), g.shape_of(i1))
+        else:
+            s1 = g.op("Expand", g.const(torch.tensor(src).to(x.dtype)), g.shape_of(i1))
+        return g.squeeze(g.op("ScatterElements", x1, i1, s1, axis=0, reduction=reduction), [0])
+    if i.rank != rank or (isinstance(src, Value) and src.rank != rank):
+        raise g.error(f"{name}: index and src must have the same number of dimensions as self (torch raises)")
     if isinstance(src, Value):
         s = g.cast(src, x.dtype)
         if i.static_shape is None or s.static_shape != i.static_shape:
-            s = g.op("Slice", s, g.const([0] * max(rank, 1), torch.int64), g.shape_of(i) if rank else g.const([1], torch.int64))
+            s = g.op("Slice", s, g.const([0] * rank, torch.int64), g.shape_of(i))
     elif isinstance(src, (bool, int, float)):
         s = g.op("Expand", g.const(torch.tensor(src).to(x.dtype)), g.shape_of(i))
     else:
         raise g.error(f"{name}: src must be a tensor or a number, got {src!r}")
-    if rank == 0:
-        xs, iss, ss = g.unsqueeze(x, [0]), (i if i.rank == 1 else g.unsqueeze(i, [0])), (s if s.rank == 1 else g.unsqueeze(s, [0]))
-        r = g.op("ScatterElements", xs, iss, ss, axis=0, reduction=reduction)
-        return g.squeeze(r, [0])
-    if i.rank != rank:
-        raise g.error(f"{name}: index tensor must have the same number of dimensions as self (torch raises)")
     if is_bool(x.dtype) and reduction is not None:
         raise g.error(f"{name} with a reduction on bool tensors is not supported")
     return g.op("ScatterElements", x, i, s, axis=d, reduction=reduction)

@@ -237,35 +237,58 @@ def first_opset(qualname: str) -> int | None:
     return min(r.opsets[0] for r in regs) if regs else None
 
 
-_TENSOR_CLASSES = (torch.Tensor, torch._C.TensorBase)
+_PUBLIC_NAMES: dict[int, str] | None = None
+
+
+def _public_names() -> dict[int, str]:
+    """id(object) -> registry name over torch's public namespaces, first one winning:
+    Tensor methods, operators, F, torch.linalg/special/fft, torch."""
+    global _PUBLIC_NAMES
+    if _PUBLIC_NAMES is None:
+        import operator
+
+        import torch.nn.functional as F
+
+        names: dict[int, str] = {}
+        spaces = [
+            ("Tensor", torch.Tensor),
+            ("Tensor", torch._C.TensorBase),
+            ("operator", operator),
+            ("torch.nn.functional", F),
+            ("torch.linalg", torch.linalg),
+            ("torch.special", torch.special),
+            ("torch.fft", torch.fft),
+            ("torch", torch),
+        ]
+        for prefix, ns in spaces:
+            for attr in dir(ns):
+                if attr.startswith("__") and prefix != "Tensor":
+                    continue
+                try:
+                    obj = getattr(ns, attr)
+                except Exception:  # noqa: BLE001 - lazy attributes may fail
+                    continue
+                if callable(obj) and not inspect.isclass(obj) and not inspect.ismodule(obj):
+                    names.setdefault(id(obj), f"{prefix}.{attr}")
+        _PUBLIC_NAMES = names
+    return _PUBLIC_NAMES
 
 
 def canonical_name(obj: Any) -> str | None:
     """The registry name of a torch function, Tensor method, F function, operator,
-    ``nn`` module class or user callable/class; None when it has no stable name."""
-    import operator
-
+    ``nn`` module class or user callable/class; None when it has no stable name.
+    An object exported under several names gets the first of: ``Tensor.``,
+    ``operator.``, ``torch.nn.functional.``, ``torch.linalg.``/``special.``/``fft.``,
+    ``torch.``."""
     if inspect.isclass(obj):
         if issubclass(obj, torch.nn.Module) and getattr(torch.nn, obj.__name__, None) is obj:
             return f"torch.nn.{obj.__name__}"
         return f"{obj.__module__}.{obj.__qualname__}"
+    hit = _public_names().get(id(obj))
+    if hit is not None:
+        return hit
     name = getattr(obj, "__name__", None)
-    if name is None:
-        return None
-    for cls in _TENSOR_CLASSES:
-        if getattr(cls, name, None) is obj or getattr(torch.Tensor, name, None) is obj:
-            return f"Tensor.{name}"
-    if getattr(operator, name, None) is obj:
-        return f"operator.{name}"
-    import torch.nn.functional as F
-
-    if getattr(F, name, None) is obj:
-        return f"torch.nn.functional.{name}"
-    for prefix, ns in (("torch.linalg", torch.linalg), ("torch.special", torch.special), ("torch.fft", torch.fft)):
-        if getattr(ns, name, None) is obj:
-            return f"{prefix}.{name}"
-    if getattr(torch, name, None) is obj:
-        return f"torch.{name}"
     mod = getattr(obj, "__module__", None)
-    qual = getattr(obj, "__qualname__", name)
-    return f"{mod}.{qual}" if mod else None
+    if name is None or mod is None:
+        return None
+    return f"{mod}.{getattr(obj, '__qualname__', name)}"

@@ -79,12 +79,12 @@ def verify(
         infos.append(info)
 
     reports: dict[str, SystemReport] = {}
-    observations: list[dict[Site, Observation]] = []
+    observations: list[dict[Site, Observation] | None] = []
     counter = CoverageCounter()
     untrace_per_input = []
     for i, args in enumerate(inputs):
         runner = runner_of.get(i)
-        obs: dict[Site, Observation] = {}
+        obs: dict[Site, Observation] | None = None
         if isinstance(runner, systems.OnnxRunner):
             counter.declare(runner.probes)
             try:
@@ -218,11 +218,11 @@ def _side(obs: Observation | None, kinds: set) -> str:
 def _divergence(trace: SystemReport | None, counter, observations, infos) -> list[Divergence]:
     """The sites where a mismatching input of the traced export went another way than
     the tracing input (input 0)."""
-    if trace is None or not trace.exported or not observations:
+    if trace is None or not trace.exported or not observations or observations[0] is None:
         return []
     wrong = [i for i, c in enumerate(trace.per_input)
              if i > 0 and not c.match and infos[i].eager_error is None
-             and not (c.error or "").startswith("onnxruntime:")]
+             and not (c.error or "").startswith("onnxruntime:") and observations[i] is not None]
     out = []
     for site in counter.entries():
         traced = _side(observations[0].get(site.site), site.kinds)
@@ -238,7 +238,7 @@ def _record(module, report: VerifyReport, opset, rtol, atol, given_model: bool, 
     return {
         "versions": rec.versions(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "model": f"{type(module).__module__}.{type(module).__qualname__}",
+        "model": rec.model_name(module),
         "training": bool(module.training),
         "opset": opset,
         "untrace_model": "given" if given_model else "exported",

@@ -102,7 +102,7 @@ def compare(got: list[np.ndarray], want: list[np.ndarray], *, rtol: float, atol:
             diff = np.abs(g64 - w64)
         diff = np.where(both_nan | same_inf, 0.0, diff)
         diff = np.where(np.isnan(diff), np.inf, diff)
-        ok = diff <= atol + rtol * np.abs(np.where(np.isinf(w64), 0.0, w64))
+        ok = diff <= atol + rtol * np.abs(np.where(np.isfinite(w64), w64, 0.0))
         match = match and bool(ok.all())
         max_abs = max(max_abs, float(diff.max()))
         nonzero = w64 != 0

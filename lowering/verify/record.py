@@ -34,6 +34,16 @@ def versions() -> dict:
     }
 
 
+def model_name(module: torch.nn.Module) -> str:
+    """``Class (path/to/file.py)``: the class and where it is defined."""
+    cls = type(module)
+    try:
+        path = inspect.getsourcefile(cls)
+    except (TypeError, OSError):
+        path = None
+    return f"{cls.__qualname__} ({display_path(os.path.abspath(path))})" if path else f"{cls.__module__}.{cls.__qualname__}"
+
+
 def source_files(module: torch.nn.Module, extra: list[str] = ()) -> list[str]:
     """The files holding the model's own code (not torch's), display paths, in order."""
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__))

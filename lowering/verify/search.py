@@ -10,7 +10,8 @@ whose side it does not take yet, so that a nested ``if`` pulls towards its enclo
 one. The search:
 
 1. sweeps each floating input through a ladder of scales (both signs, 1e-3 .. 1e3), the
-   cheapest way across a magnitude threshold such as ``if x.sum() > 100``;
+   cheapest way across a magnitude threshold such as ``if x.sum() > 100``, then puts a
+   NaN, +inf and -inf into it (sanitising branches: ``if torch.isnan(x).any()``);
 2. then hill-climbs: mutate the current candidate (scale, sign flip of all or some
    elements or rows, shift, noise, single elements, constants, a random restart), keep
    it when the score does not drop, restart from a fresh point after a run of failures.
@@ -34,7 +35,14 @@ from lowering.verify import inputs as inp
 from lowering.verify.coverage import CoverageCounter, Observation, Probe, Site, hits, observe
 
 SCALES = (10.0, -1.0, 100.0, 0.1, -10.0, 1000.0, 0.01, -100.0, 0.0, 3.0, -0.1, -1000.0, 0.001, 0.3, -3.0, -0.01)
+SPECIAL = (math.nan, math.inf, -math.inf)
 STALL = 12
+
+
+def _with_element(t: torch.Tensor, value: float, flat_index: int) -> torch.Tensor:
+    out = t.contiguous().clone()
+    out.view(-1)[flat_index] = value
+    return out
 
 
 @dataclass
@@ -146,8 +154,18 @@ class _Search:
                     new = [t * scale if j in group else t for j, t in enumerate(leaves)]
                     cand = inp.replace_leaves(base, new)
                     self.consider(cand, self.evaluate(cand))
+            for special in SPECIAL:
+                for j in floats:
+                    if self.exhausted():
+                        return
+                    new = list(leaves)
+                    new[j] = _with_element(leaves[j], special, int(self.rng.integers(leaves[j].numel())))
+                    cand = inp.replace_leaves(base, new)
+                    self.consider(cand, self.evaluate(cand))
 
     def climb(self) -> None:
+        if self.exhausted():
+            return
         current = self.starts[self.rng.integers(len(self.starts))]
         current_obs = self.evaluate(current)
         best = self.score(current_obs)
@@ -224,7 +242,7 @@ class _Search:
         return torch.rand(t.shape, generator=self.gen) < p
 
     def _mutate_float(self, t: torch.Tensor) -> torch.Tensor:
-        op = self.rng.integers(9)
+        op = self.rng.integers(10)
         spread = float(t.float().std()) if t.numel() > 1 else abs(float(t.float().reshape(-1)[0]))
         spread = spread if math.isfinite(spread) and spread > 0 else 1.0
         if op == 0:
@@ -247,6 +265,8 @@ class _Search:
         if op == 7:
             value = float(self.rng.choice([-1, 1])) * spread * 10.0 ** self.rng.uniform(-1, 3)
             return torch.where(self._mask(t, 1.5 / max(t.numel(), 1)), torch.full_like(t, value), t)
+        if op == 8:
+            return _with_element(t, SPECIAL[self.rng.integers(len(SPECIAL))], int(self.rng.integers(t.numel())))
         return t * float(10.0 ** self.rng.uniform(-0.5, 0.5))
 
     def _mutate_int(self, t: torch.Tensor, b: _Bounds) -> torch.Tensor:

@@ -109,6 +109,8 @@ class OnnxRunner:
         options.log_severity_level = 3
         data = model if isinstance(model, bytes) else model.SerializeToString()
         self.session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        self.run_options = ort.RunOptions()
+        self.run_options.log_severity_level = 4
         self.input_names = [i.name for i in self.session.get_inputs()]
         self.output_names = [o.name for o in self.session.get_outputs()]
         self.probes: list[Probe] = []
@@ -133,7 +135,7 @@ class OnnxRunner:
                          f"the input has {len(leaves)} tensors")
 
     def run(self, args, names: list[str]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        values = self.session.run(None, self.feeds(args, names))
+        values = self.session.run(None, self.feeds(args, names), self.run_options)
         return [values[i] for i in self.real], [values[i] for i in self.probe_index]
 
 

@@ -213,3 +213,28 @@ def test_unchanged_tree_of_200_files_takes_the_hit_path(tmp_path, monkeypatch, c
     (tmp_path / files[7]).write_text("x = 1\n")
     again = run_check(files, config=config, jobs=1)
     assert calls == [files[7]] and again.cache_hits == 199
+
+
+def test_warm_run_does_not_load_the_engine(tmp_path):
+    """All hits: neither libcst nor the analyses are imported, which is most of a cold
+    start."""
+    import subprocess
+    import sys
+
+    from .conftest import _env
+
+    (tmp_path / "m.py").write_text(MODEL)
+    script = (
+        "import sys\n"
+        "from analyzer.cli import main\n"
+        "code = main(['check', '.', '-j', '1', '--output-format', 'json'])\n"
+        "print(code, 'libcst' in sys.modules, 'analyzer.engine' in sys.modules)\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=_env())
+        for _ in range(2)
+    ]
+    cold, warm = (run.stdout.splitlines()[-1] for run in runs)
+    assert cold == "1 True True", runs[0].stderr
+    assert warm == "1 False False", runs[1].stderr
+    assert runs[0].stdout.splitlines()[:-1] == runs[1].stdout.splitlines()[:-1]

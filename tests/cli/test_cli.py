@@ -230,3 +230,31 @@ def test_progress_bar_only_on_a_terminal_and_for_many_files(tmp_path):
         (tmp_path / f"m{i}.py").unlink()
     code, out, drawn = run()
     assert code == 1 and "checking" not in drawn
+
+
+def test_every_subcommand_is_listed_and_only_the_chosen_one_is_built(cli, monkeypatch):
+    import analyzer.cli as cli_module
+
+    code, out, _ = cli("--help")
+    assert code == 0
+    for name in ("check", "rule", "graph", "export", "verify"):
+        assert name in out
+    # building the parser for `check` must not resolve the verify arguments (they import onnx)
+    parser = cli_module.build_parser(["check", "x.py"])
+    assert parser is not None
+    loaded = []
+    monkeypatch.setattr(cli_module, "_resolve", lambda target: loaded.append(target) or (lambda *a: None))
+    cli_module.build_parser(["check", "x.py"])
+    assert loaded == [cli_module.COMMANDS["check"].arguments]
+
+
+def test_graph_subcommand(tmp_path, monkeypatch, cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(MODEL)
+    code, out, _ = cli("graph", "m.py::Net.forward", "--format", "mermaid")
+    assert code == 0 and out.startswith("flowchart")
+    code, _, err = cli("graph", "missing.py")
+    assert code == 2 and "missing.py" in err and "Traceback" not in err
+    (tmp_path / "bad.py").write_text("def f(:\n")
+    code, _, err = cli("graph", "bad.py")
+    assert code == 2 and "bad.py" in err and "Traceback" not in err

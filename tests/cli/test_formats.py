@@ -294,3 +294,21 @@ def test_fix_hint_for_unsafe(fake, tree, cli):
 def test_fix_edit_shape_roundtrip():
     d = _diag(fix=Fix("m", (Edit(1, 1, 1, 2, "y"),), "unsafe"))
     assert Diagnostic.from_dict(json.loads(json.dumps(d.to_dict()))) == d
+
+
+def test_sarif_of_the_corpora_with_the_real_rules(tmp_path):
+    """End to end on the bundled corpora: every real rule in the driver, every result valid."""
+    from .conftest import REPO, run_untrace
+
+    proc = run_untrace("check", "corpora", "--select", "ALL", "--no-cache", "--output-format", "sarif", cwd=REPO)
+    assert proc.returncode == 1, proc.stderr.decode()
+    sarif = json.loads(proc.stdout)
+    jsonschema.validate(sarif, json.loads(_schema_path().read_text()))
+    run = sarif["runs"][0]
+    from analyzer.rules import all_rules
+
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == [r.code for r in all_rules()]
+    assert len(run["results"]) > 30
+    assert all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("corpora/") for r in run["results"])
+    flows = [r for r in run["results"] if "codeFlows" in r]
+    assert flows, "the corpora have findings inside helpers, reported with their call path"

@@ -86,7 +86,9 @@ def consumer_repository(tmp: Path, hook_repo: Path, rev: str) -> Path:
 
 
 def pre_commit(consumer: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1", "HOME": str(consumer)}
+    # HOME stays the user's: pip's and virtualenv's caches live there (and nothing they
+    # write may land inside the consumer repository, whose files the hook checks).
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
     env.pop("PYTHONPATH", None)
     # Only the check dependencies may be installed: a resolver that pulled torch would
     # take minutes and gigabytes. `pip` honours these from the environment.
@@ -116,6 +118,7 @@ def test_pre_commit_hook_fails_on_hazards_and_passes_on_clean_code(tmp_path):
     assert failed.returncode == 1, output
     assert "untrace" in output and "Failed" in output
     assert "model.py:6:9: UT101 [data-dependent-branch]" in output
+    assert "(1 file checked)" in output
     assert "Traceback" not in output
 
     # the hook environment holds the check dependencies and not torch

@@ -205,9 +205,11 @@ def _opinfo_index() -> dict[str, list]:
 
 
 # How a call of the registry name maps onto an OpInfo sample.  ``direct``: the
-# lowering takes (input, *args, **kwargs); ``reflected``: operator form of ``__rX__``,
-# (args[0], input); ``where``: torch.where(args[0], input, args[1]); ``einsum``:
-# torch.einsum(args[0], *input).
+# lowering takes (input, *args, **kwargs); ``operator``: the same, operator arity only;
+# ``reflected``: operator form of ``__rX__``, (args[0], input); ``swap01``: the OpInfo's
+# op swaps its first two arguments (torch.where(args[0], input, args[1]),
+# F.embedding(args[0], input)); ``einsum``: torch.einsum(args[0], *input);
+# ``inplace``/``inplace_operator``: compared with the OpInfo's inplace_variant.
 _OPERATORS = {
     "operator.add": [("add", "operator"), ("__radd__", "reflected")],
     "operator.sub": [("sub", "operator"), ("__rsub__", "reflected")],
@@ -231,7 +233,11 @@ _OPERATORS = {
     "operator.gt": [("gt", "operator")],
     "operator.ge": [("ge", "operator")],
 }
-_SPECIAL_CALLS = {("torch.where", "where"): "where", ("torch.einsum", "einsum"): "einsum"}
+_SPECIAL_CALLS = {
+    ("torch.where", "where"): "swap01",
+    ("torch.einsum", "einsum"): "einsum",
+    ("torch.nn.functional.embedding", "nn.functional.embedding"): "swap01",
+}
 # OpInfos whose outputs are uninitialised memory or random: compare dtype and shape only.
 SHAPE_ONLY = {"empty_like", "new_empty", "empty", "new_empty_strided", "empty_strided"}
 
@@ -307,7 +313,7 @@ def _lowering_call(conv: str, sample) -> tuple[tuple, dict]:
     inp, args, kwargs = sample.input, tuple(sample.args), dict(sample.kwargs)
     if conv == "reflected":
         return (args[0], inp, *args[1:]), kwargs
-    if conv == "where":
+    if conv == "swap01":  # op(a, b, ...) tests f(b, a, ...)
         return (args[0], inp, *args[1:]), kwargs
     if conv == "einsum":
         return (args[0], *inp, *args[1:]), kwargs
