@@ -77,7 +77,11 @@ def export(
     out_names = list(output_names or [])
     for i, leaf in enumerate(leaves):
         if isinstance(leaf, Stacked):
-            leaf = leaf.value
+            raise LoweringError(
+                f"{type(module).__name__}.forward returns a list whose length depends on the input "
+                "(filled by a loop that runs a data- or shape-dependent number of times); an ONNX graph "
+                "has a fixed number of outputs",
+                hint="return torch.stack(...) / torch.cat(...) of the list, or export with static shapes")
         if not isinstance(leaf, Value):
             if isinstance(leaf, (int, float, bool)):
                 leaf = g.const(leaf)

@@ -781,9 +781,7 @@ class GraphBuilder:
         static = v.static_shape
         if static is not None:
             return math.prod(static)
-        return self.op("ReduceProd", self.shape_of(v), keepdims=0) if self.opset < 18 else self.op(
-            "ReduceProd", self.shape_of(v), keepdims=0
-        )
+        return self.op("ReduceProd", self.shape_of(v), keepdims=0)
 
     def shape_tensor(self, dims: Iterable[int | Value]) -> Value:
         """A 1-d int64 Value from ints, 0-d int Values and 1-d int Values (for Reshape,

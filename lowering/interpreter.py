@@ -125,6 +125,10 @@ class _Missing:
 MISSING = _Missing()
 
 
+class _ShapeChanges(Exception):
+    """A loop-carried value's shape differs between iterations: redo with free dims."""
+
+
 class ReturnSignal(Exception):
     def __init__(self, value):
         self.value = value
@@ -358,6 +362,10 @@ class Interpreter:
             if isinstance(iterable, GraphRange):
                 self.emit_loop(s, frame, trip=iterable)
                 return
+            if isinstance(iterable, Value) and iterable.rank and isinstance(self.g.size(iterable, 0), Value):
+                # Rows of a dynamic first axis: a Loop that gathers row i.
+                self.emit_loop(s, frame, trip=GraphRange(0, self.g.size(iterable, 0), 1), rows=iterable)
+                return
             try:
                 items = list(self.iterate(iterable))
             except TypeError:
@@ -426,7 +434,9 @@ class Interpreter:
                 raise self.error("cannot unpack a tensor of unknown rank", construct="unpack")
             size = self.g.size(value, 0)
             if isinstance(size, Value):
-                raise self.error("unpacking a tensor along a dynamic dimension", construct="unpack")
+                if starred:
+                    return [Stacked(value)]  # list(t) / t.unbind(0) over a dynamic axis: its rows
+                raise self.error("unpacking a tensor along a dynamic dimension into names", construct="unpack")
             return list(self.call_op("Tensor.unbind", [value], {}))
         if isinstance(value, Stacked):
             raise self.error("unpacking the list built by a graph loop", "stack it with torch.stack", construct="unpack")
@@ -670,6 +680,12 @@ class Interpreter:
                 return
             gen = e.generators[level]
             iterable = self.eval(gen.iter, inner)
+            rows = _rows_of(iterable, self)
+            if rows is not None and e.kind in ("list", "generator") and len(e.generators) == 1 and not gen.ifs:
+                # [f(row) for row in t] over a dynamic axis: a Loop whose scan output is the list.
+                results.append(self.map_rows(rows, lambda row: (self.assign(gen.target, row, inner),
+                                                                self.eval(e.elt, inner))[1]))
+                return
             if isinstance(iterable, (Value, GraphRange)):
                 raise self.error("a comprehension over a tensor or a graph-sized range", construct="comprehension")
             for item in list(self.iterate(iterable)):
@@ -684,7 +700,7 @@ class Interpreter:
             return set(results)
         if e.kind == "dict":
             return dict(results)
-        return tuple(results) if False else iter(results)
+        return results  # a generator consumed once behaves as its list
 
     def static_truth(self, v, what: str) -> bool:
         if isinstance(v, Value):
@@ -829,6 +845,11 @@ class Interpreter:
             return self.tolist(value)
         if name in ("numpy", "cpu", "cuda", "detach", "contiguous", "clone") and name in ("numpy",):
             raise self.error("`.numpy()` leaves the graph", "use the equivalent torch operation", construct="numpy")
+        if name == "unbind" and value.rank:
+            d = (args[0] if args else kwargs.get("dim", 0)) % value.rank
+            if isinstance(self.g.size(value, d), Value):
+                rows = value if d == 0 else self.call_op("torch.movedim", [value, d, 0], {})
+                return [Stacked(rows)]
         if name in ("is_floating_point",):
             return value.dtype.is_floating_point
         if name == "get_device":
@@ -866,10 +887,12 @@ class Interpreter:
                 v = item.value
                 valid = item.valid
                 if valid is not None and name != "torch.stack":
-                    piece = self.shape(v)[1:][dim % (v.rank - 1)] if v.rank > 1 else 1
-                    if piece != 1:
-                        raise self.error("torch.cat over pieces appended under a data-dependent condition",
-                                         "append one element per step, or torch.stack", construct="cat")
+                    # Each iteration's piece spans `piece` positions along dim: repeat its flag.
+                    piece = self.shape(v)[1 + dim % (v.rank - 1)]
+                    steps = self.shape(v)[0]
+                    grid = self.g.op("Expand", self.g.unsqueeze(self.to_bool_vector(valid), [1]),
+                                     self.g.shape_tensor([steps, piece]))
+                    valid = self.g.op("Reshape", grid, self.g.const([-1], dtype=torch.int64))
                 if name == "torch.stack":
                     rank = v.rank
                     d = dim % rank
@@ -899,6 +922,9 @@ class Interpreter:
             mask = masks[0] if len(masks) == 1 else self.call_op("torch.cat", [masks], {"dim": 0})
             out = self.g.op("Compress", out, mask, axis=dim % out.rank)
         return self.g.cast(out, dtype) if dtype is not None else out
+
+    def to_bool_vector(self, v: Value) -> Value:
+        return v if v.dtype == torch.bool else self.g.op("Cast", v, to=torch.bool)
 
     def update_aliases(self, old: Value, new: Value) -> None:
         """An in-place update: every variable bound to the same tensor now holds `new`.
@@ -976,6 +1002,23 @@ class Interpreter:
         is_this = self.call_op("operator.eq", [choice.index, start], {})
         return self.graph_choice(is_this, lambda: self.call(choice.options[start], args, kwargs),
                                  lambda: self.call_choice(choice, start + 1, args, kwargs), "if", self.location[1])
+
+    def map_rows(self, rows: Value, fn) -> "Stacked":
+        """fn over the rows of `rows` (dynamic first axis) in an ONNX Loop; the results
+        stacked as a scan output."""
+        body = self.g.subgraph()
+        i = body.add_input(body.fresh("iter"), torch.int64, ())
+        cond = body.add_input(body.fresh("cond"), torch.bool, ())
+        saved, self.g = self.g, body
+        try:
+            out = self.as_graph(fn(self.call_op("operator.getitem", [rows, i], {})))
+            body.add_output(cond)
+            body.add_output(out, shape=_rank_only(out))
+        finally:
+            self.g = saved
+        count = self.g.size(rows, 0)
+        scan = self.g.op("Loop", count, self.g.const(True), outputs=1, body=body.build_graph())
+        return Stacked(scan)
 
     def functional_map(self, args, kwargs):
         """functorch's map(f, xs, *args): f over the first axis of xs, results stacked."""
@@ -1151,16 +1194,18 @@ class Interpreter:
             if spec_a != spec_b:
                 raise self.error(f"`{name}` has a different structure on the two sides of a data-dependent `if`"
                                  f" ({_describe(a)} vs {_describe(b)})", construct="if")
+            per_branch = []
             for graph, flat, other in ((graphs[0], flat_a, flat_b), (graphs[1], flat_b, flat_a)):
                 saved, self.g = self.g, graph
                 try:
-                    for v, o in zip(flat, other):
-                        if v is MISSING:
-                            v = self._placeholder(o)
-                        bv = self._branch_value(v, o)
-                        graph.add_output(bv, shape=_rank_only(bv))
+                    per_branch.append([self._branch_value(self._placeholder(o) if v is MISSING else v, o)
+                                       for v, o in zip(flat, other)])
                 finally:
                     self.g = saved
+            for graph, values, others in ((graphs[0], *per_branch), (graphs[1], per_branch[1], per_branch[0])):
+                for bv, ov in zip(values, others):
+                    # Declared shape: the dims both branches agree on (the If output's shape).
+                    graph.add_output(bv, shape=_common_shape(bv, ov))
             outputs.append((name, (spec_a, flat_a), prefix))
         return outputs
 
@@ -1186,13 +1231,25 @@ class Interpreter:
         ref = self.as_graph(other) if not isinstance(other, _Missing) else None
         if ref is None:
             return self.g.const(False)
+        if ref.static_shape is not None and ref.static_shape:
+            return self.g.op("ConstantOfShape", self.g.const(list(ref.static_shape), dtype=torch.int64),
+                             value=_zero_tensor(ref.dtype), out_dtype=ref.dtype, out_shape=ref.static_shape)
         rank = ref.rank or 0
         return self.g.op("ConstantOfShape", self.g.const([0] * rank, dtype=torch.int64) if rank else self.g.shape_tensor([]),
                          value=_zero_tensor(ref.dtype), out_dtype=ref.dtype, out_shape=(0,) * rank if rank else ())
 
     # ================================================================ Loop
 
-    def emit_loop(self, s: ir.Loop, frame: Frame, trip: GraphRange | None = None, cond: Value | None = None):
+    def emit_loop(self, s: ir.Loop, frame: Frame, trip: GraphRange | None = None, cond: Value | None = None,
+                  rows: Value | None = None):
+        """First with carried values keeping their shapes before the loop; when an iteration
+        changes a shape, again with every carried dim free."""
+        try:
+            return self._emit_loop(s, frame, trip, cond, rows, relaxed=False)
+        except _ShapeChanges:
+            return self._emit_loop(s, frame, trip, cond, rows, relaxed=True)
+
+    def _emit_loop(self, s, frame, trip, cond, rows, relaxed: bool):
         mutated = _mutated_containers(s, frame)
         carried = list(dict.fromkeys([n for n in s.carried if n in frame.env or n.startswith("$")]
                                      + [n for n in mutated if isinstance(frame.env[n], Value)]))
@@ -1218,7 +1275,7 @@ class Interpreter:
             values = []
             for v in flat:
                 gv = self.as_graph(v)
-                shape = None if gv.rank is None else tuple(d if False else None for d in range(gv.rank))
+                shape = gv.shape if not relaxed else _rank_only(gv)
                 values.append(body.add_input(body.fresh(n.strip("$") or "v"), gv.dtype, shape))
             flat_init[n] = (flat, spec)
             inner.env[n] = _unflatten(spec, values)
@@ -1229,7 +1286,9 @@ class Interpreter:
         saved, self.g = self.g, body
         self.frames.append(inner)
         try:
-            if trip is not None:
+            if rows is not None:
+                self.assign(s.target, self.call_op("operator.getitem", [rows, iter_num], {}), inner)
+            elif trip is not None:
                 index = iter_num
                 if not (isinstance(trip.start, int) and trip.start == 0 and isinstance(trip.step, int) and trip.step == 1):
                     index = self.call_op("operator.add", [self.call_op("operator.mul", [iter_num, trip.step], {}), trip.start], {})
@@ -1253,6 +1312,8 @@ class Interpreter:
                     if gv.dtype != g0.dtype:
                         raise self.error(f"`{n}` changes dtype inside a graph loop ({g0.dtype} -> {gv.dtype})",
                                          construct="loop")
+                    if not relaxed and gv.shape != g0.shape:
+                        raise _ShapeChanges()
                     body.add_output(gv, shape=_rank_only(gv))
             if trips_in is not None:
                 body.add_output(self.call_op("operator.add", [trips_in, 1], {}), shape=())
@@ -1534,6 +1595,15 @@ class _AutogradContext:
         pass
 
 
+def _rows_of(iterable, interp) -> Value | None:
+    """The tensor whose rows a value iterates over, when that axis is dynamic."""
+    if isinstance(iterable, list) and len(iterable) == 1 and isinstance(iterable[0], Stacked) and iterable[0].valid is None:
+        return iterable[0].value
+    if isinstance(iterable, Value) and iterable.rank and isinstance(interp.g.size(iterable, 0), Value):
+        return iterable
+    return None
+
+
 def _mutated_containers(stmt, frame: Frame) -> list[str]:
     """Lists, dicts and tensors that a region changes in place (`lst.append(v)`,
     `d[k] = v`, `t[i] = v`, `x.add_(1)`): they are region results (If outputs, Loop
@@ -1545,6 +1615,12 @@ def _mutated_containers(stmt, frame: Frame) -> list[str]:
 
 def _copy_containers(env: dict) -> dict:
     return {k: (list(v) if type(v) is list else dict(v) if type(v) is dict else v) for k, v in env.items()}
+
+
+def _common_shape(a: Value, b: Value):
+    if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
+        return _rank_only(a)
+    return tuple(x if x == y and x is not None else None for x, y in zip(a.shape, b.shape))
 
 
 def _rank_only(v: Value):

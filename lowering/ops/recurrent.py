@@ -60,7 +60,7 @@ def gru_cell(g, mod: ModuleCall, input, hx=None):
     z = g.op("Sigmoid", g.op("Add", i_z, h_z))
     n = g.op("Tanh", g.op("Add", i_n, g.op("Mul", r, h_n)))
     one = g.const(1.0, dtype=input.dtype)
-    new = g.op("Add", g.op("Mul", g.op("Sub", one, z), n), g.op("Mul", z, h))
+    new = g.op("Add", g.op("Mul", g.op("Sub", one, z), n), g.op("Mul", z, h), out_shape=_state_shape(x, mod))
     return _finish(g, [new], unbatched)[0]
 
 
@@ -72,8 +72,9 @@ def lstm_cell(g, mod: ModuleCall, input, hx=None):
     gates = g.op("Add", _affine(g, x, mod.param("weight_ih"), mod.param("bias_ih")),
                  _affine(g, h, mod.param("weight_hh"), mod.param("bias_hh")))
     i, f, cell, o = g.op("Split", gates, axis=1, num_outputs=4, outputs=4) if g.opset >= 18 else g.op("Split", gates, axis=1, outputs=4)
-    c_new = g.op("Add", g.op("Mul", g.op("Sigmoid", f), c), g.op("Mul", g.op("Sigmoid", i), g.op("Tanh", cell)))
-    h_new = g.op("Mul", g.op("Sigmoid", o), g.op("Tanh", c_new))
+    c_new = g.op("Add", g.op("Mul", g.op("Sigmoid", f), c), g.op("Mul", g.op("Sigmoid", i), g.op("Tanh", cell)),
+                 out_shape=_state_shape(x, mod))
+    h_new = g.op("Mul", g.op("Sigmoid", o), g.op("Tanh", c_new), out_shape=_state_shape(x, mod))
     return tuple(_finish(g, [h_new, c_new], unbatched))
 
 
@@ -84,4 +85,9 @@ def rnn_cell(g, mod: ModuleCall, input, hx=None):
     pre = g.op("Add", _affine(g, x, mod.param("weight_ih"), mod.param("bias_ih")),
                _affine(g, h, mod.param("weight_hh"), mod.param("bias_hh")))
     act = {"tanh": "Tanh", "relu": "Relu"}[mod.module.nonlinearity]
-    return _finish(g, [g.op(act, pre)], unbatched)[0]
+    return _finish(g, [g.op(act, pre, out_shape=_state_shape(x, mod))], unbatched)[0]
+
+
+def _state_shape(x: Value, mod: ModuleCall) -> tuple:
+    """(batch, hidden): Split's outputs lose the static shape in ONNX's inference."""
+    return (x.shape[0] if x.shape else None, mod.module.hidden_size)

@@ -15,7 +15,8 @@ from lowering.graph import DEFAULT_OPSET
 from lowering.verify import inputs as inp
 from lowering.verify import record as rec
 from lowering.verify import systems
-from lowering.verify.compare import Comparison, compare, failed
+from lowering.verify.compare import Comparison, failed
+from lowering.verify.compare import compare as compare_outputs
 from lowering.verify.coverage import CoverageCounter, Observation, Site, TRIPS, observe
 from lowering.verify.report import Divergence, InputInfo, SystemReport, VerifyReport
 from lowering.verify.search import SearchResult
@@ -41,7 +42,9 @@ def verify(
     """Check ``module`` against its untrace ONNX (and the peers named in ``compare``)
     on ``inputs`` (a list of tuples of positional arguments; a bare tensor is a
     1-tuple). ``search=N`` spends up to N candidate evaluations (and
-    ``search_seconds``) looking for inputs that cover the sides no input took."""
+    ``search_seconds``) looking for inputs that cover the sides no input took; it
+    mutates the inputs that share the first input's signature (dtypes, ranks, shapes
+    stay), and the inputs it keeps are verified like the given ones (origin "search")."""
     unknown = [c for c in compare if c not in PEERS]
     if unknown:
         raise ValueError(f"compare: unknown system {', '.join(unknown)} (known: {', '.join(PEERS)})")
@@ -149,7 +152,7 @@ def _runners(exports) -> list:
 def _against(real, want, info: InputInfo, rtol, atol) -> Comparison:
     if want is None:
         return failed(f"eager raised: {info.eager_error}")
-    return compare(real, want, rtol=rtol, atol=atol)
+    return compare_outputs(real, want, rtol=rtol, atol=atol)
 
 
 def _search(module, inputs, names, runner_of, budget, seconds, seed) -> tuple[SearchResult, list[tuple]]:
@@ -216,13 +219,12 @@ def _side(obs: Observation | None, kinds: set) -> str:
 
 
 def _divergence(trace: SystemReport | None, counter, observations, infos) -> list[Divergence]:
-    """The sites where a mismatching input of the traced export went another way than
-    the tracing input (input 0)."""
+    """The sites where an input on which the traced export is wrong (or fails to run)
+    went another way than the tracing input (input 0) did."""
     if trace is None or not trace.exported or not observations or observations[0] is None:
         return []
-    wrong = [i for i, c in enumerate(trace.per_input)
-             if i > 0 and not c.match and infos[i].eager_error is None
-             and not (c.error or "").startswith("onnxruntime:") and observations[i] is not None]
+    wrong = [i for i, c in enumerate(trace.per_input)  # a wrong answer, or a run that fails
+             if i > 0 and not c.match and infos[i].eager_error is None and observations[i] is not None]
     out = []
     for site in counter.entries():
         traced = _side(observations[0].get(site.site), site.kinds)

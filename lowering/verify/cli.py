@@ -20,8 +20,6 @@ EXIT_MATCH, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from lowering.graph import DEFAULT_OPSET
-
     p.add_argument("target", metavar="TARGET", help="package.module:callable or path/to/file.py:callable returning the module")
     p.add_argument("--weights", metavar="CKPT", help="state dict to load (torch.load(weights_only=True))")
     src = p.add_argument_group("inputs")
@@ -33,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--search-seconds", type=float, default=None, metavar="S", help="time limit of the search")
     sysg = p.add_argument_group("systems")
     sysg.add_argument("--onnx", metavar="FILE", help="check this ONNX file instead of exporting with untrace")
-    sysg.add_argument("--opset", type=int, default=DEFAULT_OPSET, help=f"ONNX opset (default: {DEFAULT_OPSET})")
+    sysg.add_argument("--opset", type=int, metavar="N", help="ONNX opset (default: [tool.untrace] opset, else 18)")
     sysg.add_argument("--compare", default="trace,dynamo", metavar="SYSTEMS",
                       help="peer exporters to run too: trace, dynamo, both (default) or none")
     sysg.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default: 1e-4)")
@@ -46,6 +44,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _fail(message: str) -> int:
     print(f"untrace verify: {message}", file=sys.stderr)
     return EXIT_ERROR
+
+
+def _configured_opset(target: str) -> int:
+    import os
+
+    from analyzer.config import resolve_config
+    from lowering.graph import DEFAULT_OPSET
+
+    location = target.rpartition(":")[0]
+    configured = resolve_config([location] if os.path.exists(location) else []).opset
+    return configured if configured is not None else DEFAULT_OPSET
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,6 +82,13 @@ def _run(args: argparse.Namespace) -> int:
         return _fail("--search must be >= 0")
     if args.rtol < 0 or args.atol < 0:
         return _fail("--rtol and --atol must be >= 0")
+    if args.opset is None:
+        from analyzer.config import ConfigError
+
+        try:
+            args.opset = _configured_opset(args.target)
+        except ConfigError as exc:
+            return _fail(str(exc))
     try:
         model = load_target(args.target, args.weights).eval()
         names = inp.parameter_names(model)
@@ -105,7 +121,9 @@ def _run(args: argparse.Namespace) -> int:
     report = verify(model, examples, onnx_model=onnx_model, compare=tuple(compare), rtol=args.rtol,
                     atol=args.atol, search=args.search, search_seconds=args.search_seconds, opset=args.opset,
                     origins=[origin] * len(examples))
-    report.record["command"] = " ".join(["untrace", "verify", *sys.argv[2:]]) if len(sys.argv) > 2 else None
+    report.record["target"] = args.target
+    report.record["weights"] = args.weights
+    report.record["inputs_from"] = args.inputs or "random (--input " + " ".join(args.input) + ")"
 
     to_stdout = args.json == "-"
     report_text.render(report, Console(stderr=to_stdout))

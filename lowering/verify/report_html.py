@@ -209,7 +209,7 @@ def _divergence(report: VerifyReport) -> str:
     else:
         items = []
         for d in report.divergence:
-            took = ", ".join(f"input {i}: {t}" for i, t in zip(d.inputs, d.took))
+            took = ", ".join(f"input {i} ({t})" for i, t in zip(d.inputs, d.took))
             items.append(f'<li><a href="#L-{_slug(d.path)}-{d.line}"><code>{_e(d.path)}:{d.line}</code></a> '
                          f"({_e(d.construct)}): traced on input 0, which took <b>{_e(d.traced)}</b>; "
                          f"the traced export is wrong on {_e(took)}</li>")
@@ -253,8 +253,9 @@ def _sources(report: VerifyReport) -> str:
             d = diverge.get((path, n))
             if d is not None:
                 classes.append("diverge")
-                took = ", ".join(f"{i}: {t}" for i, t in zip(d.inputs, d.took))
-                badges.append(f'<span class="badge diverge">trace froze {_e(d.traced)}; wrong on inputs {_e(took)}</span>')
+                took = ", ".join(f"{i} ({t})" for i, t in zip(d.inputs, d.took))
+                badges.append(f'<span class="badge diverge">trace froze {_e(d.traced)}; wrong on input'
+                              f'{"s" if len(d.inputs) != 1 else ""} {_e(took)}</span>')
             for h in hazards.get((path, n), []):
                 badges.append(f'<span class="badge hazard" title="{_e(h["message"])}">{_e(h["code"])} '
                               f"{_e(h['name'])}</span>")

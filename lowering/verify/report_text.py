@@ -75,7 +75,8 @@ def render(report: VerifyReport, console: Console | None = None) -> None:
 
     if report.coverage:
         cov = Table(title="branch coverage (untrace probes)", title_justify="left")
-        for col in ("site", "construct", "then", "else", "trip counts", "covered"):
+        cov.add_column("site", overflow="fold")
+        for col in ("construct", "then", "else", "trip counts", "covered"):
             cov.add_column(col)
         for site in report.coverage:
             d = site.to_dict()

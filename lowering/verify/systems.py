@@ -19,7 +19,6 @@ import inspect
 import io
 import logging
 import re
-import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ import torch
 
 from lowering.verify import inputs as inp
 from lowering.verify.compare import flatten
-from lowering.verify.coverage import Probe, parse_probe
+from lowering.verify.coverage import Probe, display_path, parse_probe
 
 
 @dataclass
@@ -83,7 +82,7 @@ def _user_frame(text: str) -> str | None:
     for m in _FRAME.finditer(text):
         path = m["path"]
         if "site-packages" not in path and "/torch/" not in path and not path.startswith("<"):
-            return f"{path}:{m['line']}"
+            return f"{display_path(path)}:{m['line']}"
     return None
 
 

@@ -3,7 +3,6 @@ never a traceback. (Run in-process through lowering.verify.cli; the `untrace` en
 only registers these two functions.)"""
 
 import argparse
-import io
 import json
 
 import numpy as np

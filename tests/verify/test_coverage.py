@@ -1,11 +1,10 @@
 """Coverage counted from probe outputs, on a hand-built ONNX model with probes."""
 
 import numpy as np
-import pytest
 import torch
 
 from lowering.verify import verify
-from lowering.verify.coverage import (CoverageCounter, Observation, parse_probe, observe)
+from lowering.verify.coverage import CoverageCounter, observe, parse_probe
 from lowering.verify.systems import OnnxRunner
 from tests.verify.fake_probes import BRANCH, INNER, TRIPS, FakeEquivalent, branch_and_loop_model
 

@@ -2,8 +2,9 @@
 its tables and the annotated source lines are in the rendered DOM, and it paints.
 
 CI installs the browser (`apt-get install -y chromium`); without it these tests xfail.
-Set UNTRACE_VERIFY_SCREENSHOT=path.png to keep the screenshot (docs/verify-report.png
-is made that way from a corpus model, see the benchmark notes).
+Set UNTRACE_VERIFY_SCREENSHOT=path.png to keep the screenshot. (docs/verify-report.png is
+the same command on the report of corpora/branch_chosen_passes.py verified from its
+first input with search=200.)
 """
 
 import html
@@ -64,7 +65,7 @@ def test_rendered_dom_has_tables_and_annotated_source(page, tmp_path):
     classes, content = row.group(1).split(), html.unescape(row.group(2))
     assert {"site", "covered", "diverge"} <= set(classes)
     assert "if: then 2 · else 1" in content
-    assert "trace froze then; wrong on inputs 1: else" in content
+    assert "trace froze then; wrong on input 1 (else)" in content
     assert "UT101" in content
     assert "if x.sum() &gt; 0:" in row.group(2)
     assert dom.count('<tr data-input="') == 3
