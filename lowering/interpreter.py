@@ -1145,7 +1145,11 @@ class Interpreter:
                 for key in keys:
                     value = probes.get(key)
                     if value is None:
-                        value = self.g.const([-1], dtype=torch.int64)
+                        # Not reached on this side: -1 per entry the other side records, so a
+                        # Loop's per-iteration probe vectors keep one length.
+                        other = next(p[key] for p in per_branch if key in p)
+                        n = other.shape[0] if other.shape and isinstance(other.shape[0], int) else 1
+                        value = self.g.const([-1] * n, dtype=torch.int64)
                     sub.add_output(value, shape=(None,))
             finally:
                 self.g = saved
