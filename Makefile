@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup corpora test bench docs clean
+.PHONY: setup browser corpora test bench docs clean
 
 setup: $(STAMP)
 
@@ -19,8 +19,21 @@ $(STAMP): pyproject.toml constraints.txt
 corpora: setup
 	$(BIN)/untrace check --select ALL --statistics corpora/ || [ $$? -eq 1 ]
 
-test: setup
+# The verify report's test opens the HTML in a real headless Chromium (Debian's
+# package). Installed when missing and we can (root with apt-get); without it that
+# test is an xfail that says so.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } || \
+		echo "chromium not installed: the HTML report browser test will xfail"
+
+test: setup browser
 	$(BIN)/pytest -q -n 2
+
+# Export speed against torch.onnx (dynamo and legacy) and onnxruntime latency, as ratios.
+bench: setup
+	$(BIN)/python benchmarks/export_speed.py
+	$(BIN)/python benchmarks/verify_search.py
 
 docs: setup
 	$(BIN)/python -m analyzer.rules.docgen > docs/rules.md

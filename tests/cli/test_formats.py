@@ -312,3 +312,20 @@ def test_sarif_of_the_corpora_with_the_real_rules(tmp_path):
     assert all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("corpora/") for r in run["results"])
     flows = [r for r in run["results"] if "codeFlows" in r]
     assert flows, "the corpora have findings inside helpers, reported with their call path"
+
+
+def test_text_carets_with_the_real_rules(tmp_path):
+    """The real engine's spans under the real reporter: the caret covers the statement
+    head (`if` and its predicate), the escaping call, and nothing else."""
+    from .conftest import MODEL, run_untrace
+
+    (tmp_path / "m.py").write_text(MODEL)
+    proc = run_untrace("check", "m.py", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stdout.decode().splitlines()
+    first = lines.index(next(line for line in lines if line.startswith("m.py:6:9: UT101 [data-dependent-branch] ")))
+    assert lines[first + 1 : first + 4] == ["  |", "6 |         if x.sum() > 0:", "  |         ^^^^^^^^^^^^^^"]
+    second = lines.index(next(line for line in lines if line.startswith("m.py:10:13: UT201 [tensor-to-python] ")))
+    assert lines[second + 1 : second + 4] == ["   |", "10 |         n = x.max().item()", "   |             ^^^^^^^^^^^^^^"]
+    assert any(line.startswith("   = help: ") for line in lines[second:])
+    assert lines[-1] == "Found 2 hazards in 1 file (1 file checked)."

@@ -4,10 +4,14 @@ Python's grammar (hypothesmith), nor on arbitrary bytes."""
 from __future__ import annotations
 
 import hypothesmith
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer import check_source
+
+# hypothesmith compiles the programs it generates; CPython's warnings about them are noise
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
 SETTINGS = settings(
     max_examples=50,

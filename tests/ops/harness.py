@@ -361,18 +361,29 @@ def supports_dtype(info, dtype: torch.dtype) -> bool:
 
 
 def run_opinfo(
-    qualname: str, dtype: torch.dtype, opset: int = DEFAULT_OPSET, *, limit: int = MAX_SAMPLES, dynamic: bool = True
+    qualname: str,
+    dtype: torch.dtype,
+    opset: int = DEFAULT_OPSET,
+    *,
+    limit: int = MAX_SAMPLES,
+    dynamic: bool = True,
+    max_passes: int | None = None,
 ) -> list[SampleResult]:
     """Every applicable OpInfo sample of ``qualname`` at ``dtype``: passed, refused
     (LoweringError) or failed (anything else, or onnxruntime disagreeing with eager).
-    With ``dynamic``, float32 samples that pass are also run with symbolic input dims."""
+    With ``dynamic``, float32 samples that pass are also run with symbolic input dims.
+    ``max_passes`` stops after that many passing samples."""
     results: list[SampleResult] = []
     fn = lookup(qualname, opset)
     for info, conv in opinfo_targets(qualname):
+        if max_passes is not None and sum(r.status == "passed" for r in results) >= max_passes:
+            break
         if not supports_dtype(info, dtype):
             continue
         label = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
         for i, sample in enumerate(iter_samples(info, dtype, conv, limit)):
+            if max_passes is not None and sum(r.status == "passed" for r in results) >= max_passes:
+                break
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")

@@ -1,6 +1,6 @@
 """Hand-written cases: the graph builder and registry contracts, ops without an OpInfo
 (in-place forms, casts, ``torch.tensor``), dynamic shapes, refusals, NaN and integer
-semantics, and opset-specific lowerings.  Every op case runs at opsets 17, 18 and 23.
+semantics, and opset-specific lowerings.  Every op case runs at opsets 17, 18, 20, 23.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from .xfails import xfail_for
 
 torch.set_grad_enabled(False)
 
-OPSETS = (17, 18, 23)
+OPSETS = (17, 18, 20, 23)
 
 
 def _session_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:

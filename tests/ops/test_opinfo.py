@@ -18,7 +18,7 @@ import torch
 from . import harness
 from .xfails import xfail_for
 
-OPSETS = (17, 20, 23)
+OPSETS = (17, 23)  # the default 18 is test_opinfo's; opset 20's Gelu is in test_handwritten
 
 
 def _marks(names, dtype=None):
@@ -65,10 +65,10 @@ def test_opinfo(names, dtype):
 
 @pytest.mark.parametrize(("names", "opset"), list(_opset_cases()))
 def test_opinfo_opsets(names, opset):
-    """A few samples of every op at other supported opsets (the default is 18)."""
+    """Every op at the lowest and highest supported opsets: samples until two pass."""
     dtype = _opset_dtype(names[0])
     with torch.no_grad():
-        results = harness.run_opinfo(names[0], dtype, opset, limit=2, dynamic=False)
+        results = harness.run_opinfo(names[0], dtype, opset, dynamic=False, max_passes=2)
     failures = list(harness.iter_failures(results))
     assert not failures, f"{names[0]} opset {opset}:\n" + "\n".join(failures)
     assert harness.summarize(results)["passed"] > 0, f"{names[0]}: nothing lowered at opset {opset}"
