@@ -35,4 +35,6 @@ def build() -> nn.Module:
 def inputs() -> list[tuple]:
     g = torch.Generator().manual_seed(8)
     x = torch.randn(3, 8, generator=g)
-    return [(0.1 * x,), (60.0 * x,)]
+    # Saturated (60x) converges in a few steps, small inputs take many: a trace on the
+    # first bakes too few iterations for the second.
+    return [(60.0 * x,), (0.1 * x,)]

@@ -12,6 +12,8 @@ assignments at the point they are evaluated.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from analyzer.frontend import ir
 from analyzer.frontend.positions import Positions
@@ -54,10 +56,13 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
         raise ParseError("source contains a NUL byte")
     if isinstance(source, str) and "\x00" in source:
         raise ParseError("source contains a NUL byte")
+    _refuse_pathological(source)
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        raise ParseError(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1) from None
+        where = re.search(r"error at (\d+):(\d+)", exc.message)
+        line, column = (int(where.group(1)), int(where.group(2))) if where else (exc.raw_line, exc.raw_column + 1)
+        raise ParseError(f"syntax error: {exc.message}", line, column) from None
     except (UnicodeDecodeError, LookupError) as exc:
         raise ParseError(f"cannot decode the file: {exc}") from None
     except RecursionError:
@@ -414,6 +419,23 @@ class _Builder:
                 self.span(s),
             )
         return self.opaque_expr(s, "subscript element")
+
+
+_OPERATOR_CHARS = re.compile(rb"[-+*/%&|^@<>]")
+_MAX_OPERATORS_PER_LINE = 800
+
+
+def _refuse_pathological(source: str | bytes) -> None:
+    """libcst's parser is superlinear on very long operator chains (2,000 terms: ~18 s,
+    4,000: ~2 min); such lines are generated data, not model code, so they are refused
+    up front instead of hanging the run."""
+    data = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
+    if len(data) < 4 * _MAX_OPERATORS_PER_LINE:
+        return
+    for number, line in enumerate(data.splitlines(), 1):
+        if len(line) > 2 * _MAX_OPERATORS_PER_LINE and len(_OPERATOR_CHARS.findall(line)) > _MAX_OPERATORS_PER_LINE:
+            raise ParseError(f"line {number} holds an expression with over {_MAX_OPERATORS_PER_LINE} operators; "
+                             "too long to analyse", number, 1)
 
 
 def _parenthesized(node) -> bool:

@@ -432,12 +432,23 @@ class Module:
     path: str
     body: list[Stmt]
     source_lines: list[str]
+    _defs: dict | None = None  # top-level classes and functions by name, built on first use
+
+    def _index(self) -> dict:
+        if self._defs is None:
+            self._defs = {"class": {}, "function": {}}
+            for s in self.body:
+                if isinstance(s, ClassDef):
+                    self._defs["class"][s.name] = s
+                elif isinstance(s, FunctionDef):
+                    self._defs["function"][s.name] = s
+        return self._defs
 
     def classes(self) -> dict[str, ClassDef]:
-        return {s.name: s for s in self.body if isinstance(s, ClassDef)}
+        return self._index()["class"]
 
     def functions(self) -> dict[str, FunctionDef]:
-        return {s.name: s for s in self.body if isinstance(s, FunctionDef)}
+        return self._index()["function"]
 
     def text(self, span: Span) -> str:
         """Source text of a span (joined with spaces when it covers several lines)."""

@@ -52,9 +52,3 @@ class Rule:
             fix=fix,
         )
 
-
-def via(site: Site) -> str:
-    """' (reached from A -> B)' for findings inside callees, '' at the entry itself."""
-    if len(site.call_path) <= 1:
-        return ""
-    return " (reached from " + " -> ".join(site.call_path) + ")"

@@ -2,7 +2,7 @@
 
 from analyzer.analyses.facts import BranchFact
 from analyzer.analyses.levels import Level
-from analyzer.rules.base import Rule, via
+from analyzer.rules.base import Rule
 
 _SUGGESTION = {
     "assert": "use `torch._check(...)` so the exporter keeps the check, or drop the assert",
@@ -20,7 +20,7 @@ def detect(facts):
             what = {"ifexp": "conditional expression", "assert": "assert", "and": "`and`", "or": "`or`"}.get(
                 fact.construct, f"`{fact.construct}`")
             message = (f"{what} on tensor values (`{fact.predicate}`): tracing records only the branch the "
-                       f"example input takes{via(fact.site)}")
+                       f"example input takes")
             yield RULE.diagnostic(fact.site, message, _SUGGESTION.get(fact.construct, _DEFAULT))
 
 

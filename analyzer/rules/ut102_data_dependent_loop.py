@@ -2,7 +2,7 @@
 
 from analyzer.analyses.facts import LoopFact
 from analyzer.analyses.levels import Level
-from analyzer.rules.base import Rule, via
+from analyzer.rules.base import Rule
 
 
 def detect(facts):
@@ -11,11 +11,11 @@ def detect(facts):
             continue
         if fact.bound_level == Level.DATA:
             what = "`while` condition" if fact.construct == "while" else "trip count"
-            message = f"loop {what} depends on tensor values (`{fact.header}`): tracing unrolls it for the example input{via(fact.site)}"
+            message = f"loop {what} depends on tensor values (`{fact.header}`): tracing unrolls it for the example input"
         elif fact.exit_level == Level.DATA:
             lines = ", ".join(str(n) for n in fact.exit_lines)
             message = (f"loop exits early on tensor values (break/return at line {lines}): tracing unrolls it "
-                       f"to the example input's trip count{via(fact.site)}")
+                       f"to the example input's trip count")
         else:
             continue
         yield RULE.diagnostic(

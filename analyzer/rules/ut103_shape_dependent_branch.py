@@ -2,14 +2,14 @@
 
 from analyzer.analyses.facts import BranchFact
 from analyzer.analyses.levels import Level
-from analyzer.rules.base import Rule, via
+from analyzer.rules.base import Rule
 
 
 def detect(facts):
     for fact in facts:
         if isinstance(fact, BranchFact) and not fact.exits_loop and fact.level == Level.SHAPE:
             message = (f"branch on tensor shape (`{fact.predicate}`): fixed at export time unless that axis "
-                       f"is static{via(fact.site)}")
+                       f"is static")
             yield RULE.diagnostic(
                 fact.site, message,
                 "fine when the axis is static; for a dynamic axis use `untrace export --dynamic` (lowered to an "

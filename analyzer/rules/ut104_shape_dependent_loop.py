@@ -2,13 +2,13 @@
 
 from analyzer.analyses.facts import LoopFact
 from analyzer.analyses.levels import Level
-from analyzer.rules.base import Rule, via
+from analyzer.rules.base import Rule
 
 
 def detect(facts):
     for fact in facts:
         if isinstance(fact, LoopFact) and max(fact.bound_level, fact.exit_level) == Level.SHAPE:
-            message = f"loop trip count depends on tensor shape (`{fact.header}`): unrolled for the example shape{via(fact.site)}"
+            message = f"loop trip count depends on tensor shape (`{fact.header}`): unrolled for the example shape"
             yield RULE.diagnostic(
                 fact.site, message,
                 "fine for a static axis; for a dynamic one `untrace export --dynamic` lowers it to an ONNX Loop")

@@ -1,14 +1,14 @@
 """UT201 tensor-to-python."""
 
 from analyzer.analyses.facts import EscapeFact
-from analyzer.rules.base import Rule, via
+from analyzer.rules.base import Rule
 
 
 def detect(facts):
     for fact in facts:
         if isinstance(fact, EscapeFact) and fact.target == "python":
             message = (f"tensor value leaves the graph (`{fact.expression}`): the trace records it as a constant "
-                       f"from the example input{via(fact.site)}")
+                       f"from the example input")
             yield RULE.diagnostic(fact.site, message,
                                   "keep the value as a tensor (0-d tensors work in arithmetic and `torch.where`)")
 

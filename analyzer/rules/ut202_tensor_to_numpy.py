@@ -1,14 +1,14 @@
 """UT202 tensor-to-numpy."""
 
 from analyzer.analyses.facts import EscapeFact
-from analyzer.rules.base import Rule, via
+from analyzer.rules.base import Rule
 
 
 def detect(facts):
     for fact in facts:
         if isinstance(fact, EscapeFact) and fact.target == "numpy":
             message = (f"tensor converted to NumPy (`{fact.expression}`): the computation leaves the graph and "
-                       f"is frozen to the example input{via(fact.site)}")
+                       f"is frozen to the example input")
             yield RULE.diagnostic(fact.site, message, "use the equivalent torch operation")
 
 

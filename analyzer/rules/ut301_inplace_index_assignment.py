@@ -1,17 +1,17 @@
 """UT301 inplace-index-assignment."""
 
 from analyzer.analyses.facts import InplaceFact
-from analyzer.rules.base import Rule, via
+from analyzer.rules.base import Rule
 
 
 def detect(facts):
     for fact in facts:
         if isinstance(fact, InplaceFact):
             if fact.how == "inplace-input":
-                message = f"in-place operation on a forward input (`{fact.expression}`){via(fact.site)}"
+                message = f"in-place operation on a forward input (`{fact.expression}`)"
                 suggestion = "use the out-of-place form (`x = x.add(1)`) so the caller's tensor and the graph agree"
             else:
-                message = f"in-place index assignment (`{fact.expression}`){via(fact.site)}"
+                message = f"in-place index assignment (`{fact.expression}`)"
                 suggestion = ("use `torch.where(mask, v, t)`, `t.masked_fill(mask, v)` or `t.index_put((idx,), v)` "
                               "out of place")
             yield RULE.diagnostic(fact.site, message, suggestion)

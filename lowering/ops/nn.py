@@ -25,22 +25,22 @@ Policies:
   ``floor``, nearest-exact -> ``half_pixel`` + ``round_prefer_ceil``, linear modes ->
   ``align_corners`` or ``half_pixel``, bicubic with ``cubic_coeff_a=-0.75``.  A
   ``scale_factor`` that float32 cannot represent exactly is refused on a dynamic axis,
-  since ONNX sizes the output with a float32 product and torch with a double one.
+  since ONNX sizes the output with a float32 product and torch with a double one; so is
+  one that leaves an axis's size unchanged (onnxruntime then copies that axis, torch
+  still resamples it with ``1/scale``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value, is_bool, is_float
-from lowering.ops._common import check_out, require_value
+from lowering.ops._common import require_value
 from lowering.ops.registry import ModuleCall, canonical_name, lookup, register
 from lowering.ops.shape import (
     dim_size,
@@ -68,7 +68,10 @@ def _call(g: GraphBuilder, qualname: str, *args: Any, **kwargs: Any) -> Any:
 def _float_input(g: GraphBuilder, x: Any, name: str, what: str = "input") -> Value:
     v = require_value(g, x, name, what)
     if not is_float(v.dtype):
-        raise g.error(f"{name} expects a floating point {what}, got {v.dtype} (torch raises)")
+        raise g.error(
+            f"{name} of a {v.dtype} {what} is not supported: the ONNX op is defined for floating point only",
+            hint=f"cast the {what} to float32 first",
+        )
     return v
 
 
@@ -1328,7 +1331,7 @@ def pairwise_distance(g, x1, x2, p=2.0, eps=1e-6, keepdim=False):
     b = require_value(g, x2, "pairwise_distance", "x2")
     a, b = g.promote(a, b)
     if not is_float(a.dtype):
-        raise g.error("pairwise_distance expects floating point inputs")
+        raise g.error(f"pairwise_distance of {a.dtype} tensors is not supported", hint="cast to float32 first")
     rank = max(known_rank(g, a, "pairwise_distance"), known_rank(g, b, "pairwise_distance"))
     diff = g.op("Add", g.op("Sub", a, b), g.const(float(eps), a.dtype))
     if rank == 0:

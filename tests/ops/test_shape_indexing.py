@@ -7,12 +7,9 @@ result ONNX cannot represent faithfully).
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-import onnx
 import pytest
 import torch
 import torch.nn.functional as F
