@@ -4,27 +4,12 @@
     proto = export(module, (x,), dynamic_shapes={"x": {0: "batch"}})
     report = verify(module, [(x1,), (x2,)])
 
-Names are imported on first use, so that `untrace check` (which builds the whole command
-line, `verify`'s arguments included) never imports torch.
+`untrace check` never imports this package (it would bring in torch and onnx).
 """
 
-from __future__ import annotations
+from lowering.errors import LoweringError
+from lowering.export import export, save
+from lowering.ops.registry import register_lowering
+from lowering.verify import VerifyReport, verify
 
-import importlib
-
-_EXPORTS = {
-    "LoweringError": "lowering.errors",
-    "export": "lowering.export",
-    "save": "lowering.export",
-    "register_lowering": "lowering.ops.registry",
-    "verify": "lowering.verify",
-    "VerifyReport": "lowering.verify",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'lowering' has no attribute {name!r}")
+__all__ = ["LoweringError", "VerifyReport", "export", "register_lowering", "save", "verify"]

@@ -1139,6 +1139,11 @@ class Interpreter:
         yields [-1] for it."""
         per_branch = [dict(self.take_probes(sub)) for sub in graphs]
         keys = list(dict.fromkeys(k for probes in per_branch for k in probes))
+        lengths = {}
+        for key in keys:
+            sizes = {p[key].shape[0] if p[key].shape and isinstance(p[key].shape[0], int) else None
+                     for p in per_branch if key in p}
+            lengths[key] = sizes.pop() if len(sizes) == 1 else None
         for sub, probes in zip(graphs, per_branch):
             saved, self.g = self.g, sub
             try:
@@ -1147,10 +1152,8 @@ class Interpreter:
                     if value is None:
                         # Not reached on this side: -1 per entry the other side records, so a
                         # Loop's per-iteration probe vectors keep one length.
-                        other = next(p[key] for p in per_branch if key in p)
-                        n = other.shape[0] if other.shape and isinstance(other.shape[0], int) else 1
-                        value = self.g.const([-1] * n, dtype=torch.int64)
-                    sub.add_output(value, shape=(None,))
+                        value = self.g.const([-1] * (lengths[key] or 1), dtype=torch.int64)
+                    sub.add_output(value, shape=(lengths[key],))
             finally:
                 self.g = saved
         return keys
