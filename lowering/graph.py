@@ -46,8 +46,10 @@ Builder API (``g`` is a ``GraphBuilder``)::
     g.location(path, line)                    # context manager; nodes get metadata
                                               # ``source = "path:line"``
     g.error(message, hint=None, construct=None) -> LoweringError  # at the current location
-    g.subgraph(name=None) -> GraphBuilder     # body of If / Loop; may use outer values
-    g.build_graph(name=None) -> onnx.GraphProto
+    g.subgraph(name=None) -> GraphBuilder     # body of If / Loop; may use outer values;
+                                              # its add_input makes names unique
+    g.build_graph(name=None) -> onnx.GraphProto   # If/Loop output types come from it
+    g.fresh(hint) -> str; g.use_domain(domain, version=1)
     g.to_model(opset=None) -> onnx.ModelProto # dead nodes removed, shapes inferred,
                                               # onnx.checker full_check passed
 

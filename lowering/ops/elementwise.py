@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import builtins
 import math
-import operator
 from typing import Any
 
 import torch
 
-from lowering.graph import GraphBuilder, Value, is_bool, is_float, is_int
+from lowering.graph import GraphBuilder, Value, is_bool, is_float
 from lowering.ops._common import as_float, check_out, float_dtype_for, require_value
 from lowering.ops.registry import register
 
@@ -727,9 +726,6 @@ def addcdiv(g, input, tensor1, tensor2, *, value=1, out=None):
 
 # ---------------------------------------------------------------------------- in place
 
-_CAN_CAST_KIND = {"bool": 0, "int": 1, "float": 2, "complex": 3}
-
-
 def _kind(dtype: torch.dtype) -> int:
     if dtype == torch.bool:
         return 0
@@ -784,14 +780,11 @@ for _fn, _names in [
     (round, ("Tensor.round_",)),
     (trunc, ("Tensor.trunc_",)),
     (reciprocal, ("Tensor.reciprocal_",)),
-    (maximum, ()),
     (addcmul, ("Tensor.addcmul_",)),
     (addcdiv, ("Tensor.addcdiv_",)),
     (lerp, ("Tensor.lerp_",)),
     (nan_to_num, ("Tensor.nan_to_num_",)),
 ]:
-    if _names:
-        register(*_names)(_make_inplace(_fn, _names[0]))
+    register(*_names)(_make_inplace(_fn, _names[0]))
 
 del _fn, _names
-_ = operator  # the operator.* names above are registry names, not calls

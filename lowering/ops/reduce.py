@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from lowering.graph import GraphBuilder, Value, is_bool, is_float, is_int
+from lowering.graph import GraphBuilder, Value, is_bool, is_float
 from lowering.ops._common import check_out, normalize_dim, normalize_dims, require_value, where
 from lowering.ops.registry import register
 

@@ -90,3 +90,25 @@ def test_one_sided_assignment_is_refused_with_location():
     assert err.path.endswith("models.py") and err.line == 99
     assert "`y` is assigned on one side" in err.message
     assert "torch.where" in str(err)
+
+
+def _probe_outputs(model, x):
+    proto = export(model, (x,), probes=True)
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    values = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+    return {n.split("|", 2)[2]: v.tolist() for n, v in zip(names, values) if n.startswith("probe|")}
+
+
+def test_probes_record_each_branch_side_and_trip_count():
+    assert _probe_outputs(models.GraphIf(), X) == {"26|if|branch": [1]}
+    assert _probe_outputs(models.GraphIf(), -3 * X) == {"26|if|branch": [0]}
+    assert _probe_outputs(models.WhileCounter(), X * 4) == {"9|while|trips": [5]}
+    # Inside an unrolled loop: one entry per iteration, -1 where the check was not reached.
+    assert _probe_outputs(models.ReturnInLoop(), torch.tensor([1.0, 2.0])) == {"82|if|branch": [0, 0, 0, 1, -1]}
+
+
+def test_probes_do_not_change_the_outputs():
+    plain = export(models.EarlyReturn(), (X,))
+    probed = export(models.EarlyReturn(), (X,), probes=True)
+    assert [o.name for o in plain.graph.output] == [o.name for o in probed.graph.output][: len(plain.graph.output)]
