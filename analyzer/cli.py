@@ -7,7 +7,7 @@ when that subcommand is the one being run::
     @command("graph", "print the IR of one function ...", _graph_arguments)
     def run_graph(args) -> int: ...
 
-    register(Command("verify", "...", "lowering.verify.cli:add_arguments", "lowering.verify.cli:run"))
+    register(Command("verify", "...", "lowering.verification.cli:add_arguments", "lowering.verification.cli:run"))
 
 ``check`` must start fast (it runs in pre-commit), so nothing at module level here imports
 libcst, rich, torch or onnx, and the parser only builds the arguments of the subcommand
@@ -368,8 +368,8 @@ register(
     Command(
         "verify",
         "check the untrace ONNX against eager PyTorch (and the traced export) on inputs that take every branch",
-        "lowering.verify.cli:add_arguments",
-        "lowering.verify.cli:run",
+        "lowering.verification.cli:add_arguments",
+        "lowering.verification.cli:run",
     )
 )
 

@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     import os
 
     os.chdir(REPO)
-    from lowering.verify import verify
+    from lowering.verification import verify
 
     rows = []
     for name, module_name, _ in cases():

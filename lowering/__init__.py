@@ -8,8 +8,8 @@
 """
 
 from lowering.errors import LoweringError
-from lowering.export import export, save
+from lowering.exporter import export, save
 from lowering.ops.registry import register_lowering
-from lowering.verify import VerifyReport, verify
+from lowering.verification import VerifyReport, verify
 
 __all__ = ["LoweringError", "VerifyReport", "export", "register_lowering", "save", "verify"]

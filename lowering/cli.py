@@ -102,7 +102,7 @@ def parse_dynamic(specs: list[str]) -> dict[str, dict[int, str]]:
 
 
 def run_export(args) -> int:
-    from lowering.export import export, save
+    from lowering.exporter import export, save
 
     try:
         model = load_target(args.target, args.weights).eval()

@@ -235,6 +235,9 @@ def _join_dims(a: Dim, b: Dim) -> Dim:
     return a if a == b else None
 
 
+_LOCAL_CONST_ELEMENTS = 64
+
+
 def _tensor_to_proto(name: str, t: torch.Tensor) -> TensorProto:
     t = t.detach().cpu().contiguous()
     if t.dtype == torch.bfloat16:
@@ -302,6 +305,7 @@ class GraphBuilder:
         self.outputs: list[Value] = []
         self._defined: set[str] = set()  # names produced in this graph (inputs, node outputs)
         self._shape_cache: dict[str, Value] = {}
+        self._local_consts: dict = {}
         if parent is None:
             if not isinstance(opset, int) or opset < 13:
                 raise ValueError(f"opset {opset!r} is not supported (17..{MAX_OPSET} are)")
@@ -668,6 +672,19 @@ class GraphBuilder:
         onnx_dtype(t.dtype)
         root = self.root
         key = _tensor_key(t)
+        if self.parent is not None and t.numel() <= _LOCAL_CONST_ELEMENTS:
+            # Inside an If branch or Loop body, small constants are local Constant nodes:
+            # ONNX's subgraph shape inference mis-reads outer initializers that feed shape
+            # inputs (a Resize's `sizes` built by Concat is seen with 0 elements).
+            hit = self._local_consts.get(key)
+            if hit is not None:
+                return hit
+            name = self.fresh("const")
+            root._const_tensors[name] = t.clone()
+            v = self._emit("Constant", [], [name], {"value": _tensor_to_proto(name + "_value", t)}, "",
+                           dtypes=[t.dtype], shapes=[tuple(t.shape)])[0]
+            self._local_consts[key] = v
+            return v
         hit = root._consts.get(key)
         if hit is not None:
             return hit

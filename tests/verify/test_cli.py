@@ -1,5 +1,5 @@
 """`untrace verify` arguments and exit codes: 0 match, 1 mismatch, 2 usage or internal error,
-never a traceback. (Run in-process through lowering.verify.cli; the `untrace` entry point
+never a traceback. (Run in-process through lowering.verification.cli; the `untrace` entry point
 only registers these two functions.)"""
 
 import argparse
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from lowering.verify import cli
+from lowering.verification import cli
 from tests.verify import toys
 
 TARGET = "tests/verify/toys.py:build_branchy"
@@ -48,7 +48,7 @@ def test_random_inputs_from_input_specs(tmp_path, capsys):
 
 
 def test_mismatch_exits_1(tmp_path, npz, capsys):
-    from lowering.verify.systems import quiet
+    from lowering.verification.systems import quiet
 
     wrong = tmp_path / "traced.onnx"
     with quiet():
@@ -87,7 +87,7 @@ def test_unwritable_report_exits_2(tmp_path, npz, capsys):
 
 
 def test_internal_error_exits_2_without_traceback(monkeypatch, npz, capsys):
-    import lowering.verify.api as api
+    import lowering.verification.api as api
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")

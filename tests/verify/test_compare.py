@@ -5,7 +5,7 @@ import math
 import numpy as np
 import torch
 
-from lowering.verify.compare import compare, flatten
+from lowering.verification.compare import compare, flatten
 
 
 def test_identical_outputs_match_with_zero_error():

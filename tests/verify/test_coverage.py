@@ -3,9 +3,9 @@
 import numpy as np
 import torch
 
-from lowering.verify import verify
-from lowering.verify.coverage import CoverageCounter, observe, parse_probe
-from lowering.verify.systems import OnnxRunner
+from lowering.verification import verify
+from lowering.verification.coverage import CoverageCounter, observe, parse_probe
+from lowering.verification.systems import OnnxRunner
 from tests.verify.fake_probes import BRANCH, INNER, TRIPS, FakeEquivalent, branch_and_loop_model
 
 

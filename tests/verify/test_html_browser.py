@@ -17,7 +17,7 @@ import subprocess
 import pytest
 import torch
 
-from lowering.verify import report_html, verify
+from lowering.verification import report_html, verify
 from tests.verify import toys
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)

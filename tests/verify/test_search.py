@@ -2,10 +2,10 @@
 
 import torch
 
-from lowering.verify import verify
-from lowering.verify.coverage import CoverageCounter, observe
-from lowering.verify.search import search
-from lowering.verify.systems import OnnxRunner
+from lowering.verification import verify
+from lowering.verification.coverage import CoverageCounter, observe
+from lowering.verification.search import search
+from lowering.verification.systems import OnnxRunner
 from tests.verify import toys
 from tests.verify.fake_probes import branch_and_loop_model
 

@@ -7,8 +7,8 @@ import jsonschema
 import pytest
 import torch
 
-from lowering.verify import VerifyReport, verify
-from lowering.verify.report_json import dumps
+from lowering.verification import VerifyReport, verify
+from lowering.verification.report_json import dumps
 from tests.verify import toys
 
 COMPARISON = {
@@ -141,7 +141,7 @@ def test_an_input_eager_rejects_is_reported_not_compared():
 def test_wrong_onnx_model_is_a_mismatch():
     import io
 
-    from lowering.verify.systems import quiet
+    from lowering.verification.systems import quiet
 
     traced = io.BytesIO()
     model = toys.BranchyToy().eval()

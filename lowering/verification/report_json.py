@@ -6,7 +6,7 @@ import json
 import os
 import tempfile
 
-from lowering.verify.report import VerifyReport
+from lowering.verification.report import VerifyReport
 
 
 def dumps(report: VerifyReport) -> str:

@@ -13,10 +13,10 @@ import html
 import json
 import re
 
-from lowering.verify.compare import Comparison
-from lowering.verify.report import VerifyReport
-from lowering.verify.report_json import write_atomic
-from lowering.verify.report_text import verdict
+from lowering.verification.compare import Comparison
+from lowering.verification.report import VerifyReport
+from lowering.verification.report_json import write_atomic
+from lowering.verification.report_text import verdict
 
 FULL_FILE_LINES = 400  # longer files show only the context of annotated lines
 CONTEXT = 6

@@ -70,9 +70,9 @@ def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from lowering.cli import TargetError, load_target, parse_input
-    from lowering.verify import inputs as inp
-    from lowering.verify import report_html, report_json, report_text
-    from lowering.verify.api import PEERS, verify
+    from lowering.verification import inputs as inp
+    from lowering.verification import report_html, report_json, report_text
+    from lowering.verification.api import PEERS, verify
 
     compare = [] if args.compare.strip().lower() in ("", "none") else [c.strip() for c in args.compare.split(",") if c.strip()]
     unknown = [c for c in compare if c not in PEERS]

@@ -1,4 +1,4 @@
-"""`lowering.export`: an `nn.Module`'s forward source -> `onnx.ModelProto`, never calling it.
+"""`lowering.exporter`: an `nn.Module`'s forward source -> `onnx.ModelProto`, never calling it.
 
 `args` give the graph inputs' shapes and dtypes only (their values are never read);
 `dynamic_shapes` names the axes that stay symbolic, as in torch.export:

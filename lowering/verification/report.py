@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lowering.verify.compare import Comparison
-from lowering.verify.coverage import Observation, Site, SiteCoverage
-from lowering.verify.search import SearchResult
+from lowering.verification.compare import Comparison
+from lowering.verification.coverage import Observation, Site, SiteCoverage
+from lowering.verification.search import SearchResult
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """``untrace verify``: the untrace ONNX against eager PyTorch and the traced exports, on
 inputs that take every side of every branch.
 
-    from lowering.verify import verify
+    from lowering.verification import verify
     report = verify(model, [(x1,), (x2,)], search=200)
     report.ok, report.uncovered, report.to_dict()
 
@@ -12,7 +12,7 @@ record), ``report`` (the data), ``report_text`` / ``report_json`` / ``report_htm
 (renderings), ``api`` (``verify``), ``cli`` (``untrace verify``).
 """
 
-from lowering.verify.api import verify
-from lowering.verify.report import VerifyReport
+from lowering.verification.api import verify
+from lowering.verification.report import VerifyReport
 
 __all__ = ["VerifyReport", "verify"]

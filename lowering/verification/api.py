@@ -12,15 +12,15 @@ import onnx
 import torch
 
 from lowering.graph import DEFAULT_OPSET
-from lowering.verify import inputs as inp
-from lowering.verify import record as rec
-from lowering.verify import systems
-from lowering.verify.compare import Comparison, failed
-from lowering.verify.compare import compare as compare_outputs
-from lowering.verify.coverage import CoverageCounter, Observation, Site, TRIPS, observe
-from lowering.verify.report import Divergence, InputInfo, SystemReport, VerifyReport
-from lowering.verify.search import SearchResult
-from lowering.verify.search import search as run_search
+from lowering.verification import inputs as inp
+from lowering.verification import record as rec
+from lowering.verification import systems
+from lowering.verification.compare import Comparison, failed
+from lowering.verification.compare import compare as compare_outputs
+from lowering.verification.coverage import CoverageCounter, Observation, Site, TRIPS, observe
+from lowering.verification.report import Divergence, InputInfo, SystemReport, VerifyReport
+from lowering.verification.search import SearchResult
+from lowering.verification.search import search as run_search
 
 PEERS = {"trace": systems.export_trace, "dynamo": systems.export_dynamo}
 

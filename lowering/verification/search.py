@@ -5,7 +5,7 @@ side every ``If`` took and how many times every ``Loop`` ran); eager PyTorch is 
 on a candidate that covers something new, to make sure the model accepts it.
 
 The candidate's *score* is the fraction of the still-missing sides (see
-``lowering.verify.coverage``) it takes, with a small credit (0.1) for reaching a site
+``lowering.verification.coverage``) it takes, with a small credit (0.1) for reaching a site
 whose side it does not take yet, so that a nested ``if`` pulls towards its enclosing
 one. The search:
 
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from lowering.verify import inputs as inp
-from lowering.verify.coverage import CoverageCounter, Observation, Probe, Site, hits, observe
+from lowering.verification import inputs as inp
+from lowering.verification.coverage import CoverageCounter, Observation, Probe, Site, hits, observe
 
 SCALES = (10.0, -1.0, 100.0, 0.1, -10.0, 1000.0, 0.01, -100.0, 0.0, 3.0, -0.1, -1000.0, 0.001, 0.3, -3.0, -0.01)
 SPECIAL = (math.nan, math.inf, -math.inf)

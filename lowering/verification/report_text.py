@@ -7,8 +7,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lowering.verify.compare import Comparison
-from lowering.verify.report import VerifyReport
+from lowering.verification.compare import Comparison
+from lowering.verification.report import VerifyReport
 
 
 def verdict(report: VerifyReport) -> str:

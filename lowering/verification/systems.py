@@ -1,7 +1,7 @@
 """The systems verify runs, each on every input:
 
 - ``eager``: the module itself (ground truth), on cloned inputs, under ``no_grad``;
-- ``untrace``: ``lowering.export`` (with probe outputs when the exporter offers them)
+- ``untrace``: ``lowering.exporter`` (with probe outputs when the exporter offers them)
   on onnxruntime; one export per input *signature* (dtypes, ranks, constants), with the
   axes whose size varies between inputs made dynamic;
 - ``trace``: ``torch.onnx.export(dynamo=False)``, traced on the first input;
@@ -27,9 +27,9 @@ import numpy as np
 import onnx
 import torch
 
-from lowering.verify import inputs as inp
-from lowering.verify.compare import flatten
-from lowering.verify.coverage import Probe, display_path, parse_probe
+from lowering.verification import inputs as inp
+from lowering.verification.compare import flatten
+from lowering.verification.coverage import Probe, display_path, parse_probe
 
 
 @dataclass
@@ -139,7 +139,7 @@ class OnnxRunner:
 
 
 def leaf_names(args, names: list[str]) -> list[str]:
-    """Graph input names as ``lowering.export`` gives them (``x``, ``pair_0``, ``d_key``)."""
+    """Graph input names as ``lowering.exporter`` gives them (``x``, ``pair_0``, ``d_key``)."""
     out: list[str] = []
 
     def visit(v, name):
@@ -163,14 +163,14 @@ def _named_dynamic(varying: dict[int, list[int]], names: list[str]) -> dict[str,
 
 
 def probes_supported() -> bool:
-    from lowering.export import export
+    from lowering.exporter import export
 
     return "probes" in inspect.signature(export).parameters
 
 
 def export_untrace(module, inputs: list[tuple], names: list[str], opset: int) -> list[Export]:
     """One untrace export per input signature."""
-    from lowering.export import export
+    from lowering.exporter import export
 
     with_probes = probes_supported()
     out = []

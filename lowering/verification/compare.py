@@ -1,7 +1,7 @@
 """Output comparison: one system's outputs against eager PyTorch's, for one input.
 
 Nested tuple/list/dict outputs are flattened in order (dicts in insertion order); Python
-numbers become 0-d tensors and ``None`` leaves are dropped, as ``lowering.export`` does.
+numbers become 0-d tensors and ``None`` leaves are dropped, as ``lowering.exporter`` does.
 
 Metrics, over all output leaves together (``a`` = system, ``b`` = eager):
 

@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from lowering.verify.coverage import display_path
+from lowering.verification.coverage import display_path
 
 
 def versions() -> dict:

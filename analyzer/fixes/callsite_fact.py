@@ -1,0 +1,62 @@
+"""The fact the export call-site pass (``analyzer.fixes.callsites``) emits, and what the
+UT4xx rules ask of the kind facts.
+
+Kept apart from the pass so that loading the rules imports neither libcst nor the
+front end (a warm ``untrace check`` answers from the cache without them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer.analyses.facts import BranchFact, EscapeFact, IterationFact, LoopFact, Site
+from analyzer.analyses.levels import Level
+
+
+@dataclass(frozen=True, slots=True)
+class CallSiteFact:
+    """One thing an exporter call site does.
+
+    kind:
+      "export-without-eval"  the exported module is still in training mode here (detail: its expression)
+      "legacy-export"        ``torch.onnx.export(..., dynamo=False)`` (detail: the exporter)
+      "old-opset"            ``opset_version=N`` with a literal N (detail: N)
+      "dynamic-export"       ``dynamic_axes=`` / ``dynamic_shapes=`` declared (detail: the keyword)
+    module_class: the class the exported module was built from, when the call site traces
+    back to a constructor in the same body; class_is_local: that class is defined in this file.
+    """
+
+    site: Site
+    kind: str
+    detail: str
+    module_class: str | None = None
+    class_is_local: bool = False
+
+
+def forward_hazards(facts, cls: str | None, *, shape: bool) -> list:
+    """The kind facts of ``cls.forward`` (and what it calls) in this file's facts:
+    shape-level branches and loops (``shape=True``, UT103/UT104), or the UT1xx/UT2xx
+    data hazards (``shape=False``), in source order."""
+    if cls is None:
+        return []
+    out = []
+    for fact in facts:
+        path = fact.site.call_path or ((fact.site.function,) if fact.site.function else ())
+        if not path or path[0] != f"{cls}.forward":
+            continue
+        if shape:
+            hit = (isinstance(fact, BranchFact) and fact.level == Level.SHAPE) or (
+                isinstance(fact, LoopFact) and Level.SHAPE in (fact.bound_level, fact.exit_level)
+                and Level.DATA not in (fact.bound_level, fact.exit_level))
+        else:
+            hit = (isinstance(fact, BranchFact) and fact.level == Level.DATA) or (
+                isinstance(fact, LoopFact) and Level.DATA in (fact.bound_level, fact.exit_level)
+            ) or isinstance(fact, (IterationFact, EscapeFact))
+        if hit:
+            out.append(fact)
+    return sorted(out, key=lambda f: (f.site.path, f.site.line, f.site.column))
+
+
+def describe(fact) -> str:
+    """Where a kind fact is, for messages: `Net.forward` line 12."""
+    return f"`{fact.site.function}` line {fact.site.line}"

@@ -1,0 +1,187 @@
+"""The simplest rewrite of a data-dependent ``if`` into exportable PyTorch:
+
+    if <pred>:                     
+        y = A               ->     y = torch.where(<pred>, A, B)
+    else:
+        y = B
+
+``rewrite_where(source, lines) -> WhereRewrite`` rewrites the ``if`` statements that start
+on ``lines`` (the UT101 sites: the caller decides which predicates are tensor-valued)
+when, and only when:
+
+- the ``if`` has a plain ``else`` (no ``elif``), and each branch is exactly one
+  assignment ``name = expr`` to the same plain name, with no comments to lose;
+- ``A`` and ``B`` are side-effect free and cannot raise where the original would not:
+  names, attributes, numbers, arithmetic / comparison / unary operators, and calls of
+  ``torch.*`` functions that are neither in-place (``_`` suffix) nor random;
+- ``torch`` is imported as ``torch`` at the top of the module.
+
+Both sides are evaluated after the rewrite; that is why they must be side-effect free.
+``torch.where`` broadcasts and promotes dtypes, so the rewrite preserves results only
+when ``A`` and ``B`` have the same shape and dtype (the usual case, not provable from
+the source): in ruff's terms it is an *unsafe* fix.
+
+Every other ``if`` on ``lines`` is left alone, with the reason in ``skipped``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+APPLICABILITY = "unsafe"
+
+# torch functions whose result is random or that mutate global state.
+_IMPURE_TORCH = frozenset({
+    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
+    "multinomial", "normal", "poisson", "manual_seed", "seed", "dropout", "alpha_dropout",
+    "feature_alpha_dropout", "save", "load", "set_default_dtype", "set_grad_enabled", "empty", "empty_like",
+})
+
+
+@dataclass
+class WhereRewrite:
+    source: str
+    rewritten: list[int] = field(default_factory=list)  # lines of the `if`s that were rewritten
+    skipped: dict[int, str] = field(default_factory=dict)  # line -> why not
+
+
+def _dotted(node) -> str | None:
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def side_effect_free(node) -> bool:
+    """True for the expressions the rewrite may evaluate unconditionally."""
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Imaginary)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _dotted(node) is not None
+    if isinstance(node, cst.BinaryOperation):
+        return side_effect_free(node.left) and side_effect_free(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return side_effect_free(node.expression)
+    if isinstance(node, cst.Comparison):
+        return side_effect_free(node.left) and all(
+            side_effect_free(c.comparator) and not isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot))
+            for c in node.comparisons)
+    if isinstance(node, cst.Call):
+        name = _dotted(node.func)
+        if name is None or not name.startswith("torch.") or name.count(".") != 1:
+            return False
+        function = name.split(".", 1)[1]
+        if function.endswith("_") or function in _IMPURE_TORCH:
+            return False
+        return all(not a.star and a.keyword is None or a.keyword is not None and not a.star for a in node.args) and all(
+            side_effect_free(a.value) for a in node.args)
+    return False
+
+
+def _single_assignment(block) -> tuple[str, cst.BaseExpression] | None:
+    if not isinstance(block, cst.IndentedBlock) or len(block.body) != 1:
+        return None
+    line = block.body[0]
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    stmt = line.body[0]
+    if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+        return None
+    target = stmt.targets[0].target
+    if not isinstance(target, cst.Name):
+        return None
+    return target.value, stmt.value
+
+
+def _imports_torch(module: cst.Module) -> bool:
+    for line in module.body:
+        if isinstance(line, cst.SimpleStatementLine):
+            for stmt in line.body:
+                if isinstance(stmt, cst.Import) and any(
+                        _dotted(a.name) == "torch" and a.asname is None for a in stmt.names):
+                    return True
+    return False
+
+
+class _Rewriter(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, lines: set[int], result: WhereRewrite, module: cst.Module):
+        super().__init__()
+        self.lines = lines
+        self.result = result
+        self.module = module
+
+    def leave_If(self, original: cst.If, updated: cst.If):
+        line = self.get_metadata(PositionProvider, original).start.line
+        if line not in self.lines:
+            return updated
+        why = self.refuse(original)
+        if why:
+            self.result.skipped[line] = why
+            return updated
+        name, then_value = _single_assignment(original.body)
+        _, else_value = _single_assignment(original.orelse.body)
+        call = cst.Call(
+            func=cst.Attribute(cst.Name("torch"), cst.Name("where")),
+            args=[cst.Arg(original.test.with_changes(lpar=[], rpar=[]) if _bare(original.test) else original.test),
+                  cst.Arg(then_value), cst.Arg(else_value)],
+        )
+        self.result.rewritten.append(line)
+        return cst.SimpleStatementLine(
+            body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=call)],
+            leading_lines=original.leading_lines,
+        )
+
+    def refuse(self, node: cst.If) -> str | None:
+        if not isinstance(node.orelse, cst.Else):
+            return "no plain `else` (an `elif` chain or a one-sided `if`)"
+        then_side = _single_assignment(node.body)
+        else_side = _single_assignment(node.orelse.body)
+        if then_side is None or else_side is None:
+            return "a branch is not exactly one assignment to a plain name"
+        if then_side[0] != else_side[0]:
+            return f"the branches assign different names (`{then_side[0]}`, `{else_side[0]}`)"
+        for side in (then_side[1], else_side[1]):
+            if not side_effect_free(side):
+                return f"`{self.module.code_for_node(side)}` may have side effects or raise when evaluated " \
+                       "on the other path"
+        if "#" in self.module.code_for_node(node.with_changes(leading_lines=())):
+            return "comments inside the `if` would be lost"
+        return None
+
+
+def _bare(test) -> bool:
+    return bool(getattr(test, "lpar", None))
+
+
+def rewrite_where(source: str, lines: Iterable[int]) -> WhereRewrite:
+    """Rewrite the qualifying ``if``/``else`` statements that start on ``lines``."""
+    lines = set(lines)
+    module = cst.parse_module(source)
+    result = WhereRewrite(source)
+    if not lines:
+        return result
+    if not _imports_torch(module):
+        result.skipped = {line: "`torch` is not imported as `torch` at the top of the module" for line in sorted(lines)}
+        return result
+    new = MetadataWrapper(module).visit(_Rewriter(lines, result, module))
+    result.source = new.code
+    return result
+
+
+def where_lines(facts) -> list[int]:
+    """The UT101 `if` sites of one file's facts, in that file (the candidates)."""
+    from analyzer.analyses.facts import BranchFact
+    from analyzer.analyses.levels import Level
+
+    return sorted({f.site.line for f in facts if isinstance(f, BranchFact) and f.construct == "if"
+                   and f.level == Level.DATA and not f.exits_loop and not f.site.call_path[1:]})
