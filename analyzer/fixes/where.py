@@ -81,8 +81,7 @@ def side_effect_free(node) -> bool:
         function = name.split(".", 1)[1]
         if function.endswith("_") or function in _IMPURE_TORCH:
             return False
-        return all(not a.star and a.keyword is None or a.keyword is not None and not a.star for a in node.args) and all(
-            side_effect_free(a.value) for a in node.args)
+        return all(not a.star and side_effect_free(a.value) for a in node.args)
     return False
 
 
@@ -119,10 +118,18 @@ class _Rewriter(cst.CSTTransformer):
         self.lines = lines
         self.result = result
         self.module = module
+        self.elifs: set[int] = set()
+
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.If):
+            self.elifs.add(id(node.orelse))
 
     def leave_If(self, original: cst.If, updated: cst.If):
         line = self.get_metadata(PositionProvider, original).start.line
         if line not in self.lines:
+            return updated
+        if id(original) in self.elifs:
+            self.result.skipped[line] = "an `elif` (its chain is not rewritten)"
             return updated
         why = self.refuse(original)
         if why:
@@ -132,8 +139,7 @@ class _Rewriter(cst.CSTTransformer):
         _, else_value = _single_assignment(original.orelse.body)
         call = cst.Call(
             func=cst.Attribute(cst.Name("torch"), cst.Name("where")),
-            args=[cst.Arg(original.test.with_changes(lpar=[], rpar=[]) if _bare(original.test) else original.test),
-                  cst.Arg(then_value), cst.Arg(else_value)],
+            args=[cst.Arg(original.test), cst.Arg(then_value), cst.Arg(else_value)],
         )
         self.result.rewritten.append(line)
         return cst.SimpleStatementLine(
@@ -159,10 +165,6 @@ class _Rewriter(cst.CSTTransformer):
         return None
 
 
-def _bare(test) -> bool:
-    return bool(getattr(test, "lpar", None))
-
-
 def rewrite_where(source: str, lines: Iterable[int]) -> WhereRewrite:
     """Rewrite the qualifying ``if``/``else`` statements that start on ``lines``."""
     lines = set(lines)
@@ -178,10 +180,10 @@ def rewrite_where(source: str, lines: Iterable[int]) -> WhereRewrite:
     return result
 
 
-def where_lines(facts) -> list[int]:
-    """The UT101 `if` sites of one file's facts, in that file (the candidates)."""
+def where_lines(facts, path: str) -> list[int]:
+    """The UT101 `if` sites in file `path` among its facts (the candidates)."""
     from analyzer.analyses.facts import BranchFact
     from analyzer.analyses.levels import Level
 
     return sorted({f.site.line for f in facts if isinstance(f, BranchFact) and f.construct == "if"
-                   and f.level == Level.DATA and not f.exits_loop and not f.site.call_path[1:]})
+                   and f.level == Level.DATA and not f.exits_loop and f.site.path == path})
