@@ -12,6 +12,7 @@ from dataclasses import replace
 from analyzer.analyses.facts import Fact, ParseErrorFact, Site
 from analyzer.analyses.kinds import KindAnalyzer
 from analyzer.analyses.project import Project
+from analyzer.fixes.callsites import callsite_facts
 from analyzer.frontend import ParseError, parse_module
 
 __all__ = ["Project", "analyze_file"]
@@ -28,7 +29,7 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     project.add_source(path, source, module)
     analyzer = KindAnalyzer(project)
     try:
-        facts = analyzer.analyze_module(module)
+        facts = analyzer.analyze_module(module) + callsite_facts(module)  # + UT4xx export call sites
     except RecursionError:
         return [ParseErrorFact(Site(path, 1, 1, 1, 2), "nesting too deep to analyse")], {}
     own = os.path.abspath(path)

@@ -1,6 +1,6 @@
 """The simplest rewrite of a data-dependent ``if`` into exportable PyTorch:
 
-    if <pred>:                     
+    if <pred>:
         y = A               ->     y = torch.where(<pred>, A, B)
     else:
         y = B
@@ -10,7 +10,8 @@ on ``lines`` (the UT101 sites: the caller decides which predicates are tensor-va
 when, and only when:
 
 - the ``if`` has a plain ``else`` (no ``elif``), and each branch is exactly one
-  assignment ``name = expr`` to the same plain name, with no comments to lose;
+  assignment ``name = expr`` to the same plain name, with no comments to lose (a comment
+  on the ``if`` line moves to the new assignment);
 - ``A`` and ``B`` are side-effect free and cannot raise where the original would not:
   names, attributes, numbers, arithmetic / comparison / unary operators, and calls of
   ``torch.*`` functions that are neither in-place (``_`` suffix) nor random;
@@ -145,6 +146,7 @@ class _Rewriter(cst.CSTTransformer):
         return cst.SimpleStatementLine(
             body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=call)],
             leading_lines=original.leading_lines,
+            trailing_whitespace=original.body.header,  # a comment on the `if` line stays on its line
         )
 
     def refuse(self, node: cst.If) -> str | None:
@@ -160,7 +162,8 @@ class _Rewriter(cst.CSTTransformer):
             if not side_effect_free(side):
                 return f"`{self.module.code_for_node(side)}` may have side effects or raise when evaluated " \
                        "on the other path"
-        if "#" in self.module.code_for_node(node.with_changes(leading_lines=())):
+        inside = node.with_changes(leading_lines=(), body=node.body.with_changes(header=cst.TrailingWhitespace()))
+        if "#" in self.module.code_for_node(inside):
             return "comments inside the `if` would be lost"
         return None
 

@@ -62,6 +62,7 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
     except cst.ParserSyntaxError as exc:
         where = re.search(r"error at (\d+):(\d+)", exc.message)
         line, column = (int(where.group(1)), int(where.group(2))) if where else (exc.raw_line, exc.raw_column + 1)
+        line, column = max(1, line), max(1, column)
         raise ParseError(f"syntax error: {exc.message}", line, column) from None
     except (UnicodeDecodeError, LookupError) as exc:
         raise ParseError(f"cannot decode the file: {exc}") from None

@@ -18,7 +18,7 @@ def detect(facts):
                 fact.site,
                 f"`opset_version={fact.detail}` is below {MIN_OPSET}: before opset 13, `Split`, `Squeeze`, "
                 "`Unsqueeze`, `ReduceSum` take their axes as attributes, so axes computed from shapes cannot be "
-                "exported, and the torch.export-based exporter does not target it",
+                "exported, and the torch.export-based exporter only converts down to it on a best-effort basis",
                 f"use `opset_version={MIN_OPSET}` or later (18 is the default of current exporters)",
             )
 
