@@ -1236,8 +1236,14 @@ class ExpressionEvaluator:
     def call_method(self, recv: Value, name: str, args, kwargs, node) -> Value:
         if recv is None:
             return UNKNOWN
-        if recv.type == "tensor" or (recv.type == "unknown" and recv.level >= DATA and name in api.TENSOR_METHODS):
+        known_tensor_method = name in api.TENSOR_METHODS or name in api.SHAPE_METHODS or name in api.STATIC_METHODS \
+            or name in api.PYTHON_ESCAPE_METHODS or name in api.NUMPY_ESCAPE_METHODS or api.is_inplace_method(name)
+        if recv.is_certain_tensor or (recv.type in ("tensor", "unknown") and recv.level >= DATA and known_tensor_method):
+            # An assumed tensor (an un-annotated forward argument) is only taken for one when
+            # it is used like one: `cache.get_seq_length()` says it is something else.
             return self.tensor_method(recv, name, args, kwargs, node)
+        if recv.type == "tensor":
+            return _unknown_result(args, kwargs)
         if recv.type == "super":
             owner, method = self.analyzer.find_method(recv.ref, name, after=recv.ref) if isinstance(recv.ref, ClassKey) else (None, None)
             if method is None:
