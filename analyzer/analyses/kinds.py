@@ -1155,7 +1155,9 @@ class ExpressionEvaluator:
         shape_level = max(shape_level, *[_as_index_level(v) for k, v in kwargs.items() if k in ("size", "end", "start", "steps")] or [STATIC])
         if name in api.TUPLE_FUNCTIONS or (name in api.TUPLE_WITH_DIM_FUNCTIONS and (len(args) > 1 and args[1].type == "python" or "dim" in kwargs)):
             return Value.container(Value.tensor(True, shape_level))
-        if name in api.DATA_SHAPE_FUNCTIONS or (name == "torch.where" and len(args) == 1):
+        if (name == "torch.where" and len(args) == 1 and not kwargs) or (name == "torch.nonzero" and kwargs.get("as_tuple")):
+            return Value.container(Value.tensor(True, DATA))  # one index tensor per dimension
+        if name in api.DATA_SHAPE_FUNCTIONS:
             return Value.tensor(True, DATA)
         if name in ("torch.cond",):
             return Value.tensor(True, shape_level)
@@ -1295,7 +1297,8 @@ class ExpressionEvaluator:
         if name in api.PYTHON_ESCAPE_METHODS:
             self.emit(EscapeFact(self.site(node.span), name, "python", self.text(node)))
             if name == "tolist":
-                return Value.container(Value.python(DATA), level=DATA)
+                # Its values are data; its length is the tensor's size.
+                return Value.container(Value.python(DATA), level=shape_level)
             return Value.python(DATA)
         if name in api.NUMPY_ESCAPE_METHODS:
             self.emit(EscapeFact(self.site(node.span), name, "numpy", self.text(node)))
