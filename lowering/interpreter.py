@@ -1077,7 +1077,7 @@ class Interpreter:
         v = self.as_graph(v)
         if v.rank not in (0, None):
             if v.static_shape is not None and math.prod(v.static_shape) == 1:
-                v = self.g.op("Reshape", v, self.g.const([], dtype=torch.int64) if False else self.g.shape_tensor([]))
+                v = self.g.op("Reshape", v, self.g.shape_tensor([]))
             else:
                 raise self.error("the truth value of a tensor with more than one element", construct="bool")
         if v.dtype != torch.bool:
@@ -1361,9 +1361,6 @@ class Interpreter:
         if n_out == 0:
             body.add_output(self.as_graph(0), shape=())  # ONNX wants at least one output
             n_out = 1
-            scans_dummy = True
-        else:
-            scans_dummy = False
         outs = self.g.op("Loop", count, cond0, *init_values, outputs=n_out, body=body.build_graph())
         outs = outs if isinstance(outs, tuple) else (outs,)
         pos = 0
@@ -1384,7 +1381,6 @@ class Interpreter:
         for key, _ in body_probes:
             self.add_probe(key, outs[pos])  # one entry per iteration, flattened
             pos += 1
-        del scans_dummy
 
     # ================================================================ probes
 
@@ -1448,7 +1444,7 @@ def _scalar(kind):
             # int(t) / float(t) of a graph value stays in the graph as a 0-d tensor.
             if kind is bool:
                 return interp.to_bool(x)
-            scalar = interp.to_bool(x) if False else x
+            scalar = x
             if scalar.rank not in (0, None):
                 scalar = interp.g.op("Reshape", scalar, interp.g.shape_tensor([]))
             return interp.g.cast(scalar, torch.int64 if kind is int else torch.float32)
