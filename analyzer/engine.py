@@ -27,13 +27,20 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     if project is None:
         project = Project([path] if os.path.isfile(path) else [])
     project.add_source(path, source, module)
-    analyzer = KindAnalyzer(project)
+    # One analyzer per project (per worker process): class tables and function summaries
+    # of shared code (a base model class every file imports) are computed once.
+    analyzer = getattr(project, "kind_analyzer", None)
+    if analyzer is None:
+        analyzer = project.kind_analyzer = KindAnalyzer(project)
+    analyzer.forget(path)
     try:
         facts = analyzer.analyze_module(module) + callsite_facts(module)  # + UT4xx export call sites
     except RecursionError:
         return [ParseErrorFact(Site(path, 1, 1, 1, 2), "nesting too deep to analyse")], {}
     own = os.path.abspath(path)
     deps = {}
+    # Every file the analyzer has read so far in this process: a superset of what this
+    # file's results depend on, so a cached result is never stale.
     for other in analyzer.touched_files:
         if other != own and other != path:
             digest = project.content_hash(other)

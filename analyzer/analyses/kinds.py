@@ -23,6 +23,7 @@ unresolvable callee yields an `unknown` value on which no rule fires.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 
 from analyzer.analyses import torch_api as api
@@ -82,6 +83,15 @@ class KindAnalyzer:
         self._in_progress: set[tuple] = set()
         self._depth = 0
         self.touched_files: set[str] = set()
+
+    def forget(self, path: str) -> None:
+        """Drop what was computed from `path` before it was (re)registered as the file
+        being checked: its module scope and classes may differ from the on-disk copy."""
+        for key in [k for k in self._globals if os.path.abspath(k) == os.path.abspath(path)]:
+            del self._globals[key]
+        for key in [k for k in self._classes if os.path.abspath(k.path) == os.path.abspath(path)]:
+            del self._classes[key]
+        self._summaries = {k: v for k, v in self._summaries.items() if not _mentions(k, path)}
 
     # ================================================================ entry points
 
@@ -322,6 +332,12 @@ class KindAnalyzer:
             self.call_function(FunctionKey(owner.key.path, init.qualname), init, module, args,
                                Value("module", ref=key), owner.key, collect=attrs)
         return attrs
+
+
+def _mentions(memo_key, path: str) -> bool:
+    key = memo_key[0]
+    where = getattr(key, "path", None)
+    return where is not None and os.path.abspath(where) == os.path.abspath(path)
 
 
 def _dedupe(facts: list[Fact]) -> list[Fact]:
