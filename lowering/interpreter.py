@@ -224,15 +224,21 @@ class Interpreter:
             frame.self_obj = args[0]
         saved = self.location
         self.depth += 1
+        try:
+            return self.run_frame(fn_ir.body, frame)
+        finally:
+            self.depth -= 1
+            self.location = saved
+
+    def run_frame(self, body, frame: Frame):
+        """Execute a function body in `frame`; its return value (None when it falls off)."""
         self.frames.append(frame)
         try:
-            self.exec_block(fn_ir.body, frame)
+            self.exec_block(body, frame)
         except ReturnSignal as ret:
             return ret.value
         finally:
             self.frames.pop()
-            self.depth -= 1
-            self.location = saved
         return None
 
     def _bind_parameters(self, fn_ir: ir.FunctionDef, fn, args, kwargs, frame: Frame):
@@ -283,10 +289,10 @@ class Interpreter:
             base = self.eval(s.target.value, frame)
             index = self.eval(s.target.index, frame)
             current = self.subscript(base, index)
-            self.setitem(s.target, base, index, self.binop(s.op, current, self.eval(s.value, frame), inplace=True), frame)
+            self.setitem(s.target, base, index, self.binop(s.op, current, self.eval(s.value, frame)), frame)
             return
         current = self.eval(s.target, frame)
-        value = self.binop(s.op, current, self.eval(s.value, frame), inplace=True)
+        value = self.binop(s.op, current, self.eval(s.value, frame))
         if isinstance(current, list) and not isinstance(value, Value):
             current[:] = value  # list += keeps identity, as in Python
             value = current
@@ -562,8 +568,7 @@ class Interpreter:
         for op, comp in zip(e.ops, e.comparators):
             right = self.eval(comp, frame)
             if op in ("is", "is not"):
-                r = (left is right) if not (isinstance(left, Value) or isinstance(right, Value)) else (
-                    left is right)
+                r = left is right
                 r = r if op == "is" else not r
             elif op in ("in", "not in"):
                 if isinstance(left, Value) or isinstance(right, Value):
@@ -588,11 +593,9 @@ class Interpreter:
     def _ev_BinOp(self, e, frame):
         return self.binop(e.op, self.eval(e.left, frame), self.eval(e.right, frame))
 
-    def binop(self, op, a, b, inplace=False):
+    def binop(self, op, a, b):
         if isinstance(a, Value) or isinstance(b, Value):
             return self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})
-        if isinstance(a, (list, tuple)) and any(isinstance(x, Value) for x in a) and op == "*":
-            return _PY_BIN[op](a, b)
         return _PY_BIN[op](a, b)
 
     def _ev_Attribute(self, e, frame):
@@ -986,14 +989,7 @@ class Interpreter:
                 frame.env[p.name] = kwargs.pop(p.name) if p.name in kwargs else self.eval(p.default, closure.frame)
             elif p.kind == "kwarg":
                 frame.env[p.name] = dict(kwargs)
-        self.frames.append(frame)
-        try:
-            self.exec_block(fn.body, frame)
-        except ReturnSignal as ret:
-            return ret.value
-        finally:
-            self.frames.pop()
-        return None
+        return self.run_frame(fn.body, frame)
 
     def call_choice(self, choice: "GraphChoice", start: int, args, kwargs):
         """`modules[i](x)` with a graph index: an If chain over the candidates."""
@@ -1495,12 +1491,6 @@ def _abs(interp: Interpreter, args, kwargs):
         return interp.call_op("torch.abs", [args[0]], {})
     return abs(args[0])
 
-
-def _list_method(name):
-    def method(interp: Interpreter, args, kwargs):
-        return None
-
-    return method
 
 
 def _iterating(kind):

@@ -200,7 +200,7 @@ class KindAnalyzer:
             value = ExpressionEvaluator(self, None, module).ev(stmt.value, env)
             for t in stmt.targets:
                 if isinstance(t, ir.Name):
-                    env[t.id] = value if value.type != "tensor" else value
+                    env[t.id] = value
         elif isinstance(stmt, ir.If):
             # `if TYPE_CHECKING:` / try-import blocks: bind both sides.
             for s in stmt.body + stmt.orelse:
@@ -540,8 +540,6 @@ class FunctionAnalysis:
         elif isinstance(s, ir.AugAssign):
             current = ev.ev(s.target, state)
             value = ev.binop(s.op, current, ev.ev(s.value, state))
-            if isinstance(s.target, ir.Subscript) and current.type == "tensor":
-                pass  # bind() reports the index assignment
             ev.bind(s.target, value, state, augmented=True)
         elif isinstance(s, ir.ExprStmt):
             ev.ev(s.value, state)
@@ -1230,7 +1228,7 @@ class ExpressionEvaluator:
         if name in ("map", "filter"):
             return Value.container(UNKNOWN, level=max((a.level for a in args if a.type == "container"), default=STATIC))
         if name == "getattr" and len(args) >= 2:
-            return UNKNOWN if first.type != "module" else UNKNOWN
+            return UNKNOWN
         if name in api.STATIC_BUILTINS:
             if name == "super" and self.frame is not None and self.frame.self_value is not None:
                 return Value("super", ref=self.frame.class_key, elem=self.frame.self_value)
