@@ -6,33 +6,37 @@ imports or executes the code it reads: everything comes from the libcst parse.
 
 from __future__ import annotations
 
+import ast
 import os
+import warnings
 from dataclasses import replace
 
 from analyzer.analyses.facts import Fact, ParseErrorFact, Site
 from analyzer.analyses.kinds import KindAnalyzer
 from analyzer.analyses.project import Project
 from analyzer.fixes.callsites import callsite_facts
-from analyzer.frontend import ParseError, parse_module
+from analyzer.frontend import ParseError
 
 __all__ = ["Project", "analyze_file"]
 
 
 def analyze_file(path: str, source: str | bytes, project: Project | None = None) -> tuple[list[Fact], dict[str, str]]:
     """Facts for one file, and the other files (path -> content hash) they depend on."""
-    try:
-        module = parse_module(source, path)
-    except ParseError as exc:
-        return [ParseErrorFact(Site(path, exc.line, exc.column, exc.line, exc.column + 1), exc.message)], {}
+    if not _may_have_facts(source) and _compiles(source, path):
+        return [], {}
     if project is None:
         project = Project([path] if os.path.isfile(path) else [])
-    project.add_source(path, source, module)
+    try:
+        module, changed = project.parse_source(path, source)
+    except ParseError as exc:
+        return [ParseErrorFact(Site(path, exc.line, exc.column, exc.line, exc.column + 1), exc.message)], {}
     # One analyzer per project (per worker process): class tables and function summaries
     # of shared code (a base model class every file imports) are computed once.
     analyzer = getattr(project, "kind_analyzer", None)
     if analyzer is None:
         analyzer = project.kind_analyzer = KindAnalyzer(project)
-    analyzer.forget(path)
+    if changed:
+        analyzer.forget(path)  # summaries made from an older text of this file
     try:
         facts = analyzer.analyze_module(module) + callsite_facts(module)  # + UT4xx export call sites
     except RecursionError:
@@ -49,6 +53,27 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     # Paths of facts as the user named the file, not the absolute form used internally.
     facts = [_with_path(f, path if os.path.abspath(f.site.path) == own else _display_path(f.site.path)) for f in facts]
     return facts, deps
+
+
+def _may_have_facts(source: str | bytes) -> bool:
+    """False when the file cannot produce a fact of its own: facts come from classes that
+    define `forward` and from exporter calls, and both need those words in the text. Most
+    files of a large tree (configurations, tokenizers, utilities) have neither; they are
+    still parsed when a checked file calls into them."""
+    words = (b"forward", b"export") if isinstance(source, bytes) else ("forward", "export")
+    return any(word in source for word in words)
+
+
+def _compiles(source: str | bytes, path: str) -> bool:
+    """Whether CPython's own parser accepts the file: a file that skips the analysis still
+    gets its UT000 from the full parse when it does not."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to print
+            compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
+        return False
+    return True
 
 
 def _display_path(path: str) -> str:

@@ -7,7 +7,8 @@ in (reverse) postorder until nothing changes:
     forward:   IN[n]  = join(OUT[p] for p in pred(n));   OUT[n] = transfer(n, IN[n])
     backward:  OUT[n] = join(IN[s]  for s in succ(n));   IN[n]  = transfer(n, OUT[n])
 
-States must be comparable with `==`. Termination is the analysis' job (finite-height
+States must be comparable with `==`, and neither `join` nor `transfer` may change the
+states they are given (they return new ones). Termination is the analysis' job (finite-height
 lattices or a widening in `join`).
 """
 
@@ -30,6 +31,10 @@ class Analysis:
     join: Callable[[Any, Any], Any]
     transfer: Callable[[Node, Any], Any]
     boundary: Callable[[], Any] | None = None  # state at entry (forward) / exit (backward)
+    # Join each node's new output into its previous one. For transfers that are not
+    # monotone (a callee's summary can come back *lower* for higher arguments when a
+    # recursion or depth cut answers first), this is what makes the iteration stop.
+    accumulate: bool = False
 
 
 def solve(cfg: Cfg, analysis: Analysis, max_visits: int = 200_000) -> tuple[dict[int, Any], dict[int, Any]]:
@@ -44,6 +49,7 @@ def solve(cfg: Cfg, analysis: Analysis, max_visits: int = 200_000) -> tuple[dict
     rank = {n.id: i for i, n in enumerate(order)}
     work = deque(order)
     queued = {n.id for n in order}
+    visited: set[int] = set()
     visits = 0
     while work:
         node = work.popleft()
@@ -52,13 +58,18 @@ def solve(cfg: Cfg, analysis: Analysis, max_visits: int = 200_000) -> tuple[dict
         if visits > max_visits:
             break  # a pathological input; the states so far are a sound under-iteration
         sources = node.pred if analysis.forward else node.succ
-        if node is start and analysis.boundary is not None:
-            state = analysis.boundary()
-        else:
-            state = analysis.bottom()
+        outs = after if analysis.forward else before
+        # States are never mutated in place (transfers copy), so a node with one source
+        # starts from that source's state itself: no join with bottom, no copy.
+        state = analysis.boundary() if node is start and analysis.boundary is not None else None
         for src in sources:
-            state = analysis.join(state, (after if analysis.forward else before)[src.id])
+            state = outs[src.id] if state is None else analysis.join(state, outs[src.id])
+        if state is None:
+            state = analysis.bottom()
         out = analysis.transfer(node, state)
+        if analysis.accumulate and node.id in visited:
+            out = analysis.join((after if analysis.forward else before)[node.id], out)
+        visited.add(node.id)
         if analysis.forward:
             before[node.id] = state
             changed = out != after[node.id]

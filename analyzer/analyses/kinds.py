@@ -80,6 +80,7 @@ class KindAnalyzer:
         self._globals: dict[str, dict[str, Value]] = {}
         self._classes: dict[ClassKey, ClassInfo] = {}
         self._summaries: dict[tuple, Summary] = {}
+        self._collect_runs: dict[tuple, Summary] = {}  # keyed by id() of a live attribute table
         self._in_progress: set[tuple] = set()
         self._depth = 0
         self.touched_files: set[str] = set()
@@ -92,6 +93,7 @@ class KindAnalyzer:
         for key in [k for k in self._classes if os.path.abspath(k.path) == os.path.abspath(path)]:
             del self._classes[key]
         self._summaries = {k: v for k, v in self._summaries.items() if not _mentions(k, path)}
+        self._collect_runs.clear()  # the tables they wrote into may be gone with the classes
 
     # ================================================================ entry points
 
@@ -145,16 +147,24 @@ class KindAnalyzer:
                       self_value: Value | None, class_key: ClassKey | None,
                       collect: dict | None = None, closure: dict | None = None) -> Summary:
         memo_key = None
-        if closure is None and collect is None:
+        memo = self._summaries
+        if closure is None:
             memo_key = (key, self_value, tuple(sorted(args.items(), key=lambda kv: kv[0])))
-            if memo_key in self._summaries:
-                return self._summaries[memo_key]
+            if collect is not None:
+                # A helper of __init__ writes `self.x = ...` into `collect`. Running it again
+                # with the same arguments for the same table would write the same values, so
+                # one run each is enough: without this, every pass of every caller's
+                # fixpoint re-ran the whole chain (post_init -> init_weights -> ...).
+                memo_key = (id(collect), *memo_key)
+                memo = self._collect_runs
+            if memo_key in memo:
+                return memo[memo_key]
             if memo_key in self._in_progress or self._depth >= MAX_CALL_DEPTH:
                 return Summary(UNKNOWN)
         frame = Frame(module.path, fn.qualname, fn, module, self_value, class_key, closure or {}, collect)
-        return self._run(frame, args, memo_key)
+        return self._run(frame, args, memo_key, memo)
 
-    def _run(self, frame: Frame, args: dict[str, Value], memo_key) -> Summary:
+    def _run(self, frame: Frame, args: dict[str, Value], memo_key, memo: dict | None = None) -> Summary:
         if memo_key is not None:
             self._in_progress.add(memo_key)
         self._depth += 1
@@ -167,7 +177,7 @@ class KindAnalyzer:
             if memo_key is not None:
                 self._in_progress.discard(memo_key)
         if memo_key is not None:
-            self._summaries[memo_key] = summary
+            (self._summaries if memo is None else memo)[memo_key] = summary
         return summary
 
     # ================================================================ module scope
@@ -384,6 +394,7 @@ class FunctionAnalysis:
             join=_join_states,
             transfer=self.transfer,
             boundary=lambda: dict(self.args),
+            accumulate=True,
         )
         for _ in range(8):
             before, after = solve(self.cfg, analysis)
@@ -611,7 +622,9 @@ def _join_states(a: dict, b: dict) -> dict:
         return a
     out = dict(a)
     for k, v in b.items():
-        out[k] = join(out.get(k), v)
+        mine = out.get(k)
+        if mine is not v:
+            out[k] = join(mine, v)
     return out
 
 

@@ -67,16 +67,24 @@ class Project:
 
     # ----------------------------------------------------------------- files
 
-    def add_source(self, path: str, source: str | bytes, module: ir.Module) -> None:
-        """Register an already-parsed file (the one being checked)."""
-        key = os.path.abspath(path) if path not in ("<stdin>", "<string>") else path
-        self._modules[key] = module
+    def parse_source(self, path: str, source: str | bytes) -> tuple[ir.Module, bool]:
+        """The IR of the file being checked, and whether it is new to this process.
+
+        A file already parsed as another file's dependency, with the same content, is not
+        parsed again: on a whole tree most files are both. Raises `ParseError`."""
+        key = _key(path)
         data = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
-        self._hashes[key] = hashlib.sha256(data).hexdigest()
+        digest = hashlib.sha256(data).hexdigest()
+        known = self._modules.get(key)
+        if known is not None and self._hashes.get(key) == digest:
+            return known, False
+        module = parse_module(source, path)
+        self._modules[key] = module
+        self._hashes[key] = digest
+        return module, True
 
     def module(self, path: str) -> ir.Module | None:
-        if path not in ("<stdin>", "<string>"):
-            path = os.path.abspath(path)
+        path = _key(path)
         if path in self._modules:
             return self._modules[path]
         module = None
@@ -92,7 +100,7 @@ class Project:
         return module
 
     def content_hash(self, path: str) -> str | None:
-        return self._hashes.get(os.path.abspath(path))
+        return self._hashes.get(_key(path))
 
     # ----------------------------------------------------------------- resolution
 
@@ -122,3 +130,7 @@ class Project:
         if level > 1:
             package = package[: len(package) - (level - 1)]
         return ".".join([*package, module] if module else package)
+
+
+def _key(path: str) -> str:
+    return path if path in ("<stdin>", "<string>") else os.path.abspath(path)

@@ -101,7 +101,7 @@ STATIC_PY = Value.python(STATIC)
 
 
 def join(a: Value | None, b: Value | None) -> Value | None:
-    if a is None:
+    if a is None or a is b:
         return b
     if b is None or a == b:
         return a

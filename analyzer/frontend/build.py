@@ -16,7 +16,7 @@ import re
 
 import libcst as cst
 from analyzer.frontend import ir
-from analyzer.frontend.positions import Positions
+from analyzer.frontend.positions import DeferredPositions
 
 
 class ParseError(Exception):
@@ -71,13 +71,32 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
     except Exception as exc:  # libcst raises assorted errors on exotic input
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
     try:
-        positions = Positions(tree)
-        text = positions.code
-        builder = _Builder(positions, strict)
+        builder = _Builder(DeferredPositions(tree), strict)
         body = builder.block(tree.body, scope="")
     except RecursionError:
         raise ParseError("nesting too deep to analyse") from None
-    return ir.Module(path=path, body=body, source_lines=text.splitlines())
+    return ir.Module(path=path, body=body, source_lines=_text(source, tree).splitlines())
+
+
+def _string_value(node: cst.SimpleString | cst.ConcatenatedString):
+    """The literal's value. libcst evaluates it with `ast.literal_eval`, a compile per
+    string, which costs more than the rest of the conversion on docstring-heavy files;
+    a plain literal without escapes or carriage returns is just its text between the quotes."""
+    text = node.value if isinstance(node, cst.SimpleString) else ""
+    if text and text[0] in "'\"" and "\\" not in text and "\r" not in text:
+        quotes = 3 if text[:3] in ('"""', "'''") and len(text) >= 6 else 1
+        return text[quotes:-quotes]
+    return node.evaluated_value
+
+
+def _text(source: str | bytes, tree: cst.Module) -> str:
+    """The decoded source: what libcst's code generation would print, without the pass."""
+    if isinstance(source, str):
+        return source
+    try:
+        return source.decode(tree.encoding).removeprefix("\ufeff")
+    except (LookupError, UnicodeDecodeError):
+        return tree.code
 
 
 class _Builder:
@@ -88,15 +107,11 @@ class _Builder:
     # ----------------------------------------------------------------- helpers
 
     def span(self, node: cst.CSTNode) -> ir.Span:
-        r = self.positions.get(node)
-        return ir.Span(r[0], r[1] + 1, r[2], r[3] + 1) if r is not None else ir.NO_SPAN
+        return ir.Span.deferred(self.positions, node)
 
     def head(self, node: cst.CSTNode, last: cst.CSTNode) -> ir.Span:
         """From the start of `node` to the end of `last` (a statement's head)."""
-        a, b = self.positions.get(node), self.positions.get(last)
-        if a is None or b is None:
-            return self.span(node)
-        return ir.Span(a[0], a[1] + 1, b[2], b[3] + 1)
+        return ir.Span.deferred(self.positions, node, last)
 
     def opaque_stmt(self, node, reason, reads=()):
         if self.strict:
@@ -313,7 +328,7 @@ class _Builder:
             return ir.Const(node.evaluated_value, sp)
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
             try:
-                return ir.Const(node.evaluated_value, sp)
+                return ir.Const(_string_value(node), sp)
             except Exception:  # f-strings inside a concatenation, odd escapes
                 return ir.FormattedString([], sp)
         if isinstance(node, cst.FormattedString):

@@ -33,15 +33,55 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 
-@dataclass(frozen=True, slots=True)
 class Span:
-    line: int
-    column: int
-    end_line: int
-    end_column: int
+    """A source range: ``Span(line, column, end_line, end_column)``; treat it as immutable.
+
+    The front end makes *deferred* spans (`Span.deferred`): finding a node's position
+    takes a code-generation pass over the whole file, more than the parse itself, and
+    most files never report anything. The pass runs when a deferred span of the file is
+    first read; spans compare, hash and pickle by their values."""
+
+    __slots__ = ("_values", "_pending")
+
+    def __init__(self, line: int, column: int, end_line: int, end_column: int):
+        self._values = (line, column, end_line, end_column)
+        self._pending = None
+
+    @classmethod
+    def deferred(cls, resolver: Any, node: Any, last: Any = None) -> "Span":
+        """A span that `resolver.resolve(node, last)` computes on first use."""
+        span = cls.__new__(cls)
+        span._values = None
+        span._pending = (resolver, node, last)
+        return span
+
+    def _resolved(self) -> tuple[int, int, int, int]:
+        values = self._values
+        if values is None:
+            resolver, node, last = self._pending
+            values = self._values = resolver.resolve(node, last)
+            self._pending = None
+        return values
+
+    line = property(lambda self: self._resolved()[0])
+    column = property(lambda self: self._resolved()[1])
+    end_line = property(lambda self: self._resolved()[2])
+    end_column = property(lambda self: self._resolved()[3])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Span) and self._resolved() == other._resolved()
+
+    def __hash__(self) -> int:
+        return hash(self._resolved())
+
+    def __reduce__(self):
+        return (Span, self._resolved())
+
+    def __repr__(self) -> str:
+        return "Span({}, {}, {}, {})".format(*self._resolved())
 
     def __str__(self) -> str:
-        return f"{self.line}:{self.column}-{self.end_line}:{self.end_column}"
+        return "{}:{}-{}:{}".format(*self._resolved())
 
 
 NO_SPAN = Span(0, 0, 0, 0)

@@ -11,10 +11,14 @@ with `record_syntactic_position` if it does, else its whitespace-inclusive range
 from __future__ import annotations
 
 import bisect
+import re
 from contextlib import contextmanager
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
+
+
+_NEWLINE = re.compile("\n")
 
 
 class _OffsetState(CodegenState):
@@ -69,9 +73,7 @@ class Positions:
         self._ranges = state.ranges
         code = "".join(state.tokens)
         self._line_starts = [0]
-        for i, ch in enumerate(code):
-            if ch == "\n":
-                self._line_starts.append(i + 1)
+        self._line_starts.extend(m.end() for m in _NEWLINE.finditer(code))
         self.code = code
 
     def _point(self, offset: int) -> tuple[int, int]:
@@ -83,3 +85,30 @@ class Positions:
         if r is None:
             return None
         return (*self._point(r[0]), *self._point(r[1]))
+
+
+class DeferredPositions:
+    """Resolves `ir.Span.deferred` spans of one tree: the code-generation pass of
+    `Positions` runs on the first request, and the tree is released after it (the nodes
+    that unresolved spans still refer to stay alive through those spans)."""
+
+    __slots__ = ("_tree", "_positions")
+
+    def __init__(self, tree: cst.Module):
+        self._tree = tree
+        self._positions: Positions | None = None
+
+    def resolve(self, node, last=None) -> tuple[int, int, int, int]:
+        """1-based (line, column, end_line, end_column) of `node`, or from the start of
+        `node` to the end of `last` (a statement head); zeros if the node has none."""
+        positions = self._positions
+        if positions is None:
+            positions = self._positions = Positions(self._tree)
+            self._tree = None
+        start = positions.get(node)
+        end = positions.get(last) if last is not None else start
+        if start is None:
+            return (0, 0, 0, 0)
+        if end is None:
+            end = start
+        return (start[0], start[1] + 1, end[2], end[3] + 1)

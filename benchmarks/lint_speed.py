@@ -1,0 +1,126 @@
+"""`untrace check` speed against the floor of parsing the same files, in one run.
+
+    python benchmarks/lint_speed.py DIR [--jobs N] [--limit N] [--seed S] [--json OUT]
+
+Measures, on the Python files `untrace check DIR` would check:
+- the floor: read each file and `libcst.parse_module` it, in this process (taken twice,
+  before and after the checks, and the faster run kept: the machine's load drifts);
+- `untrace check --select ALL` with a cold (empty) cache and one job;
+- the same with a cold cache and all jobs (`--jobs`, default the number of cores);
+- the same again on the cache the previous run left (warm).
+
+Each check is a fresh `untrace` process, so start-up is included. Printed: wall seconds,
+CPU seconds (the process and its workers) and each as a ratio to the floor. Targets:
+cold with one job <= 2.0x the floor, warm <= 0.1x. On a shared machine absolute times
+mean little; the ratios are the result, and the CPU ratios are the steadier ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import libcst  # noqa: E402
+
+from analyzer.config import resolve_config  # noqa: E402
+from analyzer.discovery import discover  # noqa: E402
+
+COLD_TARGET = 2.0
+WARM_TARGET = 0.1
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _self_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def parse_floor(files: list[str]) -> tuple[float, float]:
+    """(wall, cpu) seconds to read and libcst-parse every file."""
+    wall, cpu = time.perf_counter(), _self_cpu()
+    for path in files:
+        try:
+            libcst.parse_module(Path(path).read_bytes())
+        except Exception:  # noqa: BLE001 - a file libcst cannot parse still costs its attempt
+            pass
+    return time.perf_counter() - wall, _self_cpu() - cpu
+
+
+def run_check(targets: list[str], jobs: int, cache_dir: str) -> tuple[float, float, int]:
+    """(wall, cpu, number of findings) of one `untrace check` process."""
+    command = [sys.executable, "-c", "import sys; from analyzer.cli import main; sys.exit(main())",
+               "check", "--select", "ALL", "--output-format", "json", "--jobs", str(jobs),
+               "--cache-dir", cache_dir, *targets]
+    wall, cpu = time.perf_counter(), _children_cpu()
+    done = subprocess.run(command, capture_output=True, cwd=ROOT, stdin=subprocess.DEVNULL)
+    wall, cpu = time.perf_counter() - wall, _children_cpu() - cpu
+    if done.returncode not in (0, 1):
+        sys.exit(f"untrace check failed with exit code {done.returncode}:\n{done.stderr.decode(errors='replace')[-2000:]}")
+    return wall, cpu, len(json.loads(done.stdout or b"[]"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dir", help="the tree to check")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="jobs for the parallel runs (default: all cores)")
+    parser.add_argument("--limit", type=int, help="check a random sample of this many files instead of the whole tree")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
+    parser.add_argument("--json", metavar="OUT", help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+
+    directory = os.path.abspath(args.dir)
+    files = discover([directory], resolve_config([directory])).files
+    targets = [directory]
+    if args.limit and args.limit < len(files):
+        files = sorted(random.Random(args.seed).sample(files, args.limit))
+        targets = files
+    size = sum(os.path.getsize(f) for f in files)
+    print(f"{len(files)} files, {size / 1e6:.1f} MB under {directory}", flush=True)
+
+    floor = parse_floor(files)
+    with tempfile.TemporaryDirectory(prefix="untrace-bench-") as tmp:
+        cold_one = run_check(targets, 1, os.path.join(tmp, "one"))
+        cold_all = run_check(targets, args.jobs, os.path.join(tmp, "all"))
+        warm = run_check(targets, args.jobs, os.path.join(tmp, "all"))
+    floor = min(floor, parse_floor(files))
+
+    rows = [
+        ("parse floor (read + libcst.parse_module)", floor, None),
+        ("check, cold cache, 1 job", cold_one, COLD_TARGET),
+        (f"check, cold cache, {args.jobs} jobs", cold_all, None),
+        (f"check, warm cache, {args.jobs} jobs", warm, WARM_TARGET),
+    ]
+    print(f"\n{'run':<44}{'wall s':>9}{'cpu s':>9}{'wall/floor':>12}{'cpu/floor':>11}  target")
+    report = {"files": len(files), "bytes": size, "jobs": args.jobs, "runs": {}}
+    for name, (wall, cpu, *rest), target in rows:
+        wall_ratio, cpu_ratio = wall / floor[0], cpu / floor[1]
+        verdict = "" if target is None else f"<= {target}x: {'met' if wall_ratio <= target else 'MISSED'}"
+        print(f"{name:<44}{wall:>9.2f}{cpu:>9.2f}{wall_ratio:>11.2f}x{cpu_ratio:>10.2f}x  {verdict}")
+        report["runs"][name] = {"wall": wall, "cpu": cpu, "wall_ratio": wall_ratio, "cpu_ratio": cpu_ratio,
+                                "findings": rest[0] if rest else None}
+    if cold_one[2] != cold_all[2] or cold_all[2] != warm[2]:
+        print(f"\nWARNING: the runs disagree on the number of findings: {cold_one[2]}, {cold_all[2]}, {warm[2]}")
+    else:
+        print(f"\n{warm[2]} findings in every run")
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
