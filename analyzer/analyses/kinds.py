@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.cfg import Cfg, Node
 from analyzer.analyses.dataflow import Analysis, solve
-from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, Site
+from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey, Project
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
@@ -910,7 +910,10 @@ class ExpressionEvaluator:
         return UNKNOWN
 
     def _ev_BinOp(self, e, state):
-        return self.binop(e.op, self.ev(e.left, state), self.ev(e.right, state))
+        left, right = self.ev(e.left, state), self.ev(e.right, state)
+        if e.op == "//" and (left.is_certain_tensor or right.is_certain_tensor):
+            self.emit(OpFact(self.site(e.span), "operator.floordiv", "//"))
+        return self.binop(e.op, left, right)
 
     def binop(self, op: str, a: Value, b: Value) -> Value:
         if a.type == "tensor" or b.type == "tensor":
@@ -1056,6 +1059,7 @@ class ExpressionEvaluator:
                 return _unknown_result(args, kwargs)
             return self.invoke(FunctionKey(owner.key.path, forward.qualname), forward, owner.key, module, args, kwargs, node)
         if isinstance(key, str):
+            self.emit_op(key, node)
             if key in api.TUPLE_MODULES:
                 return Value.container(UNKNOWN, level=STATIC)
             tensors = [a for a in args if a.type == "tensor"]
@@ -1114,6 +1118,14 @@ class ExpressionEvaluator:
         for f in summary.facts:
             self.sink.append(replace(f, site=f.site.called_from(self.frame.qualname)))
 
+    def emit_op(self, op: str, node) -> None:
+        """An `OpFact` for a call resolved to PyTorch, with its literal keyword arguments."""
+        if self.sink is None or not isinstance(node, ir.Call):
+            return
+        keywords = tuple((a.keyword, a.value.value) for a in node.args
+                         if a.keyword is not None and isinstance(a.value, ir.Const))
+        self.emit(OpFact(self.site(node.span), op, self.text(node.func), keywords))
+
     # ------------------------------------------------------------------ external calls
 
     def call_external(self, qualname: str, args, kwargs, node) -> Value:
@@ -1159,6 +1171,7 @@ class ExpressionEvaluator:
             return Value("module", ref=cls)
         if api.is_static_function(qualname):
             return STATIC_PY
+        self.emit_op(qualname, node)
         if name in api.SHAPE_FUNCTIONS:
             tensor = next((a for a in args if a.type == "tensor"), None)
             return Value.python(tensor.shape_level if tensor else SHAPE)
@@ -1254,6 +1267,8 @@ class ExpressionEvaluator:
             return UNKNOWN
         known_tensor_method = name in api.TENSOR_METHODS or name in api.SHAPE_METHODS or name in api.STATIC_METHODS \
             or name in api.PYTHON_ESCAPE_METHODS or name in api.NUMPY_ESCAPE_METHODS or api.is_inplace_method(name)
+        if recv.is_certain_tensor:
+            self.emit_op(f"Tensor.{name}", node)
         if recv.is_certain_tensor or (recv.type in ("tensor", "unknown") and recv.level >= DATA and known_tensor_method):
             # An assumed tensor (an un-annotated forward argument) is only taken for one when
             # it is used like one: `cache.get_seq_length()` says it is something else.
