@@ -11,7 +11,9 @@ from dataclasses import replace
 
 from analyzer.analyses.facts import Fact, ParseErrorFact, Site
 from analyzer.analyses.kinds import KindAnalyzer
-from analyzer.analyses.project import Project
+from analyzer.analyses.project import ClassKey, Project
+from analyzer.analyses.values import UNKNOWN
+from analyzer.fixes.callsite_fact import CallSiteFact
 from analyzer.fixes.callsites import callsite_facts
 from analyzer.frontend import ParseError, parse_module
 
@@ -34,7 +36,9 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
         analyzer = project.kind_analyzer = KindAnalyzer(project)
     analyzer.forget(path)
     try:
-        facts = analyzer.analyze_module(module) + callsite_facts(module)  # + UT4xx export call sites
+        facts = analyzer.analyze_module(module)
+        # UT4xx export call sites, with the facts of the class each one exports
+        facts += [_with_class_facts(f, module, analyzer, path) for f in callsite_facts(module)]
     except RecursionError:
         return [ParseErrorFact(Site(path, 1, 1, 1, 2), "nesting too deep to analyse")], {}
     own = os.path.abspath(path)
@@ -49,6 +53,30 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     # Paths of facts as the user named the file, not the absolute form used internally.
     facts = [_with_path(f, path if os.path.abspath(f.site.path) == own else _display_path(f.site.path)) for f in facts]
     return facts, deps
+
+
+def _with_class_facts(fact: CallSiteFact, module, analyzer: KindAnalyzer, path: str) -> CallSiteFact:
+    """Attach the kind facts of the class an export call site exports, resolved through
+    this file's imports (`from models import Net`, `models.Net`) into the scanned tree.
+    Reading that file makes it a dependency of this one's cached result."""
+    if fact.class_callee is None:
+        return fact
+    head, *rest = fact.class_callee.split(".")
+    value = analyzer.resolve(analyzer.globals_of(module).get(head, UNKNOWN))
+    for attr in rest:
+        if value.type != "pymodule" or not value.ref:
+            return fact
+        target = analyzer.module_ir(value.ref)
+        value = analyzer.resolve(analyzer.globals_of(target).get(attr, UNKNOWN)) if target is not None else UNKNOWN
+    if value.type != "class" or not isinstance(value.ref, ClassKey):
+        return fact
+    class_facts = analyzer.analyze_class(value.ref)
+    if class_facts is None:
+        return fact  # a base class's forward, or no forward: not resolved precisely enough
+    own = os.path.abspath(path)
+    display = [_with_path(f, path if os.path.abspath(f.site.path) == own else _display_path(f.site.path))
+               for f in class_facts]
+    return replace(fact, class_facts=tuple(display))
 
 
 def _display_path(path: str) -> str:

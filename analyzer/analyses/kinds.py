@@ -98,18 +98,27 @@ class KindAnalyzer:
     def analyze_module(self, module: ir.Module) -> list[Fact]:
         facts: list[Fact] = []
         for cls in module.body:
-            if not isinstance(cls, ir.ClassDef):
-                continue
-            forward = cls.methods().get("forward")
-            if forward is None:
-                continue
-            key = ClassKey(module.path, cls.name)
-            self_value = Value("module", ref=key)
-            frame = Frame(module.path, forward.qualname, forward, module, self_value, key)
-            args = self._entry_arguments(frame)
-            summary = self._run(frame, args, memo_key=None)
-            facts.extend(summary.facts)
+            if isinstance(cls, ir.ClassDef) and "forward" in cls.methods():
+                facts.extend(self._forward_facts(module, cls))
         return _dedupe(facts)
+
+    def analyze_class(self, key: ClassKey) -> list[Fact] | None:
+        """The facts of one project class's own `forward` (what `analyze_module` reports
+        for it), wherever the class is defined; None when it is not a class with a
+        `forward` of its own in the scanned tree."""
+        module = self.module_ir(key.path)
+        cls = module.classes().get(key.name) if module is not None else None
+        if cls is None or "forward" not in cls.methods():
+            return None
+        return _dedupe(self._forward_facts(module, cls))
+
+    def _forward_facts(self, module: ir.Module, cls: ir.ClassDef) -> list[Fact]:
+        forward = cls.methods()["forward"]
+        key = ClassKey(module.path, cls.name)
+        self_value = Value("module", ref=key)
+        frame = Frame(module.path, forward.qualname, forward, module, self_value, key)
+        args = self._entry_arguments(frame)
+        return self._run(frame, args, memo_key=None).facts
 
     def _entry_arguments(self, frame: Frame) -> dict[str, Value]:
         """Forward's parameters: tensors unless annotated or defaulted otherwise."""
@@ -373,6 +382,7 @@ class FunctionAnalysis:
         self.loop_exit_lines: dict[int, list[int]] = {}
         self.folded_ifs: set[int] = set()
         self._written: dict[int, set[str]] = {}
+        self.training_only = training_only_statements(frame.fn.body)
         self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
 
     # ------------------------------------------------------------------ solving
@@ -477,6 +487,7 @@ class FunctionAnalysis:
         ev = self.evaluator
         ev.ctl = self.ctl_level(node)
         s = node.stmt
+        ev.training_only = id(s) in self.training_only
         if kind == "if":
             level = ev.predicate(s.test, state, "elif" if s.is_elif else "if", s.span,
                                  report=True, exits_loop=id(s) in self.folded_ifs)
@@ -572,6 +583,28 @@ class FunctionAnalysis:
                 ev.ev(e, state)
 
 
+def training_only_statements(body) -> set[int]:
+    """ids of the statements that run only in training mode (`if self.training:` bodies,
+    `else` of `if not self.training:`): exporting an eval-mode module drops them, so the
+    ops they call are not exported (their branch and escape facts still are reported)."""
+    out: set[int] = set()
+    for stmt in ir.walk_statements(body):
+        if not isinstance(stmt, ir.If):
+            continue
+        test, negated = stmt.test, False
+        if isinstance(test, ir.UnaryOp) and test.op == "not":
+            test, negated = test.operand, True
+        conjuncts = test.values if isinstance(test, ir.BoolOp) and test.op == "and" and not negated else [test]
+        if any(_is_self_training(c) for c in conjuncts):
+            out.update(id(s) for s in ir.walk_statements(stmt.orelse if negated else stmt.body))
+    return out
+
+
+def _is_self_training(expr) -> bool:
+    return (isinstance(expr, ir.Attribute) and expr.attr == "training"
+            and isinstance(expr.value, ir.Name) and expr.value.id == "self")
+
+
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
 
 
@@ -632,6 +665,7 @@ class ExpressionEvaluator:
         self.function = function
         self.sink: list[Fact] | None = None
         self.ctl: Level = STATIC
+        self.training_only = False  # evaluating a statement that eval mode skips
         self.nested: dict[int, ir.FunctionDef] = {}
 
     # ------------------------------------------------------------------ facts
@@ -911,7 +945,7 @@ class ExpressionEvaluator:
 
     def _ev_BinOp(self, e, state):
         left, right = self.ev(e.left, state), self.ev(e.right, state)
-        if e.op == "//" and (left.is_certain_tensor or right.is_certain_tensor):
+        if e.op == "//" and (left.is_certain_tensor or right.is_certain_tensor) and not self.training_only:
             self.emit(OpFact(self.site(e.span), "operator.floordiv", "//"))
         return self.binop(e.op, left, right)
 
@@ -1116,11 +1150,13 @@ class ExpressionEvaluator:
         if self.sink is None or self.frame is None:
             return
         for f in summary.facts:
+            if self.training_only and isinstance(f, OpFact):
+                continue  # called from code that eval mode skips: not exported
             self.sink.append(replace(f, site=f.site.called_from(self.frame.qualname)))
 
     def emit_op(self, op: str, node) -> None:
         """An `OpFact` for a call resolved to PyTorch, with its literal keyword arguments."""
-        if self.sink is None or not isinstance(node, ir.Call):
+        if self.sink is None or not isinstance(node, ir.Call) or self.training_only:
             return
         keywords = tuple((a.keyword, a.value.value) for a in node.args
                          if a.keyword is not None and isinstance(a.value, ir.Const))

@@ -5,6 +5,8 @@ from analyzer.analyses.facts import OpFact, TargetFact
 from analyzer.rules.base import Rule
 
 DEFAULT_OPSET = 18  # when no TargetFact says otherwise (the runner always adds one)
+# Reported under their own, more specific code (UT202 tensor-to-numpy).
+_ESCAPES = frozenset({"Tensor.numpy", "Tensor.__array__"})
 
 
 def target_opset(facts) -> int:
@@ -15,7 +17,7 @@ def detect(facts):
     facts = list(facts)
     opset = target_opset(facts)
     for fact in facts:
-        if not isinstance(fact, OpFact) or op_table.untrace_lowers(fact.op, opset) is not False:
+        if not isinstance(fact, OpFact) or fact.op in _ESCAPES or op_table.untrace_lowers(fact.op, opset) is not False:
             continue  # lowered, or a name the table does not know: quiet
         first = op_table.untrace_first_opset(fact.op)
         head = f"`untrace export` has no ONNX lowering for `{op_table.display_name(fact.op)}` (`{fact.written}`)"
