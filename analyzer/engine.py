@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from analyzer.analyses.facts import Fact, ParseErrorFact, Site
+from analyzer.analyses.facts import BranchFact, Fact, LoopFact, ParseErrorFact, ScriptabilityFact, Site
 from analyzer.analyses.kinds import KindAnalyzer
 from analyzer.analyses.project import ClassKey, Project
+from analyzer.analyses.scriptability import first_rejection
 from analyzer.analyses.values import UNKNOWN
 from analyzer.fixes.callsite_fact import CallSiteFact
 from analyzer.fixes.callsites import callsite_facts
@@ -37,6 +38,7 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     analyzer.forget(path)
     try:
         facts = analyzer.analyze_module(module)
+        facts += _scriptability_facts(facts, module, analyzer, path)
         # UT4xx export call sites, with the facts of the class each one exports
         facts += [_with_class_facts(f, module, analyzer, path) for f in callsite_facts(module)]
     except RecursionError:
@@ -53,6 +55,28 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     # Paths of facts as the user named the file, not the absolute form used internally.
     facts = [_with_path(f, path if os.path.abspath(f.site.path) == own else _display_path(f.site.path)) for f in facts]
     return facts, deps
+
+
+def _scriptability_facts(facts, module, analyzer: KindAnalyzer, path: str) -> list[ScriptabilityFact]:
+    """Whether `torch.jit.script` would accept each class whose `forward` branches or
+    loops on tensors (the UT1xx rules propose scripting only when it would)."""
+    hazardous = {f.site.call_path[0].split(".")[0] for f in facts
+                 if isinstance(f, (BranchFact, LoopFact)) and f.site.call_path}
+    out = []
+    own = os.path.abspath(path)
+    for name in sorted(hazardous):
+        cls = module.classes().get(name)
+        if cls is None:
+            continue
+        found = first_rejection(analyzer, ClassKey(module.path, name))
+        site = Site(path, cls.span.line, cls.span.column, cls.span.line, cls.span.column + 1)
+        if found is None:
+            out.append(ScriptabilityFact(site, name))
+        else:
+            construct, where, line = found
+            shown = path if os.path.abspath(where) == own else _display_path(where)
+            out.append(ScriptabilityFact(site, name, construct, f"{shown}:{line}"))
+    return out
 
 
 def _with_class_facts(fact: CallSiteFact, module, analyzer: KindAnalyzer, path: str) -> CallSiteFact:
