@@ -83,10 +83,12 @@ class KindAnalyzer:
         self._in_progress: set[tuple] = set()
         self._depth = 0
         self.touched_files: set[str] = set()
+        self._checking: str | None = None  # the file being checked (abspath)
 
     def forget(self, path: str) -> None:
         """Drop what was computed from `path` before it was (re)registered as the file
         being checked: its module scope and classes may differ from the on-disk copy."""
+        self._checking = os.path.abspath(path)
         for key in [k for k in self._globals if os.path.abspath(k) == os.path.abspath(path)]:
             del self._globals[key]
         for key in [k for k in self._classes if os.path.abspath(k.path) == os.path.abspath(path)]:
@@ -183,7 +185,9 @@ class KindAnalyzer:
 
     def module_ir(self, path: str) -> ir.Module | None:
         module = self.project.module(path)
-        if module is not None:
+        # Reading the file being checked is no dependency of the files checked after it:
+        # one that uses it reads it again (every use goes through here).
+        if module is not None and os.path.abspath(path) != self._checking:
             self.touched_files.add(path)
         return module
 
@@ -382,7 +386,7 @@ class FunctionAnalysis:
         self.loop_exit_lines: dict[int, list[int]] = {}
         self.folded_ifs: set[int] = set()
         self._written: dict[int, set[str]] = {}
-        self.training_only = training_only_statements(frame.fn.body)
+        self.unexported = unexported_statements(frame.fn.body)
         self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
 
     # ------------------------------------------------------------------ solving
@@ -487,7 +491,7 @@ class FunctionAnalysis:
         ev = self.evaluator
         ev.ctl = self.ctl_level(node)
         s = node.stmt
-        ev.training_only = id(s) in self.training_only
+        ev.unexported = id(s) in self.unexported
         if kind == "if":
             level = ev.predicate(s.test, state, "elif" if s.is_elif else "if", s.span,
                                  report=True, exits_loop=id(s) in self.folded_ifs)
@@ -583,11 +587,20 @@ class FunctionAnalysis:
                 ev.ev(e, state)
 
 
-def training_only_statements(body) -> set[int]:
-    """ids of the statements that run only in training mode (`if self.training:` bodies,
-    `else` of `if not self.training:`): exporting an eval-mode module drops them, so the
-    ops they call are not exported (their branch and escape facts still are reported)."""
+def unexported_statements(body) -> set[int]:
+    """ids of the statements an export of an eval-mode module on tensors does not run, or
+    may not: `if self.training:` bodies, `if torch.jit.is_scripting():` bodies, bodies
+    for non-tensors (`if not isinstance(x, torch.Tensor):`), quantized-only code
+    (`if x.is_quantized:`), and the `else` of the negated forms. The ops they call are
+    not reported as exported ops (their branch and escape facts still are)."""
     out: set[int] = set()
+    for block in [body] + [b for s in ir.walk_statements(body) for b in ir.child_blocks(s)]:
+        for i, stmt in enumerate(block):
+            # `if not self.training: return x` -- what follows runs in training only.
+            if isinstance(stmt, ir.If) and _true_in_export(stmt.test) and stmt.body \
+                    and isinstance(stmt.body[-1], (ir.Return, ir.Raise)):
+                out.update(id(s) for s in ir.walk_statements(block[i + 1:]))
+                break
     for stmt in ir.walk_statements(body):
         if not isinstance(stmt, ir.If):
             continue
@@ -595,14 +608,37 @@ def training_only_statements(body) -> set[int]:
         if isinstance(test, ir.UnaryOp) and test.op == "not":
             test, negated = test.operand, True
         conjuncts = test.values if isinstance(test, ir.BoolOp) and test.op == "and" and not negated else [test]
-        if any(_is_self_training(c) for c in conjuncts):
+        if any(_skipped_when_true(c) for c in conjuncts):
             out.update(id(s) for s in ir.walk_statements(stmt.orelse if negated else stmt.body))
+        elif not negated and _is_tensor_check(test):
+            out.update(id(s) for s in ir.walk_statements(stmt.orelse))
+        elif negated and _is_tensor_check(test):
+            out.update(id(s) for s in ir.walk_statements(stmt.body))
     return out
 
 
-def _is_self_training(expr) -> bool:
-    return (isinstance(expr, ir.Attribute) and expr.attr == "training"
-            and isinstance(expr.value, ir.Name) and expr.value.id == "self")
+def _skipped_when_true(expr) -> bool:
+    """A condition that is false when an eval-mode module is exported on float tensors,
+    or whose value then is unknown (quantized inputs)."""
+    if isinstance(expr, ir.Attribute):
+        return (expr.attr == "training" and isinstance(expr.value, ir.Name) and expr.value.id == "self") \
+            or expr.attr == "is_quantized"
+    return isinstance(expr, ir.Call) and not expr.args and expr_text(expr.func) in (
+        "torch.jit.is_scripting", "jit.is_scripting")
+
+
+def _true_in_export(expr) -> bool:
+    """`not self.training` / `not torch.jit.is_scripting()`, alone or or-ed with anything."""
+    if isinstance(expr, ir.BoolOp) and expr.op == "or":
+        return any(_true_in_export(v) for v in expr.values)
+    return (isinstance(expr, ir.UnaryOp) and expr.op == "not" and _skipped_when_true(expr.operand)
+            and not (isinstance(expr.operand, ir.Attribute) and expr.operand.attr == "is_quantized"))
+
+
+def _is_tensor_check(expr) -> bool:
+    """`isinstance(x, torch.Tensor)`."""
+    return (isinstance(expr, ir.Call) and expr_text(expr.func) == "isinstance" and len(expr.args) == 2
+            and expr_text(expr.args[1].value) in ("torch.Tensor", "Tensor"))
 
 
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
@@ -665,7 +701,7 @@ class ExpressionEvaluator:
         self.function = function
         self.sink: list[Fact] | None = None
         self.ctl: Level = STATIC
-        self.training_only = False  # evaluating a statement that eval mode skips
+        self.unexported = False  # evaluating a statement that an export does not run
         self.nested: dict[int, ir.FunctionDef] = {}
 
     # ------------------------------------------------------------------ facts
@@ -945,7 +981,7 @@ class ExpressionEvaluator:
 
     def _ev_BinOp(self, e, state):
         left, right = self.ev(e.left, state), self.ev(e.right, state)
-        if e.op == "//" and (left.is_certain_tensor or right.is_certain_tensor) and not self.training_only:
+        if e.op == "//" and (left.is_certain_tensor or right.is_certain_tensor) and not self.unexported:
             self.emit(OpFact(self.site(e.span), "operator.floordiv", "//"))
         return self.binop(e.op, left, right)
 
@@ -1150,13 +1186,13 @@ class ExpressionEvaluator:
         if self.sink is None or self.frame is None:
             return
         for f in summary.facts:
-            if self.training_only and isinstance(f, OpFact):
-                continue  # called from code that eval mode skips: not exported
+            if self.unexported and isinstance(f, OpFact):
+                continue  # called from code that an export does not run
             self.sink.append(replace(f, site=f.site.called_from(self.frame.qualname)))
 
     def emit_op(self, op: str, node) -> None:
         """An `OpFact` for a call resolved to PyTorch, with its literal keyword arguments."""
-        if self.sink is None or not isinstance(node, ir.Call) or self.training_only:
+        if self.sink is None or not isinstance(node, ir.Call) or self.unexported:
             return
         keywords = tuple((a.keyword, a.value.value) for a in node.args
                          if a.keyword is not None and isinstance(a.value, ir.Const))

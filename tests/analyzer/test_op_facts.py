@@ -32,3 +32,19 @@ def test_training_only_code_is_not_exported():
            "        return torch.sigmoid(x)\n"
            "    def noise(self, x):\n        return torch.randn_like(x)\n")
     assert ops(src) == [(6, "torch.tanh"), (9, "torch.sigmoid")]
+
+
+def test_code_for_non_tensors_quantized_or_scripting_is_not_exported():
+    src = ("class M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
+           "        if not isinstance(x, torch.Tensor):\n            x = torch.rand(3)\n"
+           "        if x.is_quantized:\n            x = x.dequantize()\n"
+           "        if torch.jit.is_scripting():\n            x = torch.randn_like(x)\n"
+           "        return torch.sigmoid(x)\n")
+    assert ops(src) == [(9, "torch.sigmoid")]
+
+
+def test_code_after_an_eval_mode_early_return_is_not_exported():
+    src = ("class M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
+           "        if not self.training or self.p == 0:\n            return torch.tanh(x)\n"
+           "        return x * torch.rand(x.shape)\n")
+    assert ops(src) == [(4, "torch.tanh")]
