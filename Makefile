@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup browser corpora test bench docs clean
+.PHONY: setup browser corpora test bench docs optable clean
 
 setup: $(STAMP)
 
@@ -37,6 +37,11 @@ bench: setup
 
 docs: setup
 	$(BIN)/python -m analyzer.rules.docgen > docs/rules.md
+
+# The op table `untrace check` reads (it may not import torch): regenerate after
+# changing lowerings or upgrading torch. A test fails while it is stale.
+optable: setup
+	$(BIN)/python -m lowering.optable > analyzer/data/onnx_ops.py
 
 clean:
 	rm -rf $(VENV) .untrace_cache

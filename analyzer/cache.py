@@ -3,7 +3,7 @@
 Layout: ``<root>/.untrace_cache/<untrace version>-<analyzer hash>/<key[:2]>/<key>.json``
 where ``<analyzer hash>`` is a hash of the source of every module of the ``analyzer``
 package (editing a rule or an analysis invalidates everything), and ``<key>`` is the
-sha256 of the path as analysed and of the file's bytes. An entry holds
+sha256 of the path as analysed, the target opset and the file's bytes. An entry holds
 
 - the diagnostics of *all* rules for that file, after ``# noqa`` (which depends only on
   the content); select/ignore/per-file-ignores are applied when the entry is read, so
@@ -80,8 +80,12 @@ class Cache:
 
     # -- entries ----------------------------------------------------------------------
     @staticmethod
-    def key(path: str, data: bytes) -> str:
+    def key(path: str, data: bytes, opset: int | None = None) -> str:
+        """The entry of a file's bytes as analysed for a target opset (UT302/UT403
+        depend on it; everything else does not, but one key is simpler than two)."""
         digest = hashlib.sha256(path.encode("utf-8", "surrogateescape") + b"\0")
+        if opset is not None:
+            digest.update(f"opset={opset}\0".encode())
         digest.update(data)
         return digest.hexdigest()
 

@@ -11,9 +11,12 @@ import os
 import warnings
 from dataclasses import replace
 
-from analyzer.analyses.facts import Fact, ParseErrorFact, Site
+from analyzer.analyses.facts import BranchFact, Fact, LoopFact, ParseErrorFact, ScriptabilityFact, Site
 from analyzer.analyses.kinds import KindAnalyzer
-from analyzer.analyses.project import Project
+from analyzer.analyses.project import ClassKey, Project
+from analyzer.analyses.scriptability import first_rejection
+from analyzer.analyses.values import UNKNOWN
+from analyzer.fixes.callsite_fact import CallSiteFact
 from analyzer.fixes.callsites import callsite_facts
 from analyzer.frontend import ParseError
 
@@ -38,7 +41,10 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     if changed:
         analyzer.forget(path)  # summaries made from an older text of this file
     try:
-        facts = analyzer.analyze_module(module) + callsite_facts(module)  # + UT4xx export call sites
+        facts = analyzer.analyze_module(module)
+        facts += _scriptability_facts(facts, module, analyzer, path)
+        # UT4xx export call sites, with the facts of the class each one exports
+        facts += [_with_class_facts(f, module, analyzer, path) for f in callsite_facts(module)]
     except RecursionError:
         return [ParseErrorFact(Site(path, 1, 1, 1, 2), "nesting too deep to analyse")], {}
     own = os.path.abspath(path)
@@ -74,6 +80,50 @@ def _compiles(source: str | bytes, path: str) -> bool:
     except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
         return False
     return True
+def _scriptability_facts(facts, module, analyzer: KindAnalyzer, path: str) -> list[ScriptabilityFact]:
+    """Whether `torch.jit.script` would accept each class whose `forward` branches or
+    loops on tensors (the UT1xx rules propose scripting only when it would)."""
+    hazardous = {f.site.call_path[0].split(".")[0] for f in facts
+                 if isinstance(f, (BranchFact, LoopFact)) and f.site.call_path}
+    out = []
+    own = os.path.abspath(path)
+    for name in sorted(hazardous):
+        cls = module.classes().get(name)
+        if cls is None:
+            continue
+        found = first_rejection(analyzer, ClassKey(module.path, name))
+        site = Site(path, cls.span.line, cls.span.column, cls.span.line, cls.span.column + 1)
+        if found is None:
+            out.append(ScriptabilityFact(site, name))
+        else:
+            construct, where, line = found
+            shown = path if os.path.abspath(where) == own else _display_path(where)
+            out.append(ScriptabilityFact(site, name, construct, f"{shown}:{line}"))
+    return out
+
+
+def _with_class_facts(fact: CallSiteFact, module, analyzer: KindAnalyzer, path: str) -> CallSiteFact:
+    """Attach the kind facts of the class an export call site exports, resolved through
+    this file's imports (`from models import Net`, `models.Net`) into the scanned tree.
+    Reading that file makes it a dependency of this one's cached result."""
+    if fact.class_callee is None:
+        return fact
+    head, *rest = fact.class_callee.split(".")
+    value = analyzer.resolve(analyzer.globals_of(module).get(head, UNKNOWN))
+    for attr in rest:
+        if value.type != "pymodule" or not value.ref:
+            return fact
+        target = analyzer.module_ir(value.ref)
+        value = analyzer.resolve(analyzer.globals_of(target).get(attr, UNKNOWN)) if target is not None else UNKNOWN
+    if value.type != "class" or not isinstance(value.ref, ClassKey):
+        return fact
+    class_facts = analyzer.analyze_class(value.ref)
+    if class_facts is None:
+        return fact  # a base class's forward, or no forward: not resolved precisely enough
+    own = os.path.abspath(path)
+    display = [_with_path(f, path if os.path.abspath(f.site.path) == own else _display_path(f.site.path))
+               for f in class_facts]
+    return replace(fact, class_facts=tuple(display))
 
 
 def _display_path(path: str) -> str:

@@ -140,16 +140,20 @@ def _engine():
     return engine
 
 
+DEFAULT_OPSET = 18  # the ONNX opset rules assume when `[tool.untrace] opset` is not set
+
 _PROJECT = None  # the worker's engine.Project
+_OPSET = DEFAULT_OPSET  # the worker's target opset
 _SLOTS = None  # shared with the parent: per worker, (item index, monotonic start time)
 _SLOT = -1
 
 
-def _init_worker(files: Sequence[str], roots: Sequence[str], slots=None, counter=None) -> None:
+def _init_worker(files: Sequence[str], roots: Sequence[str], slots=None, counter=None, opset: int = DEFAULT_OPSET) -> None:
     # Ctrl-C is the parent's to handle: workers stay quiet and are shut down by it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    global _PROJECT, _SLOTS, _SLOT
+    global _PROJECT, _SLOTS, _SLOT, _OPSET
     _PROJECT = _engine().Project(files, roots)
+    _OPSET = opset
     if slots is not None and counter is not None:
         with counter.get_lock():
             _SLOT = counter.value
@@ -208,16 +212,17 @@ def _deadline(seconds: float | None):
         signal.signal(signal.SIGVTALRM, previous)
 
 
-def analyze_source(path: str, data: bytes | str, project) -> tuple[list[Diagnostic], dict, bool]:
+def analyze_source(path: str, data: bytes | str, project, opset: int = DEFAULT_OPSET) -> tuple[list[Diagnostic], dict, bool]:
     """All rules' diagnostics for one file after ``# noqa``, its deps, and whether the
-    result may be cached (internal errors are not)."""
+    result may be cached (internal errors are not). ``opset`` is the configured target,
+    which the op rules (UT302) read from a ``TargetFact``."""
     diagnostics: list[Diagnostic] = []
     cacheable = True
     try:
         with _deadline(FILE_TIMEOUT):
             try:
                 facts, deps = _engine().analyze_file(path, data, project)
-                facts = list(facts)
+                facts = list(facts) + [_target_fact(path, opset)]
             except (Exception, RecursionError) as error:  # noqa: BLE001 - one file must not stop the run
                 return [internal_error(path, error)], {}, False
             for rule in rule_registry.all_rules():
@@ -245,6 +250,12 @@ def analyze_source(path: str, data: bytes | str, project) -> tuple[list[Diagnost
     return diagnostics, dict(deps or {}), cacheable
 
 
+def _target_fact(path: str, opset: int):
+    from analyzer.analyses.facts import Site, TargetFact
+
+    return TargetFact(Site(path, 1, 1, 1, 1), opset)
+
+
 def _analyze_batch(batch: Sequence[tuple[int, str, bytes]]) -> list[tuple[list[Diagnostic], dict, bool]]:
     """Worker side: analyse ``(index, path, bytes)`` items, recording which one runs."""
     results = []
@@ -258,7 +269,7 @@ def _analyze_batch(batch: Sequence[tuple[int, str, bytes]]) -> list[tuple[list[D
         if hard:
             signal.setitimer(signal.ITIMER_PROF, hard)
         try:
-            results.append(analyze_source(path, data, _PROJECT))
+            results.append(analyze_source(path, data, _PROJECT, _OPSET))
         finally:
             if hard:
                 signal.setitimer(signal.ITIMER_PROF, 0)
@@ -337,6 +348,7 @@ def run_check(
     """Check ``files`` (and an in-memory ``stdin`` = (path, bytes)); see the module doc."""
     keep = Filter(config, cli)
     roots = [str(config.root)]
+    opset = config.opset or DEFAULT_OPSET
     cache = None
     if use_cache and files:
         from analyzer.cache import CACHE_DIR_NAME, Cache
@@ -356,7 +368,7 @@ def run_check(
         key = None
         if cache is not None:
             cache.remember(path, data)
-            key = cache.key(path, data)
+            key = cache.key(path, data, opset)
             hit = cache.get(key)
             if hit is not None:
                 found.extend(hit)
@@ -366,7 +378,7 @@ def run_check(
 
     all_files = list(files) + ([stdin[0]] if stdin else [])
     if pending:
-        outcomes = _analyze_all(pending, all_files, roots, jobs, progress)
+        outcomes = _analyze_all(pending, all_files, roots, jobs, progress, opset)
         for (path, data, key), (diagnostics, deps, cacheable) in zip(pending, outcomes):
             found.extend(diagnostics)
             if cache is not None and key is not None and cacheable:
@@ -374,7 +386,7 @@ def run_check(
         result.analyzed = len(pending)
     if stdin is not None:
         path, data = stdin
-        diagnostics, _, _ = analyze_source(path, data, _engine().Project(all_files, roots))
+        diagnostics, _, _ = analyze_source(path, data, _engine().Project(all_files, roots), opset)
         found.extend(diagnostics)
         result.sources[path] = decode_source(data)
         result.analyzed += 1
@@ -400,6 +412,7 @@ def _analyze_all(
     roots: Sequence[str],
     jobs: int | None,
     progress: bool,
+    opset: int = DEFAULT_OPSET,
 ) -> list[tuple[list[Diagnostic], dict, bool]]:
     jobs = default_jobs() if not jobs or jobs < 1 else jobs
     items = [(path, data) for path, data, _ in pending]
@@ -409,11 +422,11 @@ def _analyze_all(
             project = _engine().Project(all_files, roots)
             outcomes = []
             for path, data in items:
-                outcomes.append(analyze_source(path, data, project))
+                outcomes.append(analyze_source(path, data, project, opset))
                 if bar:
                     bar.advance(1)
             return outcomes
-        return _analyze_in_pool(items, all_files, roots, min(jobs, len(items)), bar)
+        return _analyze_in_pool(items, all_files, roots, min(jobs, len(items)), bar, opset)
     finally:
         if bar:
             bar.close()
@@ -423,7 +436,7 @@ def _died(path: str, why: str) -> tuple[list[Diagnostic], dict, bool]:
     return [internal_error(path, RuntimeError(why), "a worker process")], {}, False
 
 
-def _analyze_in_pool(items, all_files, roots, jobs, bar) -> list:
+def _analyze_in_pool(items, all_files, roots, jobs, bar, opset=DEFAULT_OPSET) -> list:
     """Analyse ``items`` in worker processes. A worker that dies (a crash in native code,
     or the hard time limit) takes the pool down with it: the file it was on is identified
     from the shared slots and reported, and every unfinished file is retried."""
@@ -432,7 +445,7 @@ def _analyze_in_pool(items, all_files, roots, jobs, bar) -> list:
     chunk = max(1, min(32, len(items) // (jobs * 8) or 1))
     while todo:
         batches = [todo[i : i + chunk] for i in range(0, len(todo), chunk)]
-        broken, in_flight = _run_batches(batches, items, outcomes, all_files, roots, jobs, bar)
+        broken, in_flight = _run_batches(batches, items, outcomes, all_files, roots, jobs, bar, opset)
         if not broken:
             break
         suspects = []
@@ -449,7 +462,7 @@ def _analyze_in_pool(items, all_files, roots, jobs, bar) -> list:
         for index in suspects:
             if outcomes[index] is not None:
                 continue
-            again, running = _run_batches([[index]], items, outcomes, all_files, roots, 1, bar)
+            again, running = _run_batches([[index]], items, outcomes, all_files, roots, 1, bar, opset)
             if again:
                 slow = bool(HARD_TIMEOUT) and any(elapsed >= HARD_TIMEOUT for _, elapsed in running)
                 why = f"the analysis took more than {HARD_TIMEOUT:g} s of CPU time" if slow else "the analysis process died"
@@ -461,7 +474,7 @@ def _analyze_in_pool(items, all_files, roots, jobs, bar) -> list:
     return outcomes
 
 
-def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar) -> tuple[list[int], list[tuple[int, float]]]:
+def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar, opset=DEFAULT_OPSET) -> tuple[list[int], list[tuple[int, float]]]:
     """Run ``batches`` of item indices in a fresh pool. Returns the indices whose worker
     died, and the (index, seconds) of the files being analysed when it happened."""
     import multiprocessing
@@ -472,7 +485,7 @@ def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar) -> tuple
     executor = ProcessPoolExecutor(
         max_workers=jobs,
         initializer=_init_worker,
-        initargs=(list(all_files), list(roots), slots, counter),
+        initargs=(list(all_files), list(roots), slots, counter, opset),
     )
     try:
         futures: dict[Future, list[int]] = {
@@ -565,7 +578,8 @@ def check_source(
     cannot be parsed gets UT000). ``config`` defaults to the built-in defaults."""
     config = config if config is not None else Config(root=Path.cwd())
     keep = Filter(config, _cli_selection(select, ignore, extend_select))
-    diagnostics, _, _ = analyze_source(path, source, _engine().Project([path], [str(config.root)]))
+    diagnostics, _, _ = analyze_source(path, source, _engine().Project([path], [str(config.root)]),
+                                       config.opset or DEFAULT_OPSET)
     return sorted({d for d in diagnostics if keep.keep(d)}, key=_sort_key)
 
 

@@ -26,7 +26,7 @@ class ScoredNMS(nn.Module):
 
     def forward(self, boxes, feats):
         scores = torch.sigmoid(self.score(feats)).squeeze(-1)
-        order = scores.argsort(descending=True)
+        order = scores.argsort(descending=True)  # expect: UT303
         keep = []
         while order.numel() > 0:  # expect: UT102
             i = order[0].item()  # expect: UT201

@@ -18,7 +18,7 @@ class TokenPruner(nn.Module):
         scores = self.scorer(tokens).squeeze(-1)
         kept = tokens[scores > self.keep_threshold]
         if kept.shape[0] < self.min_tokens:  # expect: UT101
-            kept = tokens[scores.topk(self.min_tokens).indices]
+            kept = tokens[scores.topk(self.min_tokens).indices]  # expect: UT303
         return self.block(kept).mean(dim=0)
 
 

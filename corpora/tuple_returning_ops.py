@@ -19,7 +19,7 @@ class GatedTopKPool(nn.Module):
         h = value * torch.sigmoid(gate)
         q, k = torch.unbind(self.qk(h).view(batch, length, 2, dim), dim=2)
         scores = (q * k).sum(dim=-1)
-        top_scores, top_idx = torch.topk(scores, self.k, dim=-1)
+        top_scores, top_idx = torch.topk(scores, self.k, dim=-1)  # expect: UT303
         picked = torch.gather(h, 1, top_idx.unsqueeze(-1).expand(-1, -1, dim))
         peak, _ = h.max(dim=1)
         left, right = peak.split([dim // 2, dim - dim // 2], dim=-1)

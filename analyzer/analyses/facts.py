@@ -82,9 +82,53 @@ class InplaceFact:
 
 
 @dataclass(frozen=True, slots=True)
+class OpFact:
+    """A call that untrace resolved to PyTorch with certainty, reached from ``forward``:
+    a torch function, a method on a value known to be a tensor, an ``nn`` module
+    instance, or ``//`` between tensors.
+
+    ``op`` is the name as the lowering op table spells it (``torch.topk``,
+    ``torch.nn.functional.interpolate``, ``Tensor.sort``, ``torch.nn.MaxUnpool2d``,
+    ``operator.floordiv``); ``keywords`` are the call's keyword arguments whose value is
+    a literal, as ``(name, value)`` pairs, for rules that depend on them (``stable=True``).
+    """
+
+    site: Site
+    op: str
+    written: str  # the callee as written (`F.interpolate`, `x.sort`, `self.unpool`)
+    keywords: tuple[tuple[str, object], ...] = ()
+
+    @property
+    def how(self) -> str:  # what `_dedupe` tells sites apart by
+        return self.op
+
+
+@dataclass(frozen=True, slots=True)
+class TargetFact:
+    """What the check targets, from ``[tool.untrace]``: the ONNX opset. Added by the
+    runner (not the analysis), once per file, so that rules can depend on configuration."""
+
+    site: Site
+    opset: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptabilityFact:
+    """Whether ``torch.jit.script`` would accept ``cls`` (its ``forward`` and everything it
+    compiles with it): ``reason`` is None when no construct TorchScript rejects was
+    found, else the first one, e.g. "**kwargs", at ``where`` ("model.py:12")."""
+
+    site: Site  # the class statement
+    cls: str
+    reason: str | None = None
+    where: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ParseErrorFact:
     site: Site
     message: str
 
 
-Fact = BranchFact | LoopFact | IterationFact | EscapeFact | InplaceFact | ParseErrorFact
+Fact = (BranchFact | LoopFact | IterationFact | EscapeFact | InplaceFact | OpFact | TargetFact | ScriptabilityFact
+        | ParseErrorFact)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.cfg import Cfg, Node
 from analyzer.analyses.dataflow import Analysis, solve
-from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, Site
+from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey, Project
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
@@ -84,10 +84,12 @@ class KindAnalyzer:
         self._in_progress: set[tuple] = set()
         self._depth = 0
         self.touched_files: set[str] = set()
+        self._checking: str | None = None  # the file being checked (abspath)
 
     def forget(self, path: str) -> None:
         """Drop what was computed from `path` before it was (re)registered as the file
         being checked: its module scope and classes may differ from the on-disk copy."""
+        self._checking = os.path.abspath(path)
         for key in [k for k in self._globals if os.path.abspath(k) == os.path.abspath(path)]:
             del self._globals[key]
         for key in [k for k in self._classes if os.path.abspath(k.path) == os.path.abspath(path)]:
@@ -100,18 +102,27 @@ class KindAnalyzer:
     def analyze_module(self, module: ir.Module) -> list[Fact]:
         facts: list[Fact] = []
         for cls in module.body:
-            if not isinstance(cls, ir.ClassDef):
-                continue
-            forward = cls.methods().get("forward")
-            if forward is None:
-                continue
-            key = ClassKey(module.path, cls.name)
-            self_value = Value("module", ref=key)
-            frame = Frame(module.path, forward.qualname, forward, module, self_value, key)
-            args = self._entry_arguments(frame)
-            summary = self._run(frame, args, memo_key=None)
-            facts.extend(summary.facts)
+            if isinstance(cls, ir.ClassDef) and "forward" in cls.methods():
+                facts.extend(self._forward_facts(module, cls))
         return _dedupe(facts)
+
+    def analyze_class(self, key: ClassKey) -> list[Fact] | None:
+        """The facts of one project class's own `forward` (what `analyze_module` reports
+        for it), wherever the class is defined; None when it is not a class with a
+        `forward` of its own in the scanned tree."""
+        module = self.module_ir(key.path)
+        cls = module.classes().get(key.name) if module is not None else None
+        if cls is None or "forward" not in cls.methods():
+            return None
+        return _dedupe(self._forward_facts(module, cls))
+
+    def _forward_facts(self, module: ir.Module, cls: ir.ClassDef) -> list[Fact]:
+        forward = cls.methods()["forward"]
+        key = ClassKey(module.path, cls.name)
+        self_value = Value("module", ref=key)
+        frame = Frame(module.path, forward.qualname, forward, module, self_value, key)
+        args = self._entry_arguments(frame)
+        return self._run(frame, args, memo_key=None).facts
 
     def _entry_arguments(self, frame: Frame) -> dict[str, Value]:
         """Forward's parameters: tensors unless annotated or defaulted otherwise."""
@@ -184,7 +195,9 @@ class KindAnalyzer:
 
     def module_ir(self, path: str) -> ir.Module | None:
         module = self.project.module(path)
-        if module is not None:
+        # Reading the file being checked is no dependency of the files checked after it:
+        # one that uses it reads it again (every use goes through here).
+        if module is not None and os.path.abspath(path) != self._checking:
             self.touched_files.add(path)
         return module
 
@@ -383,6 +396,7 @@ class FunctionAnalysis:
         self.loop_exit_lines: dict[int, list[int]] = {}
         self.folded_ifs: set[int] = set()
         self._written: dict[int, set[str]] = {}
+        self.unexported = unexported_statements(frame.fn.body)
         self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
 
     # ------------------------------------------------------------------ solving
@@ -488,6 +502,7 @@ class FunctionAnalysis:
         ev = self.evaluator
         ev.ctl = self.ctl_level(node)
         s = node.stmt
+        ev.unexported = id(s) in self.unexported
         if kind == "if":
             level = ev.predicate(s.test, state, "elif" if s.is_elif else "if", s.span,
                                  report=True, exits_loop=id(s) in self.folded_ifs)
@@ -583,6 +598,60 @@ class FunctionAnalysis:
                 ev.ev(e, state)
 
 
+def unexported_statements(body) -> set[int]:
+    """ids of the statements an export of an eval-mode module on tensors does not run, or
+    may not: `if self.training:` bodies, `if torch.jit.is_scripting():` bodies, bodies
+    for non-tensors (`if not isinstance(x, torch.Tensor):`), quantized-only code
+    (`if x.is_quantized:`), and the `else` of the negated forms. The ops they call are
+    not reported as exported ops (their branch and escape facts still are)."""
+    out: set[int] = set()
+    for block in [body] + [b for s in ir.walk_statements(body) for b in ir.child_blocks(s)]:
+        for i, stmt in enumerate(block):
+            # `if not self.training: return x` -- what follows runs in training only.
+            if isinstance(stmt, ir.If) and _true_in_export(stmt.test) and stmt.body \
+                    and isinstance(stmt.body[-1], (ir.Return, ir.Raise)):
+                out.update(id(s) for s in ir.walk_statements(block[i + 1:]))
+                break
+    for stmt in ir.walk_statements(body):
+        if not isinstance(stmt, ir.If):
+            continue
+        test, negated = stmt.test, False
+        if isinstance(test, ir.UnaryOp) and test.op == "not":
+            test, negated = test.operand, True
+        conjuncts = test.values if isinstance(test, ir.BoolOp) and test.op == "and" and not negated else [test]
+        if any(_skipped_when_true(c) for c in conjuncts):
+            out.update(id(s) for s in ir.walk_statements(stmt.orelse if negated else stmt.body))
+        elif not negated and _is_tensor_check(test):
+            out.update(id(s) for s in ir.walk_statements(stmt.orelse))
+        elif negated and _is_tensor_check(test):
+            out.update(id(s) for s in ir.walk_statements(stmt.body))
+    return out
+
+
+def _skipped_when_true(expr) -> bool:
+    """A condition that is false when an eval-mode module is exported on float tensors,
+    or whose value then is unknown (quantized inputs)."""
+    if isinstance(expr, ir.Attribute):
+        return (expr.attr == "training" and isinstance(expr.value, ir.Name) and expr.value.id == "self") \
+            or expr.attr == "is_quantized"
+    return isinstance(expr, ir.Call) and not expr.args and expr_text(expr.func) in (
+        "torch.jit.is_scripting", "jit.is_scripting")
+
+
+def _true_in_export(expr) -> bool:
+    """`not self.training` / `not torch.jit.is_scripting()`, alone or or-ed with anything."""
+    if isinstance(expr, ir.BoolOp) and expr.op == "or":
+        return any(_true_in_export(v) for v in expr.values)
+    return (isinstance(expr, ir.UnaryOp) and expr.op == "not" and _skipped_when_true(expr.operand)
+            and not (isinstance(expr.operand, ir.Attribute) and expr.operand.attr == "is_quantized"))
+
+
+def _is_tensor_check(expr) -> bool:
+    """`isinstance(x, torch.Tensor)`."""
+    return (isinstance(expr, ir.Call) and expr_text(expr.func) == "isinstance" and len(expr.args) == 2
+            and expr_text(expr.args[1].value) in ("torch.Tensor", "Tensor"))
+
+
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
 
 
@@ -645,6 +714,7 @@ class ExpressionEvaluator:
         self.function = function
         self.sink: list[Fact] | None = None
         self.ctl: Level = STATIC
+        self.unexported = False  # evaluating a statement that an export does not run
         self.nested: dict[int, ir.FunctionDef] = {}
 
     # ------------------------------------------------------------------ facts
@@ -923,7 +993,10 @@ class ExpressionEvaluator:
         return UNKNOWN
 
     def _ev_BinOp(self, e, state):
-        return self.binop(e.op, self.ev(e.left, state), self.ev(e.right, state))
+        left, right = self.ev(e.left, state), self.ev(e.right, state)
+        if e.op == "//" and (left.is_certain_tensor or right.is_certain_tensor) and not self.unexported:
+            self.emit(OpFact(self.site(e.span), "operator.floordiv", "//"))
+        return self.binop(e.op, left, right)
 
     def binop(self, op: str, a: Value, b: Value) -> Value:
         if a.type == "tensor" or b.type == "tensor":
@@ -1069,6 +1142,7 @@ class ExpressionEvaluator:
                 return _unknown_result(args, kwargs)
             return self.invoke(FunctionKey(owner.key.path, forward.qualname), forward, owner.key, module, args, kwargs, node)
         if isinstance(key, str):
+            self.emit_op(key, node)
             if key in api.TUPLE_MODULES:
                 return Value.container(UNKNOWN, level=STATIC)
             tensors = [a for a in args if a.type == "tensor"]
@@ -1125,7 +1199,17 @@ class ExpressionEvaluator:
         if self.sink is None or self.frame is None:
             return
         for f in summary.facts:
+            if self.unexported and isinstance(f, OpFact):
+                continue  # called from code that an export does not run
             self.sink.append(replace(f, site=f.site.called_from(self.frame.qualname)))
+
+    def emit_op(self, op: str, node) -> None:
+        """An `OpFact` for a call resolved to PyTorch, with its literal keyword arguments."""
+        if self.sink is None or not isinstance(node, ir.Call) or self.unexported:
+            return
+        keywords = tuple((a.keyword, a.value.value) for a in node.args
+                         if a.keyword is not None and isinstance(a.value, ir.Const))
+        self.emit(OpFact(self.site(node.span), op, self.text(node.func), keywords))
 
     # ------------------------------------------------------------------ external calls
 
@@ -1172,6 +1256,7 @@ class ExpressionEvaluator:
             return Value("module", ref=cls)
         if api.is_static_function(qualname):
             return STATIC_PY
+        self.emit_op(qualname, node)
         if name in api.SHAPE_FUNCTIONS:
             tensor = next((a for a in args if a.type == "tensor"), None)
             return Value.python(tensor.shape_level if tensor else SHAPE)
@@ -1267,6 +1352,8 @@ class ExpressionEvaluator:
             return UNKNOWN
         known_tensor_method = name in api.TENSOR_METHODS or name in api.SHAPE_METHODS or name in api.STATIC_METHODS \
             or name in api.PYTHON_ESCAPE_METHODS or name in api.NUMPY_ESCAPE_METHODS or api.is_inplace_method(name)
+        if recv.is_certain_tensor:
+            self.emit_op(f"Tensor.{name}", node)
         if recv.is_certain_tensor or (recv.type in ("tensor", "unknown") and recv.level >= DATA and known_tensor_method):
             # An assumed tensor (an un-annotated forward argument) is only taken for one when
             # it is used like one: `cache.get_seq_length()` says it is something else.

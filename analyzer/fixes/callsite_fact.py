@@ -23,7 +23,11 @@ class CallSiteFact:
       "old-opset"            ``opset_version=N`` with a literal N (detail: N)
       "dynamic-export"       ``dynamic_axes=`` / ``dynamic_shapes=`` declared (detail: the keyword)
     module_class: the class the exported module was built from, when the call site traces
-    back to a constructor in the same body; class_is_local: that class is defined in this file.
+    back to a constructor in the same body; class_is_local: that class is defined in this file;
+    class_callee: the constructor as written (``Net``, ``models.Net``).
+    class_facts: the kind facts of that class's ``forward`` (and what it calls), when the
+    engine resolved the class in the scanned tree (this file or another); None when it
+    could not, so that rules can tell "no hazards" from "unknown".
     """
 
     site: Site
@@ -31,16 +35,19 @@ class CallSiteFact:
     detail: str
     module_class: str | None = None
     class_is_local: bool = False
+    class_callee: str | None = None
+    class_facts: tuple | None = None
 
 
-def forward_hazards(facts, cls: str | None, *, shape: bool) -> list:
-    """The kind facts of ``cls.forward`` (and what it calls) in this file's facts:
+def forward_hazards(callsite: CallSiteFact, *, shape: bool) -> list:
+    """The kind facts of the exported class's ``forward`` (and what it calls):
     shape-level branches and loops (``shape=True``, UT103/UT104), or the UT1xx/UT2xx
     data hazards (``shape=False``), in source order."""
-    if cls is None:
+    cls = callsite.module_class
+    if cls is None or callsite.class_facts is None:
         return []
     out = []
-    for fact in facts:
+    for fact in callsite.class_facts:
         path = fact.site.call_path or ((fact.site.function,) if fact.site.function else ())
         if not path or path[0] != f"{cls}.forward":
             continue
@@ -57,6 +64,16 @@ def forward_hazards(facts, cls: str | None, *, shape: bool) -> list:
     return sorted(out, key=lambda f: (f.site.path, f.site.line, f.site.column))
 
 
-def describe(fact) -> str:
-    """Where a kind fact is, for messages: `Net.forward` line 12."""
+def forward_ops(callsite: CallSiteFact) -> list:
+    """The op facts (``OpFact``) of the exported class's ``forward`` and what it calls."""
+    from analyzer.analyses.facts import OpFact
+
+    return [f for f in callsite.class_facts or () if isinstance(f, OpFact)]
+
+
+def describe(fact, here: str | None = None) -> str:
+    """Where a kind fact is, for messages: `Net.forward` line 12, or with its file when
+    that is not ``here`` (the call site's file): `Net.forward` (models.py:12)."""
+    if here is not None and fact.site.path != here:
+        return f"`{fact.site.function}` ({fact.site.path}:{fact.site.line})"
     return f"`{fact.site.function}` line {fact.site.line}"

@@ -109,13 +109,14 @@ class _Pass:
         return name if name in EXPORTERS else None
 
     def constructed_class(self, call: ir.Call) -> str | None:
-        """The class a constructor call builds, if the callee looks like a class."""
+        """The class a constructor call builds (dotted, as written: `models.Net`), if
+        the callee looks like a class."""
         name = dotted(call.func)
         if name is None or self.exporter(call):
             return None
         last = name.rsplit(".", 1)[-1]
         if last in self.local_classes or last[:1].isupper():
-            return last
+            return name
         return None
 
     # ----------------------------------------------------------------- values
@@ -263,12 +264,13 @@ class _Pass:
         positional = call.positional
         model = positional[0] if positional else call.keyword(EXPORTERS[exporter])
         val = self.value(model, env) if model is not None else _UNKNOWN
-        cls = val.cls
-        local = cls in self.local_classes
+        callee = val.cls
+        cls = callee.rsplit(".", 1)[-1] if callee else None
+        local = callee in self.local_classes
 
         def fact(kind, detail, span):
             site = Site(self.module.path, span.line, span.column, span.end_line, span.end_column, self.function)
-            self.facts.append(CallSiteFact(site, kind, detail, cls, local))
+            self.facts.append(CallSiteFact(site, kind, detail, cls, local, callee))
 
         if val.mode == TRAIN:
             fact("export-without-eval", self.module.text(model.span) or "the module", call.span)

@@ -3,6 +3,7 @@
 from analyzer.analyses.facts import BranchFact
 from analyzer.analyses.levels import Level
 from analyzer.rules.base import Rule
+from analyzer.rules.script_advice import script_advice
 
 _SUGGESTION = {
     "assert": "use `torch._check(...)` so the exporter keeps the check, or drop the assert",
@@ -15,13 +16,17 @@ _DEFAULT = ("rewrite with `torch.where(cond, a, b)` when both branches are cheap
 
 
 def detect(facts):
+    facts = list(facts)
     for fact in facts:
         if isinstance(fact, BranchFact) and not fact.exits_loop and fact.level == Level.DATA:
             what = {"ifexp": "conditional expression", "assert": "assert", "and": "`and`", "or": "`or`"}.get(
                 fact.construct, f"`{fact.construct}`")
             message = (f"{what} on tensor values (`{fact.predicate}`): tracing records only the branch the "
                        f"example input takes")
-            yield RULE.diagnostic(fact.site, message, _SUGGESTION.get(fact.construct, _DEFAULT))
+            suggestion = _SUGGESTION.get(fact.construct, _DEFAULT)
+            if fact.construct in ("if", "elif", "ifexp"):  # scripting keeps these as branches
+                suggestion += script_advice(facts, fact)
+            yield RULE.diagnostic(fact.site, message, suggestion)
 
 
 RULE = Rule(

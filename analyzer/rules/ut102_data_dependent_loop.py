@@ -3,9 +3,11 @@
 from analyzer.analyses.facts import LoopFact
 from analyzer.analyses.levels import Level
 from analyzer.rules.base import Rule
+from analyzer.rules.script_advice import script_advice
 
 
 def detect(facts):
+    facts = list(facts)
     for fact in facts:
         if not isinstance(fact, LoopFact):
             continue
@@ -21,7 +23,7 @@ def detect(facts):
         yield RULE.diagnostic(
             fact.site, message,
             "compute every iteration and mask the result (`torch.where`), bound the loop by a constant, or "
-            "`untrace export` it (lowered to an ONNX Loop)")
+            "`untrace export` it (lowered to an ONNX Loop)" + script_advice(facts, fact))
 
 
 RULE = Rule(

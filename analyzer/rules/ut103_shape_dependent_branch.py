@@ -3,9 +3,11 @@
 from analyzer.analyses.facts import BranchFact
 from analyzer.analyses.levels import Level
 from analyzer.rules.base import Rule
+from analyzer.rules.script_advice import script_advice
 
 
 def detect(facts):
+    facts = list(facts)
     for fact in facts:
         if isinstance(fact, BranchFact) and not fact.exits_loop and fact.level == Level.SHAPE:
             message = (f"branch on tensor shape (`{fact.predicate}`): fixed at export time unless that axis "
@@ -13,7 +15,7 @@ def detect(facts):
             yield RULE.diagnostic(
                 fact.site, message,
                 "fine when the axis is static; for a dynamic axis use `untrace export --dynamic` (lowered to an "
-                "ONNX If over Shape) or `torch._check` the shape")
+                "ONNX If over Shape) or `torch._check` the shape" + script_advice(facts, fact))
 
 
 RULE = Rule(

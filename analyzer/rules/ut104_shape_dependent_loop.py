@@ -3,15 +3,18 @@
 from analyzer.analyses.facts import LoopFact
 from analyzer.analyses.levels import Level
 from analyzer.rules.base import Rule
+from analyzer.rules.script_advice import script_advice
 
 
 def detect(facts):
+    facts = list(facts)
     for fact in facts:
         if isinstance(fact, LoopFact) and max(fact.bound_level, fact.exit_level) == Level.SHAPE:
             message = f"loop trip count depends on tensor shape (`{fact.header}`): unrolled for the example shape"
             yield RULE.diagnostic(
                 fact.site, message,
-                "fine for a static axis; for a dynamic one `untrace export --dynamic` lowers it to an ONNX Loop")
+                "fine for a static axis; for a dynamic one `untrace export --dynamic` lowers it to an ONNX Loop"
+                + script_advice(facts, fact))
 
 
 RULE = Rule(

@@ -1,12 +1,9 @@
 """UT402 legacy-export-of-hazardous-module.
 
-Not discovered until `analyzer/engine.py` appends `callsite_facts` (rename to
-`ut402_legacy_export.py` then).
-
-Reports every explicit `dynamo=False`, except when the exported class is defined in the
-same file and its `forward` has no UT1xx/UT2xx hazard. What is left for the project
-index: staying quiet on a hazard-free class imported from another file (today the
-class is unknown here and the call is reported).
+Reports every explicit `dynamo=False`, except when the exported class was resolved in
+the scanned tree (defined in this file, or imported from another one: the engine
+attaches its facts to the call site, and the other file becomes a dependency of this
+file's cached result) and its `forward` has no UT1xx/UT2xx hazard.
 """
 
 from analyzer.fixes.callsite_fact import CallSiteFact, describe, forward_hazards
@@ -18,11 +15,11 @@ def detect(facts):
     for fact in facts:
         if not (isinstance(fact, CallSiteFact) and fact.kind == "legacy-export"):
             continue
-        hazards = forward_hazards(facts, fact.module_class, shape=False)
-        if fact.class_is_local and not hazards:
-            continue
+        hazards = forward_hazards(fact, shape=False)
+        if fact.class_facts is not None and not hazards:
+            continue  # a class of the scanned tree with no hazard: tracing it is faithful
         if hazards:
-            sites = ", ".join(describe(h) for h in hazards[:3]) + (", ..." if len(hazards) > 3 else "")
+            sites = ", ".join(describe(h, fact.site.path) for h in hazards[:3]) + (", ..." if len(hazards) > 3 else "")
             message = (f"`dynamo=False` traces `{fact.module_class}`, whose forward has data-dependent control flow "
                        f"or value escapes ({sites}): the legacy tracer records only the path the example input "
                        "takes, and the ONNX graph is silently wrong on the others")
@@ -42,8 +39,9 @@ RULE = Rule(
     name="legacy-export-of-hazardous-module",
     summary="`torch.onnx.export(..., dynamo=False)` on a module with trace hazards.",
     what="Reports an explicit `dynamo=False` passed to `torch.onnx.export`. When the exported module's class is "
-         "defined in the same file, only if its `forward` has data-dependent branches, loops, tensor iteration "
-         "or tensor-to-Python escapes (UT1xx/UT2xx), which the message lists.",
+         "found in the scanned tree (in the same file, or imported from another checked file), only if its "
+         "`forward` has data-dependent branches, loops, tensor iteration or tensor-to-Python escapes "
+         "(UT1xx/UT2xx), which the message lists with their files.",
     why="The legacy exporter runs `forward` once on the example input and records the operations that ran: "
         "every Python `if`, loop bound and `.item()` is frozen at the value it had for that input, with only a "
         "TracerWarning. The exported graph gives wrong results, without an error, for inputs that take "

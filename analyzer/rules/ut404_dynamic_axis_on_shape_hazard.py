@@ -1,8 +1,4 @@
-"""UT404 dynamic-axis-on-shape-hazard.
-
-Not discovered until `analyzer/engine.py` appends `callsite_facts` (rename to
-`ut404_dynamic_axis_on_shape_hazard.py` then).
-"""
+"""UT404 dynamic-axis-on-shape-hazard."""
 
 from analyzer.fixes.callsite_fact import CallSiteFact, describe, forward_hazards
 from analyzer.rules.base import Rule
@@ -11,12 +7,12 @@ from analyzer.rules.base import Rule
 def detect(facts):
     facts = list(facts)
     for fact in facts:
-        if not (isinstance(fact, CallSiteFact) and fact.kind == "dynamic-export" and fact.class_is_local):
+        if not (isinstance(fact, CallSiteFact) and fact.kind == "dynamic-export"):
             continue
-        hazards = forward_hazards(facts, fact.module_class, shape=True)
+        hazards = forward_hazards(fact, shape=True)
         if not hazards:
             continue
-        sites = ", ".join(describe(h) for h in hazards[:3]) + (", ..." if len(hazards) > 3 else "")
+        sites = ", ".join(describe(h, fact.site.path) for h in hazards[:3]) + (", ..." if len(hazards) > 3 else "")
         yield RULE.diagnostic(
             fact.site,
             f"`{fact.detail}` declares dynamic axes, but `{fact.module_class}.forward` branches or loops on tensor "
@@ -32,8 +28,8 @@ RULE = Rule(
     name="dynamic-axis-on-shape-hazard",
     summary="Dynamic axes are declared for a module whose forward branches or loops on tensor shapes.",
     what="Reports `dynamic_axes=` / `dynamic_shapes=` in an exporter call when the exported module's class is "
-         "defined in the same file and its `forward` (or what it calls) has a shape-dependent branch or loop "
-         "(the UT103/UT104 sites, listed in the message).",
+         "found in the scanned tree (this file or another checked file) and its `forward` (or what it calls) "
+         "has a shape-dependent branch or loop (the UT103/UT104 sites, listed in the message).",
     why="A branch or trip count decided by a size is evaluated once, for the example input's size. The legacy "
         "exporter records that path and labels the axis dynamic anyway, so the graph is silently wrong for "
         "other sizes; the torch.export-based exporter specializes the axis to the example's size (or fails "

@@ -238,3 +238,38 @@ def test_warm_run_does_not_load_the_engine(tmp_path):
     assert cold == "1 True True", runs[0].stderr
     assert warm == "1 False False", runs[1].stderr
     assert runs[0].stdout.splitlines()[:-1] == runs[1].stdout.splitlines()[:-1]
+
+
+def test_editing_an_imported_model_invalidates_its_export_script(tmp_path, monkeypatch):
+    """UT402 across files: the script's result depends on the model file it imports."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.py").write_text(
+        "import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n")
+    (tmp_path / "export.py").write_text(
+        "import torch\nfrom model import Net\n"
+        "def main():\n    m = Net().eval()\n    torch.onnx.export(m, (torch.zeros(1),), 'n.onnx', dynamo=False)\n")
+    files = ["model.py", "export.py"]
+    assert [d.code for d in check(tmp_path, files).diagnostics] == []  # hazard-free: tracing is faithful
+    (tmp_path / "model.py").write_text(
+        "import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
+        "        if x.sum() > 0:\n            return x\n        return -x\n")
+    result = check(tmp_path, files)
+    assert result.cache_hits == 0  # the script's entry went stale with the model
+    assert sorted((d.path, d.code) for d in result.diagnostics) == [("export.py", "UT402"), ("model.py", "UT101")]
+    message = next(d.message for d in result.diagnostics if d.code == "UT402")
+    assert "model.py:4" in message
+
+
+def test_the_configured_opset_keys_the_cache(tmp_path, monkeypatch):
+    """UT302 depends on `[tool.untrace] opset`: another opset is another cache entry."""
+    monkeypatch.chdir(tmp_path)
+    from analyzer.config import Selection
+
+    (tmp_path / "m.py").write_text(
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        return torch.relu(x)\n")
+    select = Selection(select=("UT302",))
+    assert check(tmp_path, ["m.py"], cli=select).diagnostics == []
+    result = run_check(["m.py"], config=Config(root=tmp_path, opset=16), cli=select, jobs=1)
+    assert result.cache_hits == 0
+    assert [d.code for d in result.diagnostics] == ["UT302"]
+    assert "at opset 16; the first opset with one is 17" in result.diagnostics[0].message

@@ -1,5 +1,5 @@
-"""What `analyze_file` will return once `analyzer/engine.py` appends the export
-call-site facts, and the UT4xx rules (still named `_ut4*.py`, so not yet discovered)."""
+"""The facts `analyze_file` returns for an export script (the engine appends the export
+call-site facts, with the kind facts of each exported class attached) and the UT4xx rules."""
 
 from __future__ import annotations
 
@@ -8,18 +8,12 @@ import pkgutil
 
 import analyzer.rules as rules_pkg
 from analyzer.engine import analyze_file
-from analyzer.fixes.callsites import callsite_facts
-from analyzer.frontend import ParseError, parse_module
 from analyzer.rules import all_rules
 
 
-def wired_facts(path: str, source: str) -> list:
-    facts, _ = analyze_file(path, source)
-    try:
-        module = parse_module(source, path)
-    except ParseError:
-        return list(facts)
-    return list(facts) + callsite_facts(module)
+def wired_facts(path: str, source: str, project=None) -> list:
+    facts, _ = analyze_file(path, source, project)
+    return list(facts)
 
 
 def ut4_rules() -> tuple:

@@ -1,0 +1,1 @@
+"""Generated data the analyzer reads instead of importing torch (see each module)."""
