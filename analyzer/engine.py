@@ -12,6 +12,7 @@ from dataclasses import replace
 from analyzer.analyses.facts import Fact, ParseErrorFact, Site
 from analyzer.analyses.kinds import KindAnalyzer
 from analyzer.analyses.project import Project
+from analyzer.fixes.branches import attach_fixes
 from analyzer.fixes.callsites import callsite_facts
 from analyzer.frontend import ParseError, parse_module
 
@@ -38,6 +39,7 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     except RecursionError:
         return [ParseErrorFact(Site(path, 1, 1, 1, 2), "nesting too deep to analyse")], {}
     own = os.path.abspath(path)
+    facts = attach_fixes(facts, lambda where: _source_of(where, path, source, module, project))
     deps = {}
     # Every file the analyzer has read so far in this process: a superset of what this
     # file's results depend on, so a cached result is never stale.
@@ -49,6 +51,24 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     # Paths of facts as the user named the file, not the absolute form used internally.
     facts = [_with_path(f, path if os.path.abspath(f.site.path) == own else _display_path(f.site.path)) for f in facts]
     return facts, deps
+
+
+def _source_of(where: str, path: str, source: str | bytes, module, project: Project):
+    """(text, IR) of the file a fact is in: the one being checked, or another project file."""
+    if where == path or os.path.abspath(where) == os.path.abspath(path):
+        from analyzer.runner import decode_source
+
+        return decode_source(source), module
+    other = project.module(where)
+    if other is None:
+        return None
+    try:
+        with open(where, "rb") as handle:
+            from analyzer.runner import decode_source
+
+            return decode_source(handle.read()), other
+    except OSError:
+        return None
 
 
 def _display_path(path: str) -> str:

@@ -21,7 +21,10 @@ def detect(facts):
                 fact.construct, f"`{fact.construct}`")
             message = (f"{what} on tensor values (`{fact.predicate}`): tracing records only the branch the "
                        f"example input takes")
-            yield RULE.diagnostic(fact.site, message, _SUGGESTION.get(fact.construct, _DEFAULT))
+            suggestion = _SUGGESTION.get(fact.construct, _DEFAULT)
+            if fact.no_fix:
+                suggestion += f" (not rewritten automatically: {fact.no_fix})"
+            yield RULE.diagnostic(fact.site, message, suggestion, fact.fix)
 
 
 RULE = Rule(
