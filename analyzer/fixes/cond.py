@@ -122,14 +122,14 @@ def plan_cond(fn: ir.FunctionDef, block: list[ir.Stmt], stmt: ir.If, types: Mapp
     passed = []
     for name in sorted(operands):
         tag = types.get(name, "unknown")
+        if tag.startswith("ext:builtins."):  # not bound at the `if` (the analysis fell back to a builtin)
+            return f"`{name}` may be undefined before the `if`"
         if is_tensor(tag):
             if "+dynshape" in tag:
                 return f"`{name}` has a data-dependent shape (torch.cond needs one shape for both branches)"
             passed.append(name)
         elif name in assigned or name in results:
             return f"`{name}` is read and assigned in a branch but is not a tensor"
-        elif tag.startswith("ext:builtins."):
-            return f"`{name}` may be undefined before the `if`"
         # else: read from the enclosing scope by the nested function (self, a config value)
     for name in results:
         if name not in assigned_names(then_block) or name not in assigned_names(else_block):
