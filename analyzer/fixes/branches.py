@@ -44,17 +44,40 @@ APPLICABILITY = "unsafe"
 Sources = Callable[[str], "tuple[str, ir.Module] | None"]
 
 
-def attach_fixes(facts: list, sources: Sources) -> list:
-    files: dict[str, tuple[FixSource, ir.Module] | None] = {}
+class _File:
+    """One file's source and IR, with the indexes the fixes of its sites share."""
 
-    def file(path: str):
+    def __init__(self, text: str, module: ir.Module):
+        self.text = text
+        self.module = module
+        self.ranges = _top_level_ranges(module)
+        self.pieces: dict[int, FixSource] = {}
+        self.imports_torch = any(
+            isinstance(s, ir.Import) and s.module is None and ("torch", None) in s.names for s in module.body)
+        self.ifs: dict[tuple[int, int], tuple] = {}  # (line, column) -> (function, block, ir.If)
+        for fn in (s for s in ir.walk_statements(module.body, into_defs=True) if isinstance(s, ir.FunctionDef)):
+            _index_ifs(fn, fn.body, self.ifs)
+
+    def source_at(self, line: int) -> FixSource:
+        """The parsed top-level statement holding ``line`` (the whole file if unsure)."""
+        first, last = next(((a, b) for a, b in self.ranges if a <= line and (b is None or line <= b)), (1, None))
+        if first not in self.pieces:
+            lines = self.text.splitlines(keepends=True)
+            self.pieces[first] = FixSource("".join(lines[first - 1 : last]), first)
+        return self.pieces[first]
+
+
+def attach_fixes(facts: list, sources: Sources) -> list:
+    files: dict[str, _File | None] = {}
+
+    def file(path: str) -> _File | None:
         if path not in files:
             found = sources(path)
             files[path] = None
             if found is not None:
                 try:
-                    files[path] = (FixSource(found[0]), found[1])
-                except cst.ParserSyntaxError:
+                    files[path] = _File(*found)
+                except (cst.ParserSyntaxError, SyntaxError):
                     pass
         return files[path]
 
@@ -66,7 +89,7 @@ def attach_fixes(facts: list, sources: Sources) -> list:
                 fact = replace(fact, no_fix="the source of this file is not available")
             else:
                 try:
-                    fix = fix_branch(fact, *opened)
+                    fix = fix_branch(fact, opened)
                 except Exception as error:  # noqa: BLE001 - a fixer bug must not lose the finding
                     fix = f"untrace could not plan a fix ({type(error).__name__})"
                 fact = replace(fact, fix=fix) if isinstance(fix, Fix) else replace(fact, no_fix=fix)
@@ -74,17 +97,18 @@ def attach_fixes(facts: list, sources: Sources) -> list:
     return out
 
 
-def fix_branch(fact: BranchFact, src: FixSource, module: ir.Module) -> Fix | str:
+def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
     """The fix for one UT101 site, or why there is none."""
     if fact.construct in ("and", "or"):
         return (f"Python `{fact.construct}` returns one of its operands; `torch.logical_{fact.construct}` "
                 "returns a boolean tensor, so the rewrite is left to you")
     if fact.construct == "elif":
         return "an `elif` chain (rewrite it as nested `if`s first)"
-    if not src.imports_torch:
+    if not file.imports_torch:
         return "`torch` is not imported as `torch` at the top of the module"
     types = dict(fact.types)
     line, column = fact.site.line, fact.site.column
+    src = file.source_at(line)
     if fact.construct == "assert":
         node = src.node_at(cst.Assert, line, column)
         return _check_fix(src, node, types) if node is not None else "the `assert` was not found"
@@ -93,7 +117,7 @@ def fix_branch(fact: BranchFact, src: FixSource, module: ir.Module) -> Fix | str
         return _ternary_fix(src, node, types) if node is not None else "the conditional expression was not found"
     if fact.construct == "if":
         node = src.node_at(cst.If, line, column)
-        found = _find_if(module, line, column)
+        found = file.ifs.get((line, column))
         if node is None or found is None:
             return "the `if` was not found"
         return _if_fix(src, node, *found, types)
@@ -112,14 +136,14 @@ def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types) -> Fix | str:
     if refuse_where(node, src.module) is None and is_tensor(types.get(f"={where_target(node)}", "")):
         new = where_assignment(node, predicate).with_changes(leading_lines=())
         edit = src.edit(node, node, src.code_of(new).rstrip("\r\n"))
-        return _checked(src, edit, f"Rewrite the `if` as `{where_target(node)} = torch.where(...)`")
+        return _checked(src, edit, f"Rewrite the `if` as `{where_target(node)} = torch.where(...)`", statement=True)
     plan = plan_cond(fn, block, stmt, types)
     if isinstance(plan, str):
         return plan
     first, last, text = render_cond(src, plan, node, src.code_of(predicate), _branch_names(fn, stmt))
     edit = src.edit(first, last, text)
     what = "return torch.cond(...)" if plan.tail else f"{', '.join(plan.results)} = torch.cond(...)"
-    return _checked(src, edit, f"Rewrite the `if` as `{what}` with nested branch functions")
+    return _checked(src, edit, f"Rewrite the `if` as `{what}` with nested branch functions", statement=True)
 
 
 def _not_a_tensor(predicate: str) -> str:
@@ -130,13 +154,11 @@ def _not_a_tensor(predicate: str) -> str:
             "`.item()`): keep it a tensor first")
 
 
-def _checked(src: FixSource, edit, message: str) -> Fix | str:
+def _checked(src: FixSource, edit, message: str, statement: bool = False) -> Fix | str:
     """The fix, unless it would drop a comment or produce code that does not parse."""
     if loses_comments(src.text(edit), edit.content):
         return "comments inside the `if` would be lost"
-    try:
-        cst.parse_module(src.apply(edit))
-    except cst.ParserSyntaxError:
+    if not src.parses_after(edit, statement):
         return "the rewrite would not parse (please report this)"
     return Fix(message, (edit,), APPLICABILITY)
 
@@ -189,27 +211,27 @@ def _bare(expr):
     return expr.with_changes(lpar=[], rpar=[]) if hasattr(expr, "lpar") else expr
 
 
-def _find_if(module: ir.Module, line: int, column: int):
-    """(function, the statement list holding it, the ir.If) at a site."""
-    functions = [s for s in ir.walk_statements(module.body, into_defs=True) if isinstance(s, ir.FunctionDef)]
-    for fn in functions:
-        found = _find_in_block(fn.body, line, column)
-        if found is not None:
-            return (fn, *found)
-    return None
+def _top_level_ranges(module: ir.Module) -> list[tuple[int, int | None]]:
+    """(first line, last line or None for the end) of each top-level statement, with its
+    decorators and the blank or comment lines after it."""
+    starts = []
+    for stmt in module.body:
+        lines = [stmt.span.line] + [d.span.line for d in getattr(stmt, "decorators", ()) if getattr(d, "span", None)]
+        starts.append(min(line for line in lines if line > 0) if any(line > 0 for line in lines) else None)
+    if None in starts:
+        return []  # the whole file, then
+    return [(a, b - 1) for a, b in zip(starts, starts[1:])] + [(starts[-1], None)] if starts else []
 
 
-def _find_in_block(block, line, column):
+def _index_ifs(fn: ir.FunctionDef, block: list, out: dict) -> None:
+    """(function, the statement list holding it, the ir.If) of every `if` in ``fn``'s own body."""
     for stmt in block:
-        if isinstance(stmt, ir.If) and stmt.span.line == line and stmt.span.column == column:
-            return block, stmt
         if isinstance(stmt, (ir.FunctionDef, ir.ClassDef)):
             continue
+        if isinstance(stmt, ir.If):
+            out[(stmt.span.line, stmt.span.column)] = (fn, block, stmt)
         for child in ir.child_blocks(stmt):
-            found = _find_in_block(child, line, column)
-            if found is not None:
-                return found
-    return None
+            _index_ifs(fn, child, out)
 
 
 # ------------------------------------------------------------------------------ ternary

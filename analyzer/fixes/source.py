@@ -11,6 +11,7 @@ them survive.
 from __future__ import annotations
 
 import re
+import textwrap
 from functools import cached_property
 
 import libcst as cst
@@ -34,33 +35,28 @@ def dotted(node) -> str | None:
 
 
 class FixSource:
-    """One file being fixed."""
+    """A piece of one file being fixed: the lines from ``first_line`` on (a whole
+    top-level statement; libcst's position metadata over a
+    whole large file costs seconds). Lines and columns in and out are the file's."""
 
-    def __init__(self, source: str):
-        self.source = source
-        self.lines = source.splitlines(keepends=True)
+    def __init__(self, source: str, first_line: int = 1):
+        self.offset = first_line - 1
+        self.lines = [""] * self.offset + source.splitlines(keepends=True)
         self.wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
         self.module = self.wrapper.module
         self.positions = self.wrapper.resolve(PositionProvider)
         self.parents = self.wrapper.resolve(ParentNodeProvider)
 
     @cached_property
-    def imports_torch(self) -> bool:
-        """``import torch`` at the top of the module (the rewrites call ``torch.*``)."""
-        for line in self.module.body:
-            if isinstance(line, cst.SimpleStatementLine):
-                for stmt in line.body:
-                    if isinstance(stmt, cst.Import) and any(
-                            dotted(a.name) == "torch" and a.asname is None for a in stmt.names):
-                        return True
-        return False
+    def _starts(self) -> dict:
+        index: dict = {}
+        for node, where in self.positions.items():
+            index.setdefault((type(node), where.start.line + self.offset, where.start.column + 1), node)
+        return index
 
     def node_at(self, kind, line: int, column: int):
         """The ``kind`` node starting at 1-based ``line``:``column``."""
-        for node, where in self.positions.items():
-            if isinstance(node, kind) and where.start.line == line and where.start.column + 1 == column:
-                return node
-        return None
+        return self._starts.get((kind, line, column))
 
     def code_of(self, node) -> str:
         return self.module.code_for_node(node)
@@ -68,18 +64,26 @@ class FixSource:
     def indent_of(self, node) -> str:
         """The whitespace before ``node`` on its first line."""
         start = self.positions[node].start
-        return self.lines[start.line - 1][: start.column]
+        return self.lines[start.line + self.offset - 1][: start.column]
 
     def edit(self, first, last, content: str) -> Edit:
         """Replace the source from the start of ``first`` to the end of ``last``."""
         start, end = self.positions[first].start, self.positions[last].end
-        return Edit(start.line, start.column + 1, end.line, end.column + 1, content)
+        return Edit(start.line + self.offset, start.column + 1, end.line + self.offset, end.column + 1, content)
 
-    def apply(self, edit: Edit) -> str:
-        """The whole source with ``edit`` applied."""
-        before = "".join(self.lines[: edit.line - 1]) + self.lines[edit.line - 1][: edit.column - 1]
-        after = self.lines[edit.end_line - 1][edit.end_column - 1 :] + "".join(self.lines[edit.end_line :])
-        return before + edit.content + after
+    def parses_after(self, edit: Edit, statement: bool) -> bool:
+        """Does the replacement parse, as the statement(s) it replaces (at their
+        indentation) or as an expression? Checked locally: re-parsing a whole large
+        file for every finding would make ``check`` quadratic."""
+        try:
+            if statement:
+                indent = self.lines[edit.line - 1][: edit.column - 1]
+                cst.parse_module(textwrap.dedent(indent + edit.content) + "\n")
+            else:
+                cst.parse_expression(edit.content)
+        except cst.ParserSyntaxError:
+            return False
+        return True
 
     def text(self, edit: Edit) -> str:
         """The original text an edit replaces."""

@@ -238,3 +238,37 @@ def test_a_comment_that_would_be_lost_refuses_the_fix():
     after = fixed(HEAD + "\n    def forward(self, x):\n        if x.sum() > 0:\n            x = -x\n            # note\n"
                   "        return x\n")
     assert "# note\n        return x\n" in after
+
+
+def test_edits_land_in_the_right_place_among_decorated_top_level_statements():
+    # libcst's positions are computed per top-level statement (a large file would take
+    # seconds otherwise): the edit's lines must still be the file's.
+    source = textwrap.dedent('''\
+        import functools
+        import torch
+
+
+        @functools.lru_cache
+        def helper():
+            return 1
+
+
+        @torch.no_grad()
+        class M(torch.nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    x = -x
+                return x
+
+
+        @functools.lru_cache
+        def other():
+            return 2
+        ''')
+    (diagnostic,) = ut101(source)
+    (edit,) = diagnostic.fix.edits
+    assert (edit.line, edit.column, edit.end_line) == (13, 9, 14)
+    after = apply_fixes(source, [diagnostic], unsafe=True)[0]
+    assert after.splitlines()[12:19] == [
+        "        def true_fn(x):", "            x = -x", "            return x", "        def false_fn(x):",
+        "            return x.clone()", "        x = torch.cond(x.sum() > 0, true_fn, false_fn, (x,))", "        return x"]
