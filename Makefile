@@ -34,6 +34,7 @@ test: setup browser
 bench: setup
 	$(BIN)/python benchmarks/export_speed.py
 	$(BIN)/python benchmarks/verify_search.py
+	$(BIN)/python benchmarks/fix_exportability.py
 
 docs: setup
 	$(BIN)/python -m analyzer.rules.docgen > docs/rules.md

@@ -17,6 +17,7 @@ from analyzer.analyses.project import ClassKey, Project
 from analyzer.analyses.scriptability import first_rejection
 from analyzer.analyses.values import UNKNOWN
 from analyzer.fixes.callsite_fact import CallSiteFact
+from analyzer.fixes.branches import attach_fixes
 from analyzer.fixes.callsites import callsite_facts
 from analyzer.frontend import ParseError
 
@@ -48,6 +49,7 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     except RecursionError:
         return [ParseErrorFact(Site(path, 1, 1, 1, 2), "nesting too deep to analyse")], {}
     own = os.path.abspath(path)
+    facts = attach_fixes(facts, lambda where: _source_of(where, path, source, module, project))
     deps = {}
     # Every file the analyzer has read so far in this process: a superset of what this
     # file's results depend on, so a cached result is never stale.
@@ -124,6 +126,24 @@ def _with_class_facts(fact: CallSiteFact, module, analyzer: KindAnalyzer, path: 
     display = [_with_path(f, path if os.path.abspath(f.site.path) == own else _display_path(f.site.path))
                for f in class_facts]
     return replace(fact, class_facts=tuple(display))
+
+
+def _source_of(where: str, path: str, source: str | bytes, module, project: Project):
+    """(text, IR) of the file a fact is in: the one being checked, or another project file."""
+    if where == path or os.path.abspath(where) == os.path.abspath(path):
+        from analyzer.runner import decode_source
+
+        return decode_source(source), module
+    other = project.module(where)
+    if other is None:
+        return None
+    try:
+        with open(where, "rb") as handle:
+            from analyzer.runner import decode_source
+
+            return decode_source(handle.read()), other
+    except OSError:
+        return None
 
 
 def _display_path(path: str) -> str:

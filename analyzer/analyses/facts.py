@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from analyzer.analyses.levels import Level
+from analyzer.diagnostics import Fix
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,15 @@ class BranchFact:
     level: Level
     predicate: str  # source text of the predicate
     exits_loop: bool = False  # its break/return is reported as the enclosing loop's hazard
+    # What sort of object the names around the branch hold, for the fixes (``type_tag``):
+    # ``name`` at the head, ``=name`` after the branch, ``self.attr``, and ``$pred``,
+    # ``$then`` / ``$else`` (a ternary's sides), ``$return`` (the function's result).
+    types: tuple[tuple[str, str], ...] = ()
+    fix: "Fix | None" = None  # filled by analyzer.fixes.branches
+    no_fix: str | None = None  # why there is no fix, when one was attempted
+
+    def type_of(self, key: str) -> str:
+        return dict(self.types).get(key, "unknown")
 
 
 @dataclass(frozen=True, slots=True)

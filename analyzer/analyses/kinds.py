@@ -32,7 +32,7 @@ from analyzer.analyses.dataflow import Analysis, solve
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey, Project
-from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
+from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, type_tag
 from analyzer.frontend import expr_text, ir
 from analyzer.frontend.verify import assigned_names, target_names
 
@@ -397,6 +397,7 @@ class FunctionAnalysis:
         self.folded_ifs: set[int] = set()
         self._written: dict[int, set[str]] = {}
         self.unexported = unexported_statements(frame.fn.body)
+        self._solved: dict | None = None  # the solved IN states, once solved (for `_record_types`)
         self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
 
     # ------------------------------------------------------------------ solving
@@ -416,6 +417,7 @@ class FunctionAnalysis:
                 break
         facts: list[Fact] = []
         self.evaluator.sink = facts
+        self._solved = before
         for node in self.cfg.reverse_postorder():
             state = before[node.id]
             if node.kind != "entry" and not node.pred:
@@ -481,6 +483,40 @@ class FunctionAnalysis:
             if name in state:
                 state[name] = state[name].tainted(level)
 
+    def _record_types(self, stmt, state: dict, sink: list) -> None:
+        """Attach to the branch fact just emitted for ``stmt`` the types the fixes need:
+        every name and ``self.attr`` read in its branches and in the statements after
+        it (a tail ``return`` makes them the other branch), the names it assigns as they
+        are after it, and the function's result."""
+        fact = sink[-1] if sink else None
+        if not isinstance(fact, BranchFact) or fact.site.line != stmt.span.line:
+            return
+        ev = self.evaluator
+        outer, ev.sink = ev.sink, None
+        try:
+            types: dict[str, str] = dict(fact.types)
+            blocks = [stmt.body, stmt.orelse]
+            body = self.frame.fn.body
+            if any(s is stmt for s in body):
+                blocks.append(body[[i for i, s in enumerate(body) if s is stmt][0] + 1:])
+            for block in blocks:
+                for s in ir.walk_statements(block):
+                    for e in ir.child_expressions(s):
+                        for sub in ir.walk_expression(e):
+                            if isinstance(sub, ir.Name) and sub.id not in types:
+                                types[sub.id] = type_tag(ev.ev(sub, dict(state)))
+                            elif (isinstance(sub, ir.Attribute) and isinstance(sub.value, ir.Name)
+                                  and sub.value.id == "self"):
+                                types.setdefault(f"self.{sub.attr}", type_tag(ev.ev(sub, dict(state))))
+            after = self._solved[self.cfg.join_of[id(stmt)].id] if self._solved else {}
+            for name in assigned_names(stmt.body) | assigned_names(stmt.orelse):
+                types[f"={name}"] = type_tag(after.get(name))
+            if self._solved:
+                types["$return"] = type_tag(self._solved[self.cfg.exit.id].get(RETURN))
+        finally:
+            ev.sink = outer
+        sink[-1] = replace(fact, types=tuple(sorted(types.items())))
+
     def ctl_level(self, node: Node) -> Level:
         return max((self.region_level.get(id(r), STATIC) for r in node.regions), default=STATIC)
 
@@ -507,6 +543,8 @@ class FunctionAnalysis:
             level = ev.predicate(s.test, state, "elif" if s.is_elif else "if", s.span,
                                  report=True, exits_loop=id(s) in self.folded_ifs)
             self.raise_region(s, level)
+            if ev.sink and level >= DATA:
+                self._record_types(s, state, ev.sink)
             return state
         if kind == "loop-init":
             if s.kind == "for":
@@ -754,7 +792,8 @@ class ExpressionEvaluator:
                 outer.append(f)
             if report and level >= SHAPE:
                 site = self.site(span)
-                outer.append(BranchFact(site, construct, level, self.text(test), exits_loop))
+                outer.append(BranchFact(site, construct, level, self.text(test), exits_loop,
+                                        types=(("$pred", type_tag(value)),)))
         return level
 
     def _bool_level(self, test, state) -> Level:
@@ -1062,8 +1101,12 @@ class ExpressionEvaluator:
 
     def _ev_IfExp(self, e, state):
         level = self.predicate(e.test, state, "ifexp", e.span, report=True)
+        emitted = len(self.sink) - 1 if self.sink and level >= SHAPE else None
         body = self.ev(e.body, state)
         orelse = self.ev(e.orelse, state)
+        if emitted is not None and isinstance(self.sink[emitted], BranchFact):
+            fact = self.sink[emitted]  # the sides' types, for the torch.where fix
+            self.sink[emitted] = replace(fact, types=fact.types + (("$else", type_tag(orelse)), ("$then", type_tag(body))))
         return (join(body, orelse) or UNKNOWN).tainted(level)
 
     def _ev_Comprehension(self, e, state):

@@ -135,3 +135,22 @@ def join_all(values) -> Value | None:
     for v in values:
         out = join(out, v)
     return out
+
+
+def type_tag(value: Value | None) -> str:
+    """A short, stable description of what sort of object ``value`` is, for the fixes:
+    ``tensor`` (``tensor/bool`` when boolean, ``+dynshape`` when its shape depends on
+    data, ``tensor?`` when only assumed), ``ext:torch.nn.functional``, ``module``,
+    ``python``, ``container``, ``none``, ``unknown``..."""
+    if value is None:
+        return "unknown"
+    if value.type == "tensor":
+        tag = "tensor" if value.certain else "tensor?"
+        if value.ref == "bool":
+            tag += "/bool"
+        if value.shape_level >= DATA:
+            tag += "+dynshape"
+        return tag
+    if value.type == "ext":
+        return f"ext:{value.ref}"
+    return value.type

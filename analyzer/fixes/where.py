@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from analyzer.analyses import torch_api as api
+
 APPLICABILITY = "unsafe"
 
 # torch functions whose result is random or that mutate global state.
@@ -41,6 +43,14 @@ _IMPURE_TORCH = frozenset({
     "multinomial", "normal", "poisson", "manual_seed", "seed", "dropout", "alpha_dropout",
     "feature_alpha_dropout", "save", "load", "set_default_dtype", "set_grad_enabled", "empty", "empty_like",
 })
+
+
+# Tensor methods that read their receiver and return a new value.
+_PURE_TENSOR_METHODS = frozenset(
+    m for m in api.TENSOR_METHODS
+    if not m.endswith("_") and m not in api.PYTHON_ESCAPE_METHODS | api.NUMPY_ESCAPE_METHODS
+    and m not in ("size", "dim", "numel", "nelement", "ndimension", "equal", "allclose", "tolist", "item")
+)
 
 
 @dataclass
@@ -61,28 +71,38 @@ def _dotted(node) -> str | None:
     return ".".join(reversed(parts))
 
 
-def side_effect_free(node) -> bool:
-    """True for the expressions the rewrite may evaluate unconditionally."""
+def side_effect_free(node, tensor_methods: bool = False) -> bool:
+    """True for the expressions the rewrite may evaluate unconditionally. With
+    ``tensor_methods``, also calls of Tensor methods that neither write in place nor
+    leave the graph (``x.abs().max()``): for operands known to be tensors."""
+    def ok(sub) -> bool:
+        return side_effect_free(sub, tensor_methods)
+
     if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Imaginary)):
         return True
     if isinstance(node, cst.Attribute):
         return _dotted(node) is not None
     if isinstance(node, cst.BinaryOperation):
-        return side_effect_free(node.left) and side_effect_free(node.right)
+        return ok(node.left) and ok(node.right)
     if isinstance(node, cst.UnaryOperation):
-        return side_effect_free(node.expression)
+        return ok(node.expression)
     if isinstance(node, cst.Comparison):
-        return side_effect_free(node.left) and all(
-            side_effect_free(c.comparator) and not isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot))
+        return ok(node.left) and all(
+            ok(c.comparator) and not isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot))
             for c in node.comparisons)
     if isinstance(node, cst.Call):
+        if not all(not a.star and ok(a.value) for a in node.args):
+            return False
         name = _dotted(node.func)
-        if name is None or not name.startswith("torch.") or name.count(".") != 1:
-            return False
-        function = name.split(".", 1)[1]
-        if function.endswith("_") or function in _IMPURE_TORCH:
-            return False
-        return all(not a.star and side_effect_free(a.value) for a in node.args)
+        if name is not None and name.startswith("torch.") and name.count(".") == 1:
+            function = name.split(".", 1)[1]
+            return not function.endswith("_") and function not in _IMPURE_TORCH
+        if tensor_methods and isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            return (method in _PURE_TENSOR_METHODS and not (isinstance(node.func.value, cst.Name)
+                                                             and node.func.value.value == "self")
+                    and ok(node.func.value))
+        return False
     return False
 
 
@@ -136,36 +156,52 @@ class _Rewriter(cst.CSTTransformer):
         if why:
             self.result.skipped[line] = why
             return updated
-        name, then_value = _single_assignment(original.body)
-        _, else_value = _single_assignment(original.orelse.body)
-        call = cst.Call(
-            func=cst.Attribute(cst.Name("torch"), cst.Name("where")),
-            args=[cst.Arg(original.test), cst.Arg(then_value), cst.Arg(else_value)],
-        )
         self.result.rewritten.append(line)
-        return cst.SimpleStatementLine(
-            body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=call)],
-            leading_lines=original.leading_lines,
-            trailing_whitespace=original.body.header,  # a comment on the `if` line stays on its line
-        )
+        return where_assignment(original)
 
     def refuse(self, node: cst.If) -> str | None:
-        if not isinstance(node.orelse, cst.Else):
-            return "no plain `else` (an `elif` chain or a one-sided `if`)"
-        then_side = _single_assignment(node.body)
-        else_side = _single_assignment(node.orelse.body)
-        if then_side is None or else_side is None:
-            return "a branch is not exactly one assignment to a plain name"
-        if then_side[0] != else_side[0]:
-            return f"the branches assign different names (`{then_side[0]}`, `{else_side[0]}`)"
-        for side in (then_side[1], else_side[1]):
-            if not side_effect_free(side):
-                return f"`{self.module.code_for_node(side)}` may have side effects or raise when evaluated " \
-                       "on the other path"
-        inside = node.with_changes(leading_lines=(), body=node.body.with_changes(header=cst.TrailingWhitespace()))
-        if "#" in self.module.code_for_node(inside):
-            return "comments inside the `if` would be lost"
-        return None
+        return refuse_where(node, self.module)
+
+
+def where_assignment(node: cst.If, test: cst.BaseExpression | None = None) -> cst.SimpleStatementLine:
+    """``y = torch.where(test, A, B)`` for an ``if`` that ``refuse_where`` accepts."""
+    name, then_value = _single_assignment(node.body)
+    _, else_value = _single_assignment(node.orelse.body)
+    call = cst.Call(
+        func=cst.Attribute(cst.Name("torch"), cst.Name("where")),
+        args=[cst.Arg(test if test is not None else node.test), cst.Arg(then_value), cst.Arg(else_value)],
+    )
+    return cst.SimpleStatementLine(
+        body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=call)],
+        leading_lines=node.leading_lines,
+        trailing_whitespace=node.body.header,  # a comment on the `if` line stays on its line
+    )
+
+
+def where_target(node: cst.If) -> str | None:
+    side = _single_assignment(node.body)
+    return side[0] if side else None
+
+
+def refuse_where(node: cst.If, module: cst.Module) -> str | None:
+    """Why ``node`` is not of the form ``if p: y = A / else: y = B`` with side-effect-free
+    ``A`` and ``B``, or None."""
+    if not isinstance(node.orelse, cst.Else):
+        return "no plain `else` (an `elif` chain or a one-sided `if`)"
+    then_side = _single_assignment(node.body)
+    else_side = _single_assignment(node.orelse.body)
+    if then_side is None or else_side is None:
+        return "a branch is not exactly one assignment to a plain name"
+    if then_side[0] != else_side[0]:
+        return f"the branches assign different names (`{then_side[0]}`, `{else_side[0]}`)"
+    for side in (then_side[1], else_side[1]):
+        if not side_effect_free(side):
+            return f"`{module.code_for_node(side)}` may have side effects or raise when evaluated " \
+                   "on the other path"
+    inside = node.with_changes(leading_lines=(), body=node.body.with_changes(header=cst.TrailingWhitespace()))
+    if "#" in module.code_for_node(inside):
+        return "comments inside the `if` would be lost"
+    return None
 
 
 def rewrite_where(source: str, lines: Iterable[int]) -> WhereRewrite:

@@ -26,7 +26,9 @@ def detect(facts):
             suggestion = _SUGGESTION.get(fact.construct, _DEFAULT)
             if fact.construct in ("if", "elif", "ifexp"):  # scripting keeps these as branches
                 suggestion += script_advice(facts, fact)
-            yield RULE.diagnostic(fact.site, message, suggestion)
+            if fact.no_fix:
+                suggestion += f" (not rewritten automatically: {fact.no_fix})"
+            yield RULE.diagnostic(fact.site, message, suggestion, fact.fix)
 
 
 RULE = Rule(
@@ -34,7 +36,11 @@ RULE = Rule(
     name="data-dependent-branch",
     summary="A Python branch (`if`, ternary, `assert`, `and`/`or`) decided by tensor values.",
     what="Reports `if`/`elif`, conditional expressions, `assert`, and `and`/`or` whose condition is computed "
-         "from tensor values, including through helpers and submodules called from `forward`.",
+         "from tensor values, including through helpers and submodules called from `forward`. "
+         "Unsafe fixes (`--fix --unsafe-fixes`): `if`/`else` assigning one name -> `torch.where`; other `if`s "
+         "-> `torch.cond` with nested branch functions over the live-in tensors; a ternary -> `torch.where`; "
+         "`assert` -> `torch._check(p.item())`. When a rewrite cannot be made (side effects, in-place writes, "
+         "early returns, non-tensor results, data-dependent shapes) the finding says why.",
     why="`torch.onnx.export(dynamo=False)` evaluates the condition once, on the example input, and records only "
         "that branch: the ONNX graph is silently wrong for inputs that would take the other one. The "
         "torch.export-based exporter stops with a data-dependent control-flow error instead.",

@@ -1,0 +1,278 @@
+"""Fixes for the UT101 sites: which rewrite each data-dependent branch gets, or why none.
+
+``attach_fixes(facts, sources) -> facts``: every reported ``BranchFact`` (level data,
+not folded into a loop's finding) gets ``fix`` (an unsafe ``Fix`` of exact text edits)
+or ``no_fix`` (the reason, a phrase the UT101 message quotes). ``sources(path)`` gives
+the text and IR of the file a site is in (a helper may live in another file).
+
+    if p: y = A / else: y = B    -> y = torch.where(p, A, B)            (where.py)
+    other `if` on a tensor       -> torch.cond(p, true_fn, false_fn, ..)  (cond.py)
+    A if p else B                -> torch.where(p, A, B)
+    assert p[, msg]              -> torch._check(p.item()[, lambda: msg])
+
+A Python ``and`` / ``or`` / ``not`` in an ``if`` condition becomes
+``torch.logical_and`` / ``logical_or`` / ``logical_not`` when its operands are free of
+side effects (the rewrite evaluates both). Every fix is *unsafe* in ruff's sense:
+``torch.where`` broadcasts and promotes, ``torch.cond`` needs both branches to return
+tensors of one shape and dtype, and ``torch._check`` raises ``RuntimeError`` rather
+than ``AssertionError`` and also runs under ``python -O``; none of that is provable
+from the source. A rewrite that cannot be made at all is not made.
+
+``torch._check`` on ``p.item()``: ``torch._check`` takes a bool or a SymBool, not a
+tensor; ``bool(p)`` is a data-dependent guard that stops torch.export, while ``.item()``
+of a boolean tensor becomes an unbacked SymBool that export turns into a runtime
+assertion (and eager raises when it is False).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import libcst as cst
+
+from analyzer.analyses.facts import BranchFact
+from analyzer.analyses.levels import Level
+from analyzer.diagnostics import Fix
+from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
+from analyzer.fixes.source import FixSource, loses_comments
+from analyzer.fixes.where import refuse_where, side_effect_free, where_assignment, where_target
+from analyzer.frontend import ir
+
+APPLICABILITY = "unsafe"
+
+Sources = Callable[[str], "tuple[str, ir.Module] | None"]
+
+
+class _File:
+    """One file's source and IR, with the indexes the fixes of its sites share."""
+
+    def __init__(self, text: str, module: ir.Module):
+        self.text = text
+        self.module = module
+        self.ranges = _top_level_ranges(module)
+        self.pieces: dict[int, FixSource] = {}
+        self.imports_torch = any(
+            isinstance(s, ir.Import) and s.module is None and ("torch", None) in s.names for s in module.body)
+        self.ifs: dict[tuple[int, int], tuple] = {}  # (line, column) -> (function, block, ir.If)
+        for fn in (s for s in ir.walk_statements(module.body, into_defs=True) if isinstance(s, ir.FunctionDef)):
+            _index_ifs(fn, fn.body, self.ifs)
+
+    def source_at(self, line: int) -> FixSource:
+        """The parsed top-level statement holding ``line`` (the whole file if unsure)."""
+        first, last = next(((a, b) for a, b in self.ranges if a <= line and (b is None or line <= b)), (1, None))
+        if first not in self.pieces:
+            lines = self.text.splitlines(keepends=True)
+            self.pieces[first] = FixSource("".join(lines[first - 1 : last]), first)
+        return self.pieces[first]
+
+
+def attach_fixes(facts: list, sources: Sources) -> list:
+    files: dict[str, _File | None] = {}
+
+    def file(path: str) -> _File | None:
+        if path not in files:
+            found = sources(path)
+            files[path] = None
+            if found is not None:
+                try:
+                    files[path] = _File(*found)
+                except (cst.ParserSyntaxError, SyntaxError):
+                    pass
+        return files[path]
+
+    out = []
+    for fact in facts:
+        if isinstance(fact, BranchFact) and fact.level == Level.DATA and not fact.exits_loop:
+            opened = file(fact.site.path)
+            if opened is None:
+                fact = replace(fact, no_fix="the source of this file is not available")
+            else:
+                try:
+                    fix = fix_branch(fact, opened)
+                except Exception as error:  # noqa: BLE001 - a fixer bug must not lose the finding
+                    fix = f"untrace could not plan a fix ({type(error).__name__})"
+                fact = replace(fact, fix=fix) if isinstance(fix, Fix) else replace(fact, no_fix=fix)
+        out.append(fact)
+    return out
+
+
+def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
+    """The fix for one UT101 site, or why there is none."""
+    if fact.construct in ("and", "or"):
+        return (f"Python `{fact.construct}` returns one of its operands; `torch.logical_{fact.construct}` "
+                "returns a boolean tensor, so the rewrite is left to you")
+    if fact.construct == "elif":
+        return "an `elif` chain (rewrite it as nested `if`s first)"
+    if not file.imports_torch:
+        return "`torch` is not imported as `torch` at the top of the module"
+    types = dict(fact.types)
+    line, column = fact.site.line, fact.site.column
+    src = file.source_at(line)
+    if fact.construct == "assert":
+        node = src.node_at(cst.Assert, line, column)
+        return _check_fix(src, node, types) if node is not None else "the `assert` was not found"
+    if fact.construct == "ifexp":
+        node = src.node_at(cst.IfExp, line, column)
+        return _ternary_fix(src, node, types) if node is not None else "the conditional expression was not found"
+    if fact.construct == "if":
+        node = src.node_at(cst.If, line, column)
+        found = file.ifs.get((line, column))
+        if node is None or found is None:
+            return "the `if` was not found"
+        return _if_fix(src, node, *found, types)
+    return f"no rewrite for `{fact.construct}`"
+
+
+# ------------------------------------------------------------------------------ if
+
+
+def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types) -> Fix | str:
+    predicate = tensor_predicate(src, node.test)
+    if not isinstance(predicate, cst.BaseExpression):
+        return predicate
+    if not is_tensor(types.get("$pred", "unknown")):
+        return _not_a_tensor(src.code_of(node.test))
+    if refuse_where(node, src.module) is None and is_tensor(types.get(f"={where_target(node)}", "")):
+        new = where_assignment(node, predicate).with_changes(leading_lines=())
+        edit = src.edit(node, node, src.code_of(new).rstrip("\r\n"))
+        return _checked(src, edit, f"Rewrite the `if` as `{where_target(node)} = torch.where(...)`", statement=True)
+    plan = plan_cond(fn, block, stmt, types)
+    if isinstance(plan, str):
+        return plan
+    first, last, text = render_cond(src, plan, node, src.code_of(predicate), _branch_names(fn, stmt))
+    edit = src.edit(first, last, text)
+    what = "return torch.cond(...)" if plan.tail else f"{', '.join(plan.results)} = torch.cond(...)"
+    return _checked(src, edit, f"Rewrite the `if` as `{what}` with nested branch functions", statement=True)
+
+
+def _not_a_tensor(predicate: str) -> str:
+    if any(word in predicate for word in (".shape", ".size(", ".numel(", "len(", ".dim(")):
+        return ("the condition is on the size of a tensor whose shape depends on data: torch.cond needs "
+                "both branches to return the same shapes")
+    return ("the condition is not a tensor (a Python value computed from one, e.g. by `bool()` or "
+            "`.item()`): keep it a tensor first")
+
+
+def _checked(src: FixSource, edit, message: str, statement: bool = False) -> Fix | str:
+    """The fix, unless it would drop a comment or produce code that does not parse."""
+    if loses_comments(src.text(edit), edit.content):
+        return "comments inside the `if` would be lost"
+    if not src.parses_after(edit, statement):
+        return "the rewrite would not parse (please report this)"
+    return Fix(message, (edit,), APPLICABILITY)
+
+
+def _branch_names(fn: ir.FunctionDef, stmt: ir.If) -> tuple[str, str]:
+    """``true_fn`` / ``false_fn``, suffixed with the line when the function already
+    uses those names (or another rewrite in it may)."""
+    taken = {p.name for p in fn.params}
+    for s in ir.walk_statements(fn.body, into_defs=True):
+        for e in ir.child_expressions(s):
+            taken |= {sub.id for sub in ir.walk_expression(e) if isinstance(sub, ir.Name)}
+        if isinstance(s, ir.FunctionDef):
+            taken.add(s.name)
+    ifs = sum(1 for s in ir.walk_statements(fn.body) if isinstance(s, ir.If))
+    if ifs > 1 or {"true_fn", "false_fn"} & taken:
+        return f"true_fn_{stmt.span.line}", f"false_fn_{stmt.span.line}"
+    return "true_fn", "false_fn"
+
+
+def tensor_predicate(src: FixSource, test: cst.BaseExpression) -> cst.BaseExpression | str:
+    """``test`` with Python ``and`` / ``or`` / ``not`` made tensor operations."""
+    if isinstance(test, cst.BooleanOperation):
+        left, right = tensor_predicate(src, test.left), tensor_predicate(src, test.right)
+        for side in (left, right):
+            if isinstance(side, str):
+                return side
+        if not (side_effect_free(test.left, tensor_methods=True) and side_effect_free(test.right, tensor_methods=True)):
+            return (f"`{src.code_of(test)}`: the operands of `{'and' if isinstance(test.operator, cst.And) else 'or'}` "
+                    "may have side effects, and the rewrite evaluates both")
+        function = "logical_and" if isinstance(test.operator, cst.And) else "logical_or"
+        return _torch_call(function, left, right, test)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = tensor_predicate(src, test.expression)
+        if isinstance(inner, str):
+            return inner
+        return _torch_call("logical_not", inner, None, test)
+    return test
+
+
+def _torch_call(function: str, a, b, original) -> cst.Call:
+    args = [cst.Arg(_bare(a))] + ([cst.Arg(_bare(b))] if b is not None else [])
+    for i in range(len(args) - 1):
+        args[i] = args[i].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    call = cst.Call(func=cst.Attribute(cst.Name("torch"), cst.Name(function)), args=args)
+    return call.with_changes(lpar=original.lpar, rpar=original.rpar)
+
+
+def _bare(expr):
+    """``expr`` without its own parentheses (it becomes a call argument)."""
+    return expr.with_changes(lpar=[], rpar=[]) if hasattr(expr, "lpar") else expr
+
+
+def _top_level_ranges(module: ir.Module) -> list[tuple[int, int | None]]:
+    """(first line, last line or None for the end) of each top-level statement, with its
+    decorators and the blank or comment lines after it."""
+    starts = []
+    for stmt in module.body:
+        lines = [stmt.span.line] + [d.span.line for d in getattr(stmt, "decorators", ()) if getattr(d, "span", None)]
+        starts.append(min(line for line in lines if line > 0) if any(line > 0 for line in lines) else None)
+    if None in starts:
+        return []  # the whole file, then
+    return [(a, b - 1) for a, b in zip(starts, starts[1:])] + [(starts[-1], None)] if starts else []
+
+
+def _index_ifs(fn: ir.FunctionDef, block: list, out: dict) -> None:
+    """(function, the statement list holding it, the ir.If) of every `if` in ``fn``'s own body."""
+    for stmt in block:
+        if isinstance(stmt, (ir.FunctionDef, ir.ClassDef)):
+            continue
+        if isinstance(stmt, ir.If):
+            out[(stmt.span.line, stmt.span.column)] = (fn, block, stmt)
+        for child in ir.child_blocks(stmt):
+            _index_ifs(fn, child, out)
+
+
+# ------------------------------------------------------------------------------ ternary
+
+
+def _ternary_fix(src: FixSource, node: cst.IfExp, types) -> Fix | str:
+    if not is_tensor(types.get("$pred", "unknown")):
+        return "the condition is not a tensor: keep it a tensor first"
+    sides = (types.get("$then", "unknown"), types.get("$else", "unknown"))
+    if not any(is_tensor(t) for t in sides):
+        return "neither side is a tensor (torch.where would turn the Python result into a tensor)"
+    if not all(is_tensor(t) or t == "python" for t in sides):
+        return "a side is neither a tensor nor a Python number"
+    for side in (node.body, node.orelse):
+        if not side_effect_free(side, tensor_methods=True):
+            return f"`{src.code_of(side)}` may have side effects, and torch.where evaluates both sides"
+    predicate = tensor_predicate(src, node.test)
+    if isinstance(predicate, str):
+        return predicate
+    space = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    call = cst.Call(
+        func=cst.Attribute(cst.Name("torch"), cst.Name("where")),
+        args=[cst.Arg(_bare(predicate), comma=space), cst.Arg(_bare(node.body), comma=space), cst.Arg(_bare(node.orelse))],
+        lpar=node.lpar, rpar=node.rpar,
+    )
+    edit = src.edit(node, node, src.code_of(call))
+    return _checked(src, edit, "Rewrite the conditional expression as `torch.where(...)`")
+
+
+# ------------------------------------------------------------------------------ assert
+
+
+def _check_fix(src: FixSource, node: cst.Assert, types) -> Fix | str:
+    if "/bool" not in types.get("$pred", "") or not is_tensor(types.get("$pred", "")):
+        return "the condition is not a boolean tensor (torch._check needs a bool)"
+    test = node.test
+    code = src.code_of(_bare(test)) if not test.lpar else src.code_of(test)
+    if isinstance(test, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or test.lpar:
+        condition = f"{code}.item()"
+    else:
+        condition = f"({code}).item()"
+    args = condition if node.msg is None else f"{condition}, lambda: {src.code_of(node.msg)}"
+    edit = src.edit(node, node, f"torch._check({args})")
+    return _checked(src, edit, "Rewrite the `assert` as `torch._check(...)` (raises RuntimeError, also under -O)")

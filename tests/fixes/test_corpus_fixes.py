@@ -1,0 +1,123 @@
+"""The UT101 fixes proven on the corpus: `untrace check --fix --unsafe-fixes` on a copy,
+then for every corpus model with a UT101 finding
+
+- the fixed model gives the same eager outputs as the original on all of its inputs
+  (which take every branch: tests/test_corpora_eager.py);
+- ``torch.onnx.export(dynamo=True)`` is measured on the original and on the fixed model,
+  and the measurement must match the table below (the README quotes it).
+
+The exports run once, in a module-scoped fixture (a few seconds per model).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from analyzer import check_paths
+
+from .corpus_fixing import CORPORA, ROOT, corpus_models, exports, fix_corpus_copy, load_model, same_outputs
+
+# Measured (benchmarks/fix_exportability.py); the test recomputes and compares.
+UT101_MODELS = {
+    "and_or_tensors", "branch_chosen_passes", "ctc_greedy_collapse", "data_asserts", "early_exit_head",
+    "escape_then_branch", "helper_function_branch", "method_helper_branch", "moe_top1_router", "multi_file",
+    "nonzero_proposals", "submodule_hazard", "ternary_select", "token_pruning",
+}
+CHANGED_BY_FIX = {
+    "and_or_tensors", "data_asserts", "early_exit_head", "helper_function_branch", "method_helper_branch",
+    "multi_file", "submodule_hazard",
+}
+EXPORTABLE_BEFORE = {"data_asserts"}  # torch.export turns a tensor `assert` into a runtime assertion itself
+EXPORTABLE_AFTER = {"data_asserts", "early_exit_head", "helper_function_branch", "method_helper_branch",
+                    "multi_file", "submodule_hazard"}
+
+
+def model_files(name: str) -> list[Path]:
+    return [CORPORA / f"{name}.py"] if (CORPORA / f"{name}.py").is_file() else sorted((CORPORA / name).glob("*.py"))
+
+
+def ut101_sites(root: Path) -> set[tuple[str, str]]:
+    """(file, source line) of every UT101 finding under ``root`` (lines move when fixed)."""
+    found = check_paths([root], select=["UT101"], use_cache=False, jobs=1)
+    sites = set()
+    for d in found:
+        path = Path(d.path).resolve()
+        sites.add((path.relative_to(root.resolve()).as_posix(), path.read_text().splitlines()[d.line - 1].strip()))
+    return sites
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory):
+    root, changed = fix_corpus_copy(tmp_path_factory.mktemp("fixed"))
+    return root, changed
+
+
+@pytest.fixture(scope="module")
+def measured(fixed):
+    """name -> (export error before or None, export error after or None)."""
+    root, changed = fixed
+    torch.set_num_threads(1)
+    table = {}
+    for name in sorted(UT101_MODELS):
+        before = exports(*load_model(ROOT, name))
+        after = exports(*load_model(root, name)) if name in changed else before
+        table[name] = (before, after)
+    return table
+
+
+def test_the_models_with_ut101_findings_are_the_expected_ones():
+    with_ut101 = set()
+    for name in corpus_models():
+        if any(re.search(r"#\s*expect:.*UT101", f.read_text()) for f in model_files(name)):
+            with_ut101.add(name)
+    assert with_ut101 == UT101_MODELS
+
+
+def test_fix_changes_exactly_the_models_it_can_rewrite(fixed):
+    _, changed = fixed
+    assert changed == CHANGED_BY_FIX
+
+
+def test_fixed_sites_no_longer_report_ut101_and_refused_ones_still_do(fixed):
+    root, _ = fixed
+    refused = {(d.path, d.line) for d in check_paths([CORPORA], select=["UT101"], use_cache=False, jobs=1)
+               if d.fix is None}
+    expected = {site for site in ut101_sites(CORPORA)
+                if any(Path(p).resolve() == (CORPORA / site[0]).resolve()
+                       and Path(p).read_text().splitlines()[line - 1].strip() == site[1] for p, line in refused)}
+    assert ("and_or_tensors.py", "scale = self.gain if usable else 1.0  # expect: UT101") in expected
+    assert ut101_sites(root / "corpora") == expected
+
+
+def test_every_ut101_finding_has_a_fix_or_says_why_not():
+    for diag in check_paths([CORPORA], select=["UT101"], use_cache=False, jobs=1):
+        assert (diag.fix is not None) != ("not rewritten automatically: " in diag.suggestion), diag
+
+
+@pytest.mark.parametrize("name", sorted(CHANGED_BY_FIX))
+def test_fixed_model_gives_the_same_eager_outputs_on_all_inputs(fixed, name):
+    root, _ = fixed
+    assert same_outputs(load_model(ROOT, name), load_model(root, name)) is None
+
+
+def test_the_fixed_assert_still_raises(fixed):
+    root, _ = fixed
+    model, inputs = load_model(root, "data_asserts")
+    weights, feats = inputs[0]
+    with pytest.raises(RuntimeError):
+        model(-weights - 1, feats)
+    original, _ = load_model(ROOT, "data_asserts")
+    with pytest.raises(AssertionError):
+        original(-weights - 1, feats)
+
+
+def test_dynamo_export_before_and_after_fix(measured):
+    before = {name for name, (error, _) in measured.items() if error is None}
+    after = {name for name, (_, error) in measured.items() if error is None}
+    assert before == EXPORTABLE_BEFORE, {n: e for n, (e, _) in measured.items()}
+    assert after == EXPORTABLE_AFTER, {n: e for n, (_, e) in measured.items()}
+    assert before <= after  # a fix never makes a model stop exporting
