@@ -41,6 +41,7 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
         analyzer = project.kind_analyzer = KindAnalyzer(project)
     if changed:
         analyzer.forget(path)  # summaries made from an older text of this file
+    analyzer.begin_file()
     try:
         facts = analyzer.analyze_module(module)
         facts += _scriptability_facts(facts, module, analyzer, path)
@@ -51,10 +52,10 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     own = os.path.abspath(path)
     facts = attach_fixes(facts, lambda where: _source_of(where, path, source, module, project))
     deps = {}
-    # Every file the analyzer has read so far in this process: a superset of what this
-    # file's results depend on, so a cached result is never stale.
-    for other in analyzer.touched_files:
-        if other != own and other != path:
+    # The files this file's results were computed from (the cached summaries it reused
+    # included), so that a cached result is never stale.
+    for other in sorted(analyzer.files_read()):
+        if other != own:
             digest = project.content_hash(other)
             if digest is not None:
                 deps[other] = digest

@@ -50,6 +50,7 @@ _ARITH_OPS = frozenset({"+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&
 class Summary:
     returns: Value
     facts: list[Fact] = field(default_factory=list)
+    reads: frozenset[str] = frozenset()  # the files this result was computed from
 
 
 @dataclass
@@ -58,6 +59,8 @@ class ClassInfo:
     node: ir.ClassDef
     bases: list[Value]
     attributes: dict[str, Value] | None = None  # filled lazily from __init__
+    reads: frozenset[str] = frozenset()  # files read to resolve the bases
+    attribute_reads: frozenset[str] = frozenset()  # files read to fill `attributes`
 
 
 @dataclass
@@ -83,19 +86,40 @@ class KindAnalyzer:
         self._collect_runs: dict[tuple, Summary] = {}  # keyed by id() of a live attribute table
         self._in_progress: set[tuple] = set()
         self._depth = 0
-        self.touched_files: set[str] = set()
-        self._checking: str | None = None  # the file being checked (abspath)
+        self._global_reads: dict[str, frozenset[str]] = {}
+        # Files read by each computation in progress, innermost last. Every cached result
+        # (summary, class, module scope) keeps what it read, and a cache hit adds that to
+        # the reader: a file's dependencies are exact, not everything this process read.
+        self._reads: list[set[str]] = [set()]
 
     def forget(self, path: str) -> None:
         """Drop what was computed from `path` before it was (re)registered as the file
         being checked: its module scope and classes may differ from the on-disk copy."""
-        self._checking = os.path.abspath(path)
         for key in [k for k in self._globals if os.path.abspath(k) == os.path.abspath(path)]:
             del self._globals[key]
         for key in [k for k in self._classes if os.path.abspath(k.path) == os.path.abspath(path)]:
             del self._classes[key]
         self._summaries = {k: v for k, v in self._summaries.items() if not _mentions(k, path)}
         self._collect_runs.clear()  # the tables they wrote into may be gone with the classes
+
+    # ================================================================ dependencies
+
+    def begin_file(self) -> None:
+        """Start recording the files the next file's analysis reads."""
+        self._reads = [set()]
+
+    def files_read(self) -> set[str]:
+        """The files (absolute paths) read for the file begun last, including those behind
+        every cached result it reused."""
+        return self._reads[0]
+
+    def _begin_reads(self) -> None:
+        self._reads.append(set())
+
+    def _end_reads(self) -> frozenset[str]:
+        reads = self._reads.pop()
+        self._reads[-1] |= reads
+        return frozenset(reads)
 
     # ================================================================ entry points
 
@@ -169,7 +193,9 @@ class KindAnalyzer:
                 memo_key = (id(collect), *memo_key)
                 memo = self._collect_runs
             if memo_key in memo:
-                return memo[memo_key]
+                summary = memo[memo_key]
+                self._reads[-1] |= summary.reads
+                return summary
             if memo_key in self._in_progress or self._depth >= MAX_CALL_DEPTH:
                 return Summary(UNKNOWN)
         frame = Frame(module.path, fn.qualname, fn, module, self_value, class_key, closure or {}, collect)
@@ -179,14 +205,17 @@ class KindAnalyzer:
         if memo_key is not None:
             self._in_progress.add(memo_key)
         self._depth += 1
+        self._begin_reads()
         try:
             summary = FunctionAnalysis(self, frame, args).run()
         except RecursionError:
             summary = Summary(UNKNOWN)
         finally:
+            summary_reads = self._end_reads()
             self._depth -= 1
             if memo_key is not None:
                 self._in_progress.discard(memo_key)
+        summary.reads = summary_reads
         if memo_key is not None:
             (self._summaries if memo is None else memo)[memo_key] = summary
         return summary
@@ -194,21 +223,23 @@ class KindAnalyzer:
     # ================================================================ module scope
 
     def module_ir(self, path: str) -> ir.Module | None:
-        module = self.project.module(path)
-        # Reading the file being checked is no dependency of the files checked after it:
-        # one that uses it reads it again (every use goes through here).
-        if module is not None and os.path.abspath(path) != self._checking:
-            self.touched_files.add(path)
-        return module
+        self._reads[-1].add(os.path.abspath(path))
+        return self.project.module(path)
 
     def globals_of(self, module: ir.Module) -> dict[str, Value]:
         cached = self._globals.get(module.path)
         if cached is not None:
+            self._reads[-1] |= self._global_reads.get(module.path, frozenset())
             return cached
         env: dict[str, Value] = {}
         self._globals[module.path] = env  # visible while being built: cyclic imports
-        for stmt in module.body:
-            self._bind_global(stmt, module, env)
+        self._begin_reads()
+        self._reads[-1].add(os.path.abspath(module.path))
+        try:
+            for stmt in module.body:
+                self._bind_global(stmt, module, env)
+        finally:
+            self._global_reads[module.path] = self._end_reads()
         return env
 
     def _bind_global(self, stmt, module: ir.Module, env: dict[str, Value]) -> None:
@@ -276,14 +307,20 @@ class KindAnalyzer:
 
     def class_info(self, key: ClassKey) -> ClassInfo | None:
         if key in self._classes:
-            return self._classes[key]
-        module = self.module_ir(key.path)
-        node = module.classes().get(key.name) if module is not None else None
-        if node is None:
-            return None
-        env = self.globals_of(module)
-        bases = [ExpressionEvaluator(self, None, module).ev(b, env) for b in node.bases]
-        info = ClassInfo(key, node, bases)
+            info = self._classes[key]
+            self._reads[-1] |= info.reads
+            return info
+        self._begin_reads()
+        try:
+            module = self.module_ir(key.path)
+            node = module.classes().get(key.name) if module is not None else None
+            if node is None:
+                return None
+            env = self.globals_of(module)
+            bases = [ExpressionEvaluator(self, None, module).ev(b, env) for b in node.bases]
+        finally:
+            reads = self._end_reads()
+        info = ClassInfo(key, node, bases, reads=reads)
         self._classes[key] = info
         return info
 
@@ -325,9 +362,18 @@ class KindAnalyzer:
         if info is None:
             return {}
         if info.attributes is not None:
+            self._reads[-1] |= info.attribute_reads
             return info.attributes
         attrs: dict[str, Value] = {}
         info.attributes = attrs  # partial table visible to __init__ itself
+        self._begin_reads()
+        try:
+            self._fill_attributes(key, attrs)
+        finally:
+            info.attribute_reads = self._end_reads()
+        return attrs
+
+    def _fill_attributes(self, key: ClassKey, attrs: dict[str, Value]) -> None:
         # Class-level assignments first (defaults, `__constants__`, annotations).
         for owner in reversed(list(self.mro(key))):
             module = self.module_ir(owner.key.path)
@@ -354,7 +400,6 @@ class KindAnalyzer:
                     args[p.name] = STATIC_PY
             self.call_function(FunctionKey(owner.key.path, init.qualname), init, module, args,
                                Value("module", ref=key), owner.key, collect=attrs)
-        return attrs
 
 
 def _mentions(memo_key, path: str) -> bool:

@@ -273,3 +273,22 @@ def test_the_configured_opset_keys_the_cache(tmp_path, monkeypatch):
     assert result.cache_hits == 0
     assert [d.code for d in result.diagnostics] == ["UT302"]
     assert "at opset 16; the first opset with one is 17" in result.diagnostics[0].message
+
+
+def test_dependencies_are_exact_in_one_process(tmp_path, monkeypatch):
+    """A file depends on what its analysis read, including through summaries cached while
+    another file was checked, and on nothing else the same process happened to read."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "helpers.py").write_text("def gate(x):\n    if x.sum() > 0:\n        return x\n    return -x\n")
+    user = "import torch\nfrom helpers import gate\nclass {0}(torch.nn.Module):\n    def forward(self, x):\n        return gate(x)\n"
+    (tmp_path / "a_user.py").write_text(user.format("A"))
+    (tmp_path / "b_user.py").write_text(user.format("B"))  # reuses the summary of gate made for a_user
+    (tmp_path / "c_other.py").write_text(
+        "import torch\nclass C(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n")
+    files = ["a_user.py", "b_user.py", "c_other.py", "helpers.py"]
+    first = check(tmp_path, files)
+    assert sorted({(d.path, d.code) for d in first.diagnostics}) == [("helpers.py", "UT101")]
+    (tmp_path / "helpers.py").write_text("def gate(x):\n    return x\n")
+    result = check(tmp_path, files)
+    assert (result.analyzed, result.cache_hits) == (3, 1)  # both users and helpers.py; c_other.py is a hit
+    assert result.diagnostics == []
