@@ -31,7 +31,7 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     if project is None:
         project = Project([path] if os.path.isfile(path) else [])
     try:
-        module, changed = project.parse_source(path, source)
+        module, stale = project.parse_source(path, source)
     except ParseError as exc:
         return [ParseErrorFact(Site(path, exc.line, exc.column, exc.line, exc.column + 1), exc.message)], {}
     # One analyzer per project (per worker process): class tables and function summaries
@@ -39,7 +39,7 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     analyzer = getattr(project, "kind_analyzer", None)
     if analyzer is None:
         analyzer = project.kind_analyzer = KindAnalyzer(project)
-    if changed:
+    if stale:
         analyzer.forget(path)  # summaries made from an older text of this file
     analyzer.begin_file()
     try:

@@ -68,7 +68,8 @@ class Project:
     # ----------------------------------------------------------------- files
 
     def parse_source(self, path: str, source: str | bytes) -> tuple[ir.Module, bool]:
-        """The IR of the file being checked, and whether it is new to this process.
+        """The IR of the file being checked, and whether this process had read another
+        text of it before (so results computed from that text are stale).
 
         A file already parsed as another file's dependency, with the same content, is not
         parsed again: on a whole tree most files are both. Raises `ParseError`."""
@@ -78,10 +79,11 @@ class Project:
         known = self._modules.get(key)
         if known is not None and self._hashes.get(key) == digest:
             return known, False
+        stale = key in self._modules and self._hashes.get(key) != digest
         module = parse_module(source, path)
         self._modules[key] = module
         self._hashes[key] = digest
-        return module, True
+        return module, stale
 
     def module(self, path: str) -> ir.Module | None:
         path = _key(path)
