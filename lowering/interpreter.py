@@ -36,6 +36,7 @@ from analyzer.frontend.structure import RETVAL, structure_control_flow
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.ops import registry
+from lowering.seeded_random import DRAWS as _RANDOM_DRAWS, SeededGenerators
 
 MAX_UNROLL = 10_000
 _MAX_DEPTH = 64
@@ -162,6 +163,7 @@ class Interpreter:
         self.frames: list[Frame] = []  # active frames, for in-place updates of aliases
         self.probes_enabled = False
         self._probes: dict[int, list[tuple[str, Value]]] = {}  # id(builder) -> (key, 1-d int64)
+        self.generators = SeededGenerators()  # torch.Generator()s made by forward: draws are constants
 
     # ================================================================ entry
 
@@ -753,6 +755,10 @@ class Interpreter:
         if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
                 and issubclass(func.__self__, torch.autograd.Function):
             return self.call_python_function(func.__self__.forward, [_AutogradContext(), *args], kwargs)
+        if func is torch.Generator:
+            return self.generators.create(self, args, kwargs)
+        if self.generators.is_method(func):
+            return self.generators.call_method(self, func, args, kwargs)
         if getattr(func, "__module__", "") == "torch._higher_order_ops.map" and getattr(func, "__name__", "") == "map":
             return self.functional_map(args, kwargs)
         special = _BUILTIN_HANDLERS.get(func) if _hashable(func) else None
@@ -765,6 +771,8 @@ class Interpreter:
         if name is not None:
             if name in ("torch.cond",):
                 return self.torch_cond(args, kwargs)
+            if name in _RANDOM_DRAWS and kwargs.get("generator") is not None:
+                return self.generators.draw(self, func, name, args, kwargs)
             if name in _RUNTIME_CHECKS and self._has_graph(args, kwargs):
                 return None
             if name in _SEQUENCE_OPS and args and isinstance(args[0], (list, tuple)) and any(
@@ -859,6 +867,8 @@ class Interpreter:
             return -1
         if name in ("append",):
             raise self.error("append on a tensor", construct="call")
+        if f"Tensor.{name}" in _RANDOM_DRAWS and kwargs.get("generator") is not None:
+            return self.generators.draw(self, getattr(torch.Tensor, name), f"Tensor.{name}", [value, *args], kwargs)
         result = self.call_op(f"Tensor.{name}", [value, *args], kwargs)
         if name.endswith("_") and not name.startswith("_") and isinstance(result, Value):
             self.update_aliases(value, result)  # x.add_(1): every name for x sees the update
