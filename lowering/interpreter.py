@@ -33,6 +33,7 @@ import torch
 from analyzer.analyses.regions import annotate_regions
 from analyzer.frontend import ParseError, expr_text, ir, parse_module
 from analyzer.frontend.structure import RETVAL, structure_control_flow
+from lowering.aliasing import SELF_ALIAS_OPS, VIEW_OPS, Aliases, is_basic_index, is_in_place
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.ops import registry
@@ -164,6 +165,10 @@ class Interpreter:
         self.probes_enabled = False
         self._probes: dict[int, list[tuple[str, Value]]] = {}  # id(builder) -> (key, 1-d int64)
         self.generators = SeededGenerators()  # torch.Generator()s made by forward: draws are constants
+        self.aliases = Aliases()  # which values share memory; which an in-place update left stale
+        # Graph values that are Python numbers in eager (sizes, len(), int(t)): `n += 1` rebinds them.
+        self.python_numbers: set[Value] = set()
+        self._state_values: set[Value] = set()  # parameters and buffers (initializers)
 
     # ================================================================ entry
 
@@ -294,12 +299,17 @@ class Interpreter:
             self.setitem(s.target, base, index, self.binop(s.op, current, self.eval(s.value, frame)), frame)
             return
         current = self.eval(s.target, frame)
-        value = self.binop(s.op, current, self.eval(s.value, frame))
+        operand = self.eval(s.value, frame)
+        in_place = f"operator.i{_BINOPS[s.op]}"
+        if isinstance(current, Value) and current not in self.python_numbers and registry.lookup(in_place, self.g.opset):
+            value = self.call_op(in_place, [current, operand], {})  # keeps the tensor's dtype, as torch does
+        else:
+            value = self.binop(s.op, current, operand)
         if isinstance(current, list) and not isinstance(value, Value):
             current[:] = value  # list += keeps identity, as in Python
             value = current
-        if isinstance(current, Value):
-            self.update_aliases(current, value)  # `x += 1` on a tensor is in place
+        if isinstance(current, Value) and current not in self.python_numbers:
+            self.update_aliases(current, value, expr_text(s.target))  # `x += 1` on a tensor is in place
         self.assign(s.target, value, frame)
 
     def _stmt_ExprStmt(self, s, frame):
@@ -457,7 +467,7 @@ class Interpreter:
         if isinstance(base, Value):
             new = self.call_op("operator.setitem", [base, index, value], {})
             if isinstance(target.value, ir.Name):
-                self.update_aliases(base, new)
+                self.update_aliases(base, new, expr_text(target.value))
                 frame.env[target.value.id] = new
                 return
             raise self.error(f"index assignment into `{expr_text(target.value)}`: only into a variable",
@@ -483,7 +493,10 @@ class Interpreter:
 
     def _ev_Name(self, e, frame):
         if e.id in frame.env:
-            return frame.env[e.id]
+            value = frame.env[e.id]
+            if self.aliases.stale or self.aliases._loop_bodies:
+                self.check_read(e.id, value)
+            return value
         if e.id in frame.globals:
             return frame.globals[e.id]
         if hasattr(builtins, e.id):
@@ -597,7 +610,10 @@ class Interpreter:
 
     def binop(self, op, a, b):
         if isinstance(a, Value) or isinstance(b, Value):
-            return self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})
+            result = self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})
+            if all(x in self.python_numbers if isinstance(x, Value) else isinstance(x, (int, float)) for x in (a, b)):
+                self.python_number(result)
+            return result
         return _PY_BIN[op](a, b)
 
     def _ev_Attribute(self, e, frame):
@@ -641,12 +657,20 @@ class Interpreter:
             self.tensor_names[id(t)] = name
         if name is None:
             return self.g.const(t.detach())
-        return self.g.initializer(name, t.detach())
+        value = self.g.initializer(name, t.detach())
+        self._state_values.add(value)
+        return value
 
     def shape(self, v: Value) -> tuple:
         if v.rank is None:
             raise self.error("the rank of this tensor is unknown at export time", construct="shape")
-        return tuple(self.g.size(v, d) for d in range(v.rank))
+        return tuple(self.python_number(self.g.size(v, d)) for d in range(v.rank))
+
+    def python_number(self, v):
+        """Note that graph value `v` stands for a Python int/float of eager code."""
+        if isinstance(v, Value):
+            self.python_numbers.add(v)
+        return v
 
     def _rank(self, v: Value) -> int:
         if v.rank is None:
@@ -782,14 +806,14 @@ class Interpreter:
                 return func(*args, **kwargs)
             lowering = registry.lookup(name, self.g.opset)
             if lowering is not None and (self._has_graph(args, kwargs) or name.startswith(("torch.", "Tensor."))):
-                return self.call_op(name, args, kwargs)
+                return self.call_torch(name, func, args, kwargs)
             if not self._has_graph(args, kwargs) and self._is_pure(func, name):
                 try:
                     return func(*args, **kwargs)
                 except Exception as exc:
                     raise self.error(f"{name}(...) failed at export time: {exc}", construct="call") from None
             if lowering is not None:
-                return self.call_op(name, args, kwargs)
+                return self.call_torch(name, func, args, kwargs)
             if _is_user_function(func):
                 return self.call_python_function(func, args, kwargs)
             raise self.error(f"no lowering for `{name}`",
@@ -821,6 +845,7 @@ class Interpreter:
             raise
         except TypeError as exc:
             raise self.error(f"{name}: {exc}", construct="call") from None
+        result = self.track_results(name, args, kwargs, result)
         if type(result) is tuple and len(result) == 2 and name.rsplit(".", 1)[-1] in _VALUES_INDICES:
             return _ValuesIndices(*result)  # torch.return_types: .values / .indices
         return result
@@ -848,10 +873,10 @@ class Interpreter:
         if name in ("dim", "ndimension"):
             return self._rank(value)
         if name in ("numel", "nelement"):
-            return self.g.numel(value)
+            return self.python_number(self.g.numel(value))
         if name == "item":
             # A one-element tensor -> 0-d (Reshape fails at run time otherwise, as item() does).
-            return value if value.rank == 0 else self.g.op("Reshape", value, self.g.shape_tensor([]))
+            return self.python_number(value if value.rank == 0 else self.g.op("Reshape", value, self.g.shape_tensor([])))
         if name == "tolist":
             return self.tolist(value)
         if name in ("numpy", "cpu", "cuda", "detach", "contiguous", "clone") and name in ("numpy",):
@@ -872,6 +897,15 @@ class Interpreter:
         result = self.call_op(f"Tensor.{name}", [value, *args], kwargs)
         if name.endswith("_") and not name.startswith("_") and isinstance(result, Value):
             self.update_aliases(value, result)  # x.add_(1): every name for x sees the update
+        return result
+
+    def call_torch(self, name: str, func, args, kwargs):
+        """A torch function through the op table; `torch.relu_(x)`, `F.relu(x, inplace=True)`
+        update their first argument in place."""
+        result = self.call_op(name, args, kwargs)
+        if args and isinstance(args[0], Value) and isinstance(result, Value) and (
+                is_in_place(name) or _inplace_flag(func, args, kwargs)):
+            self.update_aliases(args[0], result)
         return result
 
     def tolist(self, value: Value):
@@ -939,15 +973,98 @@ class Interpreter:
     def to_bool_vector(self, v: Value) -> Value:
         return v if v.dtype == torch.bool else self.g.op("Cast", v, to=torch.bool)
 
-    def update_aliases(self, old: Value, new: Value) -> None:
-        """An in-place update: every variable bound to the same tensor now holds `new`.
-        (Views of `old` made by slicing or reshaping are not tracked.)"""
+    def update_aliases(self, old: Value, new: Value, updated: str | None = None) -> None:
+        """An in-place update: every variable bound to the same tensor now holds `new`;
+        every other value sharing its memory (views, its base) is stale from here on
+        (`lowering.aliasing`)."""
+        if new is old or not isinstance(new, Value):
+            return
+        updated = updated or self._name_of(old)
+        if self.aliases.root(old) in self._state_values:
+            raise self.error(f"in-place update of `{updated}`, a parameter or buffer (or a view of one), changes the "
+                             "module's state: the next call would see it", "update a copy (`.clone()`) or out of "
+                             "place", construct="inplace")
         for frame in self.frames:
             if frame.graph != id(self.g):
                 continue  # a frame outside this If branch / Loop body keeps its value
             for name, bound in frame.env.items():
                 if bound is old:
                     frame.env[name] = new
+        read_before = self.aliases.mark_updated(old, new, updated, self.location[1], self.g)
+        if read_before:
+            name = self._name_of(read_before[0])
+            raise self.error(
+                f"in-place update of `{updated}` inside a graph loop, after `{name}`, which shares its memory, was "
+                "read earlier in the loop body: from the second iteration on eager PyTorch reads the updated "
+                "values there, which untrace does not track",
+                f"take a copy before the loop (`{name} = {name}.clone()`), or update out of place "
+                f"(`{updated} = {updated} + ...`)", construct="inplace")
+
+    def track_results(self, name: str, args, kwargs, result, in_place: bool = False):
+        """Record views; give a value the lowering handed out before a fresh Identity, unless
+        eager PyTorch too returns the same tensor (`lowering.aliasing`)."""
+        inputs = {id(v) for v in _graph_leaves((args, kwargs))}
+        base = args[0] if args and isinstance(args[0], Value) else None
+        view = base is not None and name in VIEW_OPS and (name != "operator.getitem" or is_basic_index(args[1]))
+        keeps_self = in_place or name in SELF_ALIAS_OPS or is_in_place(name) or _inplace_flag(None, args, kwargs)
+
+        def fresh(v):
+            if not isinstance(v, Value):
+                return v
+            if id(v) in inputs and keeps_self and not view:
+                return v
+            if id(v) in inputs or v in self.aliases.handed_out:
+                v = self.g.op("Identity", v)
+            self.aliases.made(v, self.g)
+            if view:
+                self.aliases.add_view(v, base, self.location[1])
+            return v
+
+        if isinstance(result, Value):
+            return fresh(result)
+        if isinstance(result, (tuple, list)) and any(isinstance(v, Value) for v in result):
+            items = [fresh(v) for v in result]
+            return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+        return result
+
+    def check_read(self, name: str, value) -> None:
+        """Refuse to read a value that an in-place update left stale; note reads inside
+        graph loops (see `Aliases.note_read`)."""
+        for leaf in _graph_leaves(value):
+            mark = self.aliases.staleness(leaf, self.g)
+            if mark is not None:
+                raise self._stale_error(name, leaf, mark, leaf is value)
+            self.aliases.note_read(leaf, self.g)
+
+    def _stale_error(self, name: str, leaf: Value, mark, direct: bool) -> LoweringError:
+        made = self.aliases.view_line.get(leaf)
+        if not direct:
+            relation = f"`{name}` holds a tensor that shares its memory"
+        elif mark.through_view:
+            relation = f"the update went through a view of `{name}`"
+        elif made is not None:
+            relation = f"`{name}` is a view of it made at line {made}"
+        else:
+            relation = f"`{name}` shares its memory"
+        return self.error(
+            f"in-place update of `{mark.updated}` at line {mark.line} while `{name}` is live ({relation}): eager "
+            f"PyTorch shows the update through `{name}`, which untrace does not track",
+            f"take a copy before the update (`{name} = ....clone()`), or update out of place "
+            f"(`{mark.updated} = {mark.updated} + ...` instead of `+=`, `.add_`, index assignment)", construct="inplace")
+
+    def check_region_result(self, name: str, value, builder: GraphBuilder) -> None:
+        """A value leaving an If branch or a Loop body must not be stale there."""
+        for leaf in _graph_leaves(value):
+            mark = self.aliases.staleness(leaf, builder)
+            if mark is not None:
+                raise self._stale_error(name, leaf, mark, False)
+
+    def _name_of(self, v: Value) -> str:
+        for frame in reversed(self.frames):
+            for name, bound in frame.env.items():
+                if bound is v and not name.startswith("$"):
+                    return name
+        return "a tensor"
 
     def call_module(self, module: torch.nn.Module, args, kwargs):
         if type(module) is torch.nn.Sequential:
@@ -963,11 +1080,16 @@ class Interpreter:
             args = [self._materialise(a) for a in args]
             kwargs = {k: self._materialise(v) for k, v in kwargs.items()}
             try:
-                return lowering(self.g, call, *args, **kwargs)
+                result = lowering(self.g, call, *args, **kwargs)
             except LoweringError as exc:
                 if exc.path is None:
                     exc.path, exc.line = self.location
                 raise
+            in_place = getattr(module, "inplace", False) is True
+            result = self.track_results(name, args, kwargs, result, in_place)
+            if in_place and args and isinstance(args[0], Value) and isinstance(result, Value):
+                self.update_aliases(args[0], result)  # nn.ReLU(inplace=True) and the like
+            return result
         forward = type(module).forward
         if type(module).forward is torch.nn.Module.forward:
             raise self.error(f"{type(module).__name__} has no forward", construct="call")
@@ -1055,6 +1177,8 @@ class Interpreter:
             graphs.append(sub)
         flat_t, spec = _flatten(results[0])
         flat_f, spec_f = _flatten(results[1])
+        self.check_region_result(construct, flat_t, graphs[0])
+        self.check_region_result(construct, flat_f, graphs[1])
         if spec != spec_f:
             raise self.error(f"the two sides of this {construct} return different structures", construct=construct)
         if not _contains_graph(results[0]) and not _contains_graph(results[1]) and _same(results[0], results[1]):
@@ -1207,6 +1331,8 @@ class Interpreter:
             if spec_a != spec_b:
                 raise self.error(f"`{name}` has a different structure on the two sides of a data-dependent `if`"
                                  f" ({_describe(a)} vs {_describe(b)})", construct="if")
+            for graph, flat in ((graphs[0], flat_a), (graphs[1], flat_b)):
+                self.check_region_result(name, flat, graph)
             per_branch = []
             for graph, flat, other in ((graphs[0], flat_a, flat_b), (graphs[1], flat_b, flat_a)):
                 saved, self.g = self.g, graph
@@ -1278,8 +1404,10 @@ class Interpreter:
                                  f"initialise `{n}` before the loop", construct="loop")
         init = {n: frame.env[n] for n in carried}
         body = self.g.subgraph()
+        self.aliases.enter_loop_body(body)
         iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
         cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
+        self.python_number(iter_num)
         inner = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls,
                       graph=id(body))
         flat_init = {}
@@ -1289,7 +1417,15 @@ class Interpreter:
             for v in flat:
                 gv = self.as_graph(v)
                 shape = gv.shape if not relaxed else _rank_only(gv)
-                values.append(body.add_input(body.fresh(n.strip("$") or "v"), gv.dtype, shape))
+                carried_in = body.add_input(body.fresh(n.strip("$") or "v"), gv.dtype, shape)
+                if isinstance(v, Value):
+                    # The same tensor as before the loop: an in-place update in the body
+                    # reaches the other names for it.
+                    self.aliases.add_view(carried_in, v, None)
+                    if v in self.python_numbers:
+                        self.python_number(carried_in)
+                self.aliases.made(carried_in, body)
+                values.append(carried_in)
             flat_init[n] = (flat, spec)
             inner.env[n] = _unflatten(spec, values)
         scan_start = {n: len(frame.env[n]) for n in scans}
@@ -1315,6 +1451,7 @@ class Interpreter:
             body.add_output(next_cond)
             for n in carried:
                 flat, spec = _flatten(inner.env.get(n, MISSING))
+                self.check_region_result(n, flat, body)
                 if spec != flat_init[n][1]:
                     raise self.error(f"`{n}` changes structure inside a graph loop", construct="loop")
                 for v, v0 in zip(flat, flat_init[n][0]):
@@ -1428,9 +1565,9 @@ class Interpreter:
 def _len(interp: Interpreter, args, kwargs):
     (x,) = args
     if isinstance(x, Value):
-        return interp.g.size(x, 0)
+        return interp.python_number(interp.g.size(x, 0))
     if isinstance(x, Stacked):
-        return interp.g.size(x.value, 0)
+        return interp.python_number(interp.g.size(x.value, 0))
     return len(x)
 
 
@@ -1453,7 +1590,7 @@ def _scalar(kind):
             scalar = x
             if scalar.rank not in (0, None):
                 scalar = interp.g.op("Reshape", scalar, interp.g.shape_tensor([]))
-            return interp.g.cast(scalar, torch.int64 if kind is int else torch.float32)
+            return interp.python_number(interp.g.cast(scalar, torch.int64 if kind is int else torch.float32))
         if isinstance(x, torch.Tensor):
             return kind(x)
         return kind(*args, **kwargs)
@@ -1630,6 +1767,36 @@ def _rank_only(v: Value):
     """Declared shape of a region output: its rank, every dim free (shapes may differ
     between branches and iterations)."""
     return None if v.rank is None else (None,) * v.rank
+
+
+def _graph_leaves(v, depth: int = 0):
+    """The graph values inside a (nested) container."""
+    if isinstance(v, Value):
+        yield v
+    elif isinstance(v, (list, tuple)) and depth < 8:
+        for x in v:
+            yield from _graph_leaves(x, depth + 1)
+    elif isinstance(v, dict) and depth < 8:
+        for x in v.values():
+            yield from _graph_leaves(x, depth + 1)
+    elif isinstance(v, (Maybe, Stacked)):
+        yield from _graph_leaves(v.value, depth + 1)
+    elif dataclasses.is_dataclass(v) and not isinstance(v, type) and depth < 8:
+        for field in dataclasses.fields(v):
+            yield from _graph_leaves(getattr(v, field.name, None), depth + 1)
+
+
+def _inplace_flag(func, args, kwargs) -> bool:
+    """`inplace=True` given to an `F` function, by keyword or position."""
+    if kwargs.get("inplace") is True:
+        return True
+    if func is None or not inspect.isfunction(func):
+        return False
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return False
+    return bound.arguments.get("inplace") is True
 
 
 def _hashable(x) -> bool:
