@@ -28,6 +28,7 @@ import operator
 import sys
 from typing import Any
 
+import numpy as np
 import torch
 
 from analyzer.analyses.regions import annotate_regions
@@ -36,6 +37,8 @@ from analyzer.frontend.structure import RETVAL, structure_control_flow
 from lowering.aliasing import SELF_ALIAS_OPS, VIEW_OPS, Aliases, is_basic_index, is_in_place
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
+from lowering import numpy_arrays
+from lowering.numpy_arrays import NDArray, NumpyMethod
 from lowering.ops import registry
 from lowering.seeded_random import DRAWS as _RANDOM_DRAWS, SeededGenerators
 
@@ -294,11 +297,15 @@ class Interpreter:
     def _stmt_AugAssign(self, s, frame):
         if isinstance(s.target, ir.Subscript):
             base = self.eval(s.target.value, frame)
+            if isinstance(base, NDArray):
+                raise self._numpy_in_place(expr_text(s.target.value))
             index = self.eval(s.target.index, frame)
             current = self.subscript(base, index)
             self.setitem(s.target, base, index, self.binop(s.op, current, self.eval(s.value, frame)), frame)
             return
         current = self.eval(s.target, frame)
+        if isinstance(current, NDArray):
+            raise self._numpy_in_place(expr_text(s.target))
         operand = self.eval(s.value, frame)
         in_place = f"operator.i{_BINOPS[s.op]}"
         if isinstance(current, Value) and current not in self.python_numbers and registry.lookup(in_place, self.g.opset):
@@ -324,7 +331,7 @@ class Interpreter:
                          construct="raise")
 
     def _stmt_Assert(self, s, frame):
-        test = self.eval(s.test, frame)
+        test = self.test_value(self.eval(s.test, frame))
         if isinstance(test, Value):
             return  # a runtime check on data: dropped, as torch.onnx does with torch._assert
         if not test:
@@ -366,7 +373,7 @@ class Interpreter:
         self.exec_block(s.body, frame)
 
     def _stmt_If(self, s, frame):
-        test = self.eval(s.test, frame)
+        test = self.test_value(self.eval(s.test, frame))
         if isinstance(test, Value):
             self.emit_if(s, test, frame)
         elif self.truth(test):
@@ -394,7 +401,7 @@ class Interpreter:
             self.exec_block(s.orelse, frame)
             return
         for _ in range(MAX_UNROLL):
-            test = self.eval(s.test, frame)
+            test = self.test_value(self.eval(s.test, frame))
             if isinstance(test, Value):
                 self.emit_loop(s, frame, cond=test)
                 return
@@ -405,6 +412,9 @@ class Interpreter:
         raise self.error(f"`while` loop ran {MAX_UNROLL} times at export time", construct="while")
 
     def iterate(self, iterable):
+        if isinstance(iterable, NDArray):
+            raise self.error("iterating over a NumPy array of tensor data is not supported by untrace",
+                             "iterate over the tensor", construct="for")
         if isinstance(iterable, Value):
             return iter(self.unpack(iterable, 0, True))  # rows of a static first axis
         if isinstance(iterable, torch.nn.ModuleDict):
@@ -447,6 +457,8 @@ class Interpreter:
             raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
 
     def unpack(self, value, n: int, starred: bool) -> list:
+        if isinstance(value, NDArray):
+            raise self.error("unpacking a NumPy array of tensor data is not supported by untrace", construct="unpack")
         if isinstance(value, Value):
             if value.rank is None or value.rank == 0:
                 raise self.error("cannot unpack a tensor of unknown rank", construct="unpack")
@@ -463,7 +475,14 @@ class Interpreter:
         except TypeError:
             raise self.error(f"cannot unpack {type(value).__name__}", construct="unpack") from None
 
+    def _numpy_in_place(self, name: str) -> LoweringError:
+        return self.error(f"in-place update of the NumPy array `{name}`: it may share memory with a tensor, which "
+                          "untrace does not track", f"update out of place (`{name} = {name} + ...`, np.where)",
+                          construct="numpy")
+
     def setitem(self, target, base, index, value, frame):
+        if isinstance(base, NDArray):
+            raise self._numpy_in_place(expr_text(target.value))
         if isinstance(base, Value):
             new = self.call_op("operator.setitem", [base, index, value], {})
             if isinstance(target.value, ir.Name):
@@ -546,7 +565,7 @@ class Interpreter:
         return Closure(fn, frame)
 
     def _ev_IfExp(self, e, frame):
-        test = self.eval(e.test, frame)
+        test = self.test_value(self.eval(e.test, frame))
         if isinstance(test, Value):
             # Lazy, like Python: each side is evaluated only in its own If branch.
             return self.graph_choice(test, lambda: self.eval(e.body, frame), lambda: self.eval(e.orelse, frame),
@@ -554,20 +573,28 @@ class Interpreter:
         return self.eval(e.body, frame) if self.truth(test) else self.eval(e.orelse, frame)
 
     def _ev_BoolOp(self, e, frame):
-        result = self.eval(e.values[0], frame)
+        result = self.test_value(self.eval(e.values[0], frame))
         for sub in e.values[1:]:
             if isinstance(result, Value):
-                other = self.eval(sub, frame)
+                other = self.test_value(self.eval(sub, frame))
                 op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
                 result = self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
                 continue
             if (e.op == "and") != bool(self.truth(result)):
                 return result
-            result = self.eval(sub, frame)
+            result = self.test_value(self.eval(sub, frame))
         return result
+
+    def test_value(self, v):
+        """A predicate's value: a NumPy array's truth is its tensor's (one element)."""
+        return v.value if isinstance(v, NDArray) else v
 
     def _ev_UnaryOp(self, e, frame):
         v = self.eval(e.operand, frame)
+        if isinstance(v, NDArray):
+            if e.op != "not":
+                return numpy_arrays.unary(self, e.op, v)
+            v = v.value
         if isinstance(v, Value):
             if e.op == "not":
                 return self.call_op("torch.logical_not", [self.to_bool(v)], {})
@@ -586,7 +613,7 @@ class Interpreter:
                 r = left is right
                 r = r if op == "is" else not r
             elif op in ("in", "not in"):
-                if isinstance(left, Value) or isinstance(right, Value):
+                if isinstance(left, (Value, NDArray)) or isinstance(right, (Value, NDArray)):
                     raise self.error("`in` on tensors is not supported", construct="compare")
                 r = (left in right) if op == "in" else (left not in right)
             else:
@@ -596,11 +623,14 @@ class Interpreter:
         return result
 
     def _and(self, a, b):
+        a, b = self.test_value(a), self.test_value(b)
         if isinstance(a, Value) or isinstance(b, Value):
             return self.call_op("torch.logical_and", [self.to_bool(a), self.to_bool(b)], {})
         return a and b
 
     def compare(self, op, a, b):
+        if isinstance(a, NDArray) or isinstance(b, NDArray):
+            return numpy_arrays.compare(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):
             return self.call_op(f"operator.{_CMPOPS[op]}", [a, b], {})
         return _PY_CMP[op](a, b)
@@ -609,6 +639,8 @@ class Interpreter:
         return self.binop(e.op, self.eval(e.left, frame), self.eval(e.right, frame))
 
     def binop(self, op, a, b):
+        if isinstance(a, NDArray) or isinstance(b, NDArray):
+            return numpy_arrays.binop(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):
             result = self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})
             if all(x in self.python_numbers if isinstance(x, Value) else isinstance(x, (int, float)) for x in (a, b)):
@@ -620,6 +652,8 @@ class Interpreter:
         return self.attribute(self.eval(e.value, frame), e.attr)
 
     def attribute(self, base, attr: str):
+        if isinstance(base, NDArray):
+            return numpy_arrays.attribute(self, base, attr)
         if isinstance(base, Value):
             if attr == "shape":
                 return self.shape(base)
@@ -683,7 +717,12 @@ class Interpreter:
     def subscript(self, base, index):
         if isinstance(base, torch.Tensor):
             base = self.tensor_constant(base)
+        if isinstance(base, NDArray):
+            return numpy_arrays.getitem(self, base, index)
         if isinstance(base, Value):
+            if any(isinstance(p, NDArray) for p in (index if isinstance(index, tuple) else (index,))):
+                raise self.error("indexing a tensor with a NumPy array is not supported by untrace",
+                                 "convert it with torch.from_numpy first", construct="subscript")
             return self.call_op("operator.getitem", [base, index], {})
         if isinstance(base, Stacked):
             raise self.error("indexing the list built by a graph loop", "stack it with torch.stack first",
@@ -760,6 +799,10 @@ class Interpreter:
     # ================================================================ calls
 
     def call(self, func, args, kwargs):
+        if isinstance(func, NumpyMethod):
+            return numpy_arrays.call_method(self, func, args, kwargs)
+        if numpy_arrays.is_numpy_callable(func):
+            return numpy_arrays.call_function(self, func, args, kwargs)
         if isinstance(func, TensorMethod):
             return self.tensor_method(func.value, func.name, args, kwargs)
         if isinstance(func, GraphChoice):
@@ -795,6 +838,8 @@ class Interpreter:
         if name is not None:
             if name in ("torch.cond",):
                 return self.torch_cond(args, kwargs)
+            if name in numpy_arrays.TO_TORCH and args and isinstance(args[0], (NDArray, np.ndarray, np.generic)):
+                return numpy_arrays.to_tensor(self, name, func, args, kwargs)
             if name in _RANDOM_DRAWS and kwargs.get("generator") is not None:
                 return self.generators.draw(self, func, name, args, kwargs)
             if name in _RUNTIME_CHECKS and self._has_graph(args, kwargs):
@@ -853,6 +898,9 @@ class Interpreter:
     def _materialise(self, v):
         """Turn real tensors into initializers/constants and loop scan lists into tensors
         before they reach an op lowering."""
+        if isinstance(v, NDArray) or isinstance(v, (list, tuple)) and any(isinstance(x, NDArray) for x in v):
+            raise self.error("a NumPy array passed to a torch operation is not supported by untrace",
+                             "convert it with torch.from_numpy first", construct="call")
         if isinstance(v, torch.Tensor):
             return self.tensor_constant(v)
         if isinstance(v, Stacked):
@@ -879,8 +927,10 @@ class Interpreter:
             return self.python_number(value if value.rank == 0 else self.g.op("Reshape", value, self.g.shape_tensor([])))
         if name == "tolist":
             return self.tolist(value)
-        if name in ("numpy", "cpu", "cuda", "detach", "contiguous", "clone") and name in ("numpy",):
-            raise self.error("`.numpy()` leaves the graph", "use the equivalent torch operation", construct="numpy")
+        if name == "numpy":
+            if args or set(kwargs) - {"force"}:
+                raise self.error("`.numpy()` with these arguments", construct="numpy")
+            return numpy_arrays.from_tensor(self, value, copy=False)  # the same memory as the tensor
         if name == "unbind" and value.rank:
             d = (args[0] if args else kwargs.get("dim", 0)) % value.rank
             if isinstance(self.g.size(value, d), Value):
@@ -1058,6 +1108,10 @@ class Interpreter:
             mark = self.aliases.staleness(leaf, builder)
             if mark is not None:
                 raise self._stale_error(name, leaf, mark, False)
+
+    def fresh_copy(self, v: Value) -> Value:
+        """A copy of `v`: a value of its own, so that in-place updates do not alias it."""
+        return self.track_results("copy", [v], {}, v)
 
     def _name_of(self, v: Value) -> str:
         for frame in reversed(self.frames):
@@ -1564,6 +1618,10 @@ class Interpreter:
 
 def _len(interp: Interpreter, args, kwargs):
     (x,) = args
+    if isinstance(x, NDArray):
+        if x.scalar or x.value.rank == 0:
+            raise interp.error("len() of a 0-d NumPy array (eager raises)", construct="len")
+        x = x.value
     if isinstance(x, Value):
         return interp.python_number(interp.g.size(x, 0))
     if isinstance(x, Stacked):
@@ -1583,6 +1641,8 @@ def _range(interp: Interpreter, args, kwargs):
 def _scalar(kind):
     def convert(interp: Interpreter, args, kwargs):
         x = args[0] if args else 0
+        if isinstance(x, NDArray):
+            x = x.value
         if isinstance(x, Value):
             # int(t) / float(t) of a graph value stays in the graph as a 0-d tensor.
             if kind is bool:
@@ -1616,6 +1676,8 @@ def _minmax(kind):
 
 def _isinstance(interp: Interpreter, args, kwargs):
     obj, classes = args
+    if isinstance(obj, NDArray):
+        return isinstance(np.ones(()) if not obj.scalar else np.float32(0), classes)
     if isinstance(obj, Value):
         classes = classes if isinstance(classes, tuple) else (classes,)
         return any(c is torch.Tensor or (isinstance(c, type) and issubclass(torch.Tensor, c)) for c in classes)
@@ -1634,6 +1696,8 @@ def _list(kind):
 
 
 def _abs(interp: Interpreter, args, kwargs):
+    if isinstance(args[0], NDArray):
+        return interp.call(np.absolute, [args[0]], {})
     if isinstance(args[0], Value):
         return interp.call_op("torch.abs", [args[0]], {})
     return abs(args[0])
@@ -1779,7 +1843,7 @@ def _graph_leaves(v, depth: int = 0):
     elif isinstance(v, dict) and depth < 8:
         for x in v.values():
             yield from _graph_leaves(x, depth + 1)
-    elif isinstance(v, (Maybe, Stacked)):
+    elif isinstance(v, (Maybe, Stacked, NDArray)):
         yield from _graph_leaves(v.value, depth + 1)
     elif dataclasses.is_dataclass(v) and not isinstance(v, type) and depth < 8:
         for field in dataclasses.fields(v):
@@ -1808,7 +1872,7 @@ def _hashable(x) -> bool:
 
 
 def _contains_graph(v) -> bool:
-    if isinstance(v, (Value, Stacked, GraphRange)):
+    if isinstance(v, (Value, Stacked, GraphRange, NDArray)):
         return True
     if isinstance(v, (list, tuple)):
         return any(_contains_graph(x) for x in v)
@@ -1833,6 +1897,8 @@ def _flatten(v):
     """(leaves, structure) of nested tuples/lists/dicts; leaves are graph values or scalars."""
     if isinstance(v, Maybe):
         return [v.value, v.valid], ("maybe", ("leaf", "leaf"))
+    if isinstance(v, NDArray):
+        return [v.value], ("ndarray", ("leaf",) if not v.scalar else ("scalar",))
     if isinstance(v, (tuple, list)):
         leaves, specs = [], []
         for x in v:
@@ -1861,6 +1927,8 @@ def _unflatten(spec, leaves: list):
             return {k: build(c) for k, c in children}
         if kind == "maybe":
             return Maybe(build(children[0]), build(children[1]))
+        if kind == "ndarray":
+            return NDArray(next(it), scalar=children == ("scalar",))
         items = [build(c) for c in children]
         return tuple(items) if kind == "tuple" else items
 
@@ -1877,6 +1945,8 @@ def _spec_without_maybe(spec):
     kind, children = spec
     if kind == "maybe":
         return "leaf"
+    if kind == "ndarray":
+        return spec
     return kind, tuple(_spec_without_maybe(c) for c in children)
 
 

@@ -11,9 +11,7 @@ from tests.export.corpus import (
     corpus_names, dynamic_axes, export_and_compare, groups, has_data_dependent_control_flow, load,
 )
 
-KNOWN_GAPS = {
-    "numpy_escape": "computes with NumPy on tensor values (argsort/std of an ndarray); untrace refuses `numpy.asarray`",
-}
+KNOWN_GAPS: dict[str, str] = {}  # name -> reason; a strict xfail (fails once the model passes)
 
 # Models whose outputs' structure depends on the input size: one graph per input shape.
 STATIC_SHAPES = {
