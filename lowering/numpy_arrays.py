@@ -160,7 +160,7 @@ def attribute(interp, array: NDArray, attr: str):
         return _transpose_impl(interp, array, None)
     if attr in _METHODS:
         return NumpyMethod(array, attr)
-    raise interp.error(f"NumPy attribute `ndarray.{attr}` on tensor data is not supported by untrace "
+    raise interp.error(f"NumPy method or attribute `ndarray.{attr}` on tensor data is not supported by untrace "
                        f"(supported: shape, ndim, size, dtype, T, {', '.join(sorted(_METHODS))})", _HINT,
                        construct=f"ndarray.{attr}")
 
@@ -271,10 +271,12 @@ _PURE_ON_KNOWN: set = set()
 _HINT = "compute it with torch on the tensor (torch.std(..., correction=0) for np.std), or keep NumPy outside forward"
 
 
-def _lowers(*functions, methods: tuple[str, ...] = (), converts: bool = False):
+def _lowers(*functions, methods: tuple[str, ...] = (), converts: bool = False, layout: bool = False):
     """Register `impl(interp, like, *args, **kwargs)`, called with the arguments of the
     NumPy call (an ndarray method's `self` first) and `like`, the dummy result.
-    `converts`: the call takes a torch tensor (np.asarray(t)) as NumPy would its array."""
+    `converts`: the call takes a torch tensor (np.asarray(t)) as NumPy would its array.
+    `layout`: a reshape/transpose, which keeps the dtype and whose result shape the dummy
+    (all dims 1) cannot give; `like` is None and the torch op checks the shape."""
 
     def deco(impl):
         signature = inspect.signature(impl)
@@ -284,7 +286,7 @@ def _lowers(*functions, methods: tuple[str, ...] = (), converts: bool = False):
                 signature.bind(None, None, *args, **kwargs)
             except TypeError as exc:
                 raise interp.error(f"{name}: {exc}", construct=name) from None
-            like = _dummy_result(interp, name, run_numpy, args, kwargs, converts)
+            like = None if layout else _dummy_result(interp, name, run_numpy, args, kwargs, converts)
             return impl(interp, like, *args, **kwargs)
 
         for f in functions:
@@ -568,13 +570,13 @@ def _shape_arg(interp, shape, name: str) -> list:
     return items
 
 
-@_lowers(np.reshape)
+@_lowers(np.reshape, layout=True)
 def _reshape(interp, like, a, shape=None, order="C", *, newshape=None, copy=None):
     shape = newshape if shape is None else shape
     return _reshape_impl(interp, like, a, shape, order, copy)
 
 
-@_lowers(methods=("reshape",))
+@_lowers(methods=("reshape",), layout=True)
 def _reshape_method(interp, like, a, *shape, order="C", copy=None):
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
         shape = shape[0]
@@ -585,22 +587,22 @@ def _reshape_impl(interp, like, a, shape, order, copy):
     if order != "C" or copy is True:
         raise interp.error("reshape with order/copy is not supported by untrace", construct="numpy.reshape")
     x = _array_value(interp, a, "reshape")
-    return _wrap(interp, interp.call_op("Tensor.reshape", [x, _shape_arg(interp, shape, "reshape")], {}), like)
+    return NDArray(interp.call_op("Tensor.reshape", [x, _shape_arg(interp, shape, "reshape")], {}))
 
 
-@_lowers(methods=("flatten", "ravel"))
+@_lowers(methods=("flatten", "ravel"), layout=True)
 def _flatten(interp, like, a, order="C"):
     if order != "C":
         raise interp.error("flatten/ravel with order is not supported by untrace", construct="ndarray.flatten")
-    return _wrap(interp, interp.call_op("Tensor.reshape", [_array_value(interp, a, "flatten"), [-1]], {}), like)
+    return NDArray(interp.call_op("Tensor.reshape", [_array_value(interp, a, "flatten"), [-1]], {}))
 
 
-@_lowers(np.transpose)
+@_lowers(np.transpose, layout=True)
 def _transpose(interp, like, a, axes=None):
     return _transpose_impl(interp, a, axes)
 
 
-@_lowers(methods=("transpose",))
+@_lowers(methods=("transpose",), layout=True)
 def _transpose_method(interp, like, a, *axes):
     if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (list, tuple))):
         axes = axes[0]
@@ -714,9 +716,10 @@ def _dummy_result(interp, what: str, run_numpy, args, kwargs, converts: bool = F
         try:
             result = run_numpy(*dargs, **dkwargs)
         except Exception as exc:  # noqa: BLE001 - eager raises on these arguments too
-            raise interp.error(f"{what} fails in NumPy for these argument types: {exc}", construct="numpy") from None
+            raise interp.error(f"{what} fails in NumPy for these argument types: {exc}", _HINT, construct="numpy") from None
     if not isinstance(result, (np.ndarray, np.generic)):
-        raise interp.error(f"{what} returns a {type(result).__name__}, which untrace does not lower", construct="numpy")
+        raise interp.error(f"{what} returns a {type(result).__name__}, which untrace does not lower", _HINT,
+                           construct="numpy")
     return result
 
 
@@ -762,5 +765,5 @@ def _operand(interp, v, dtype: torch.dtype) -> Value:
         if arr.dtype == object:
             raise interp.error("a list mixing tensor data and Python values in NumPy is not supported by untrace",
                                construct="numpy")
-        return interp.g.cast(interp.g.const(arr), dtype)
+        return interp.g.cast(interp.g.const(torch.from_numpy(np.array(arr))), dtype)  # 0-d stays 0-d
     raise interp.error(f"a {type(v).__name__} in NumPy arithmetic is not supported by untrace", construct="numpy")
