@@ -96,6 +96,7 @@ class Aliases:
         self.handed_out: set[Value] = set()
         self._made_in: dict[Value, GraphBuilder] = {}
         self._loop_bodies: set[int] = set()
+        self.active_loops = 0  # graph loop bodies being interpreted now
         self._reads: dict[int, set[Value]] = {}
 
     # ------------------------------------------------------------------ families
@@ -155,7 +156,7 @@ class Aliases:
         self._loop_bodies.add(id(body))
 
     def note_read(self, v: Value, builder: GraphBuilder) -> None:
-        if not self._loop_bodies:
+        if not self.active_loops:
             return
         for body in self._enclosing_loops(builder):
             self._reads.setdefault(body, set()).add(v)

@@ -513,7 +513,7 @@ class Interpreter:
     def _ev_Name(self, e, frame):
         if e.id in frame.env:
             value = frame.env[e.id]
-            if self.aliases.stale or self.aliases._loop_bodies:
+            if self.aliases.stale or self.aliases.active_loops:
                 self.check_read(e.id, value)
             return value
         if e.id in frame.globals:
@@ -903,6 +903,8 @@ class Interpreter:
                              "convert it with torch.from_numpy first", construct="call")
         if isinstance(v, torch.Tensor):
             return self.tensor_constant(v)
+        if isinstance(v, np.generic) and not isinstance(v, np.void):
+            return v.item()  # torch takes a NumPy scalar as the Python number it holds (weak dtype)
         if isinstance(v, Stacked):
             return v.value
         if isinstance(v, list) and any(isinstance(x, Stacked) for x in v):
@@ -924,7 +926,8 @@ class Interpreter:
             return self.python_number(self.g.numel(value))
         if name == "item":
             # A one-element tensor -> 0-d (Reshape fails at run time otherwise, as item() does).
-            return self.python_number(value if value.rank == 0 else self.g.op("Reshape", value, self.g.shape_tensor([])))
+            number = value if value.rank == 0 else self.g.op("Reshape", value, self.g.shape_tensor([]))
+            return self.python_number(self.fresh_copy(number) if number is value else number)
         if name == "tolist":
             return self.tolist(value)
         if name == "numpy":
@@ -1457,8 +1460,11 @@ class Interpreter:
                 raise self.error(f"`{n}` is assigned in this loop and used after it, but is not set before it",
                                  f"initialise `{n}` before the loop", construct="loop")
         init = {n: frame.env[n] for n in carried}
+        for n in carried:
+            self.check_region_result(n, init[n], self.g)  # the loop reads them
         body = self.g.subgraph()
         self.aliases.enter_loop_body(body)
+        self.aliases.active_loops += 1
         iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
         cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
         self.python_number(iter_num)
@@ -1545,6 +1551,7 @@ class Interpreter:
         finally:
             self.frames.pop()
             self.g = saved
+            self.aliases.active_loops -= 1
         if trip is not None:
             count = self._trip_count(trip)
             cond0 = self.g.const(True)
@@ -1650,7 +1657,9 @@ def _scalar(kind):
             scalar = x
             if scalar.rank not in (0, None):
                 scalar = interp.g.op("Reshape", scalar, interp.g.shape_tensor([]))
-            return interp.python_number(interp.g.cast(scalar, torch.int64 if kind is int else torch.float32))
+            number = interp.g.cast(scalar, torch.int64 if kind is int else torch.float32)
+            # A new Python number, never the tensor itself (`t += 1` stays in place on t).
+            return interp.python_number(interp.fresh_copy(number) if number is x else number)
         if isinstance(x, torch.Tensor):
             return kind(x)
         return kind(*args, **kwargs)

@@ -237,8 +237,19 @@ def bump(t):
     t.add_(1)
 
 
+class StaleViewAsLoopStart(nn.Module):
+    def forward(self, x):
+        x = x * 1
+        y = x[0]
+        x += 1
+        while y.sum() < 10:
+            y = y + 1
+        return y
+
+
 @pytest.mark.parametrize("model, message", [
     (InputView(), "while `y` is live"),
+    (StaleViewAsLoopStart(), "while `y` is live"),
     (ViewInBranch(), "while `y` is live"),
     (ViewReadInLoopBeforeUpdate(), "read earlier in the loop body"),
     (ListHoldsTensor(), "`kept` holds a tensor that shares its memory"),
@@ -375,6 +386,22 @@ class SizeArithmetic(nn.Module):
         k = len(x)
         k *= 2
         return x.sum(0) * m + n + k
+
+
+class IntOfZeroDimTensor(nn.Module):
+    """`int(t)` of a 0-d int64 tensor is a new Python int: `t += 1` afterwards stays in place on t."""
+
+    def forward(self, x):
+        t = x.sum().long()
+        u = t
+        n = int(t)
+        t += 1
+        return u * 1, n * 1, x + t
+
+
+def test_int_of_a_tensor_is_a_new_number():
+    x = torch.randn(3, 4) * 10
+    export_and_compare(IntOfZeroDimTensor(), (x,), [(x,), (-x,)])
 
 
 def test_augmented_assignment_of_a_size_is_not_in_place():
