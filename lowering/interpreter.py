@@ -308,14 +308,15 @@ class Interpreter:
             raise self._numpy_in_place(expr_text(s.target))
         operand = self.eval(s.value, frame)
         in_place = f"operator.i{_BINOPS[s.op]}"
-        if isinstance(current, Value) and current not in self.python_numbers and registry.lookup(in_place, self.g.opset):
+        tensor = isinstance(current, Value) and current not in self.python_numbers
+        if tensor and registry.lookup(in_place, self.g.opset):
             value = self.call_op(in_place, [current, operand], {})  # keeps the tensor's dtype, as torch does
         else:
             value = self.binop(s.op, current, operand)
         if isinstance(current, list) and not isinstance(value, Value):
             current[:] = value  # list += keeps identity, as in Python
             value = current
-        if isinstance(current, Value) and current not in self.python_numbers:
+        if tensor:
             self.update_aliases(current, value, expr_text(s.target))  # `x += 1` on a tensor is in place
         self.assign(s.target, value, frame)
 
@@ -1103,7 +1104,8 @@ class Interpreter:
             f"in-place update of `{mark.updated}` at line {mark.line} while `{name}` is live ({relation}): eager "
             f"PyTorch shows the update through `{name}`, which untrace does not track",
             f"take a copy before the update (`{name} = ....clone()`), or update out of place "
-            f"(`{mark.updated} = {mark.updated} + ...` instead of `+=`, `.add_`, index assignment)", construct="inplace")
+            f"(`{mark.updated} = {mark.updated} + ...` instead of `+=`, `.add_`, index assignment)",
+            construct="inplace")
 
     def check_region_result(self, name: str, value, builder: GraphBuilder) -> None:
         """A value leaving an If branch or a Loop body must not be stale there."""

@@ -716,7 +716,8 @@ def _dummy_result(interp, what: str, run_numpy, args, kwargs, converts: bool = F
         try:
             result = run_numpy(*dargs, **dkwargs)
         except Exception as exc:  # noqa: BLE001 - eager raises on these arguments too
-            raise interp.error(f"{what} fails in NumPy for these argument types: {exc}", _HINT, construct="numpy") from None
+            raise interp.error(f"{what} fails in NumPy for these argument types: {exc}", _HINT,
+                               construct="numpy") from None
     if not isinstance(result, (np.ndarray, np.generic)):
         raise interp.error(f"{what} returns a {type(result).__name__}, which untrace does not lower", _HINT,
                            construct="numpy")

@@ -117,7 +117,8 @@ def _known(interp, v: Any, name: str) -> Any:
     if isinstance(v, Value):
         constant = interp.g.const_value(v)
         if constant is None:
-            what = "a dynamic axis in the size" if v.rank == 0 and not v.dtype.is_floating_point else "a tensor computed at run time"
+            size = v.rank == 0 and not v.dtype.is_floating_point
+            what = "a dynamic axis in the size" if size else "a tensor computed at run time"
             raise interp.error(f"{name} with {what}: the drawn values are not known at export time",
                                "export with static shapes, or pass the random tensor in as an input", construct=name)
         return constant
