@@ -28,14 +28,19 @@ import operator
 import sys
 from typing import Any
 
+import numpy as np
 import torch
 
 from analyzer.analyses.regions import annotate_regions
 from analyzer.frontend import ParseError, expr_text, ir, parse_module
 from analyzer.frontend.structure import RETVAL, structure_control_flow
+from lowering.aliasing import SELF_ALIAS_OPS, VIEW_OPS, Aliases, is_basic_index, is_in_place
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
+from lowering import numpy_arrays
+from lowering.numpy_arrays import NDArray, NumpyMethod
 from lowering.ops import registry
+from lowering.seeded_random import DRAWS as _RANDOM_DRAWS, SeededGenerators
 
 MAX_UNROLL = 10_000
 _MAX_DEPTH = 64
@@ -162,6 +167,11 @@ class Interpreter:
         self.frames: list[Frame] = []  # active frames, for in-place updates of aliases
         self.probes_enabled = False
         self._probes: dict[int, list[tuple[str, Value]]] = {}  # id(builder) -> (key, 1-d int64)
+        self.generators = SeededGenerators()  # torch.Generator()s made by forward: draws are constants
+        self.aliases = Aliases()  # which values share memory; which an in-place update left stale
+        # Graph values that are Python numbers in eager (sizes, len(), int(t)): `n += 1` rebinds them.
+        self.python_numbers: set[Value] = set()
+        self._state_values: set[Value] = set()  # parameters and buffers (initializers)
 
     # ================================================================ entry
 
@@ -287,17 +297,27 @@ class Interpreter:
     def _stmt_AugAssign(self, s, frame):
         if isinstance(s.target, ir.Subscript):
             base = self.eval(s.target.value, frame)
+            if isinstance(base, NDArray):
+                raise self._numpy_in_place(expr_text(s.target.value))
             index = self.eval(s.target.index, frame)
             current = self.subscript(base, index)
             self.setitem(s.target, base, index, self.binop(s.op, current, self.eval(s.value, frame)), frame)
             return
         current = self.eval(s.target, frame)
-        value = self.binop(s.op, current, self.eval(s.value, frame))
+        if isinstance(current, NDArray):
+            raise self._numpy_in_place(expr_text(s.target))
+        operand = self.eval(s.value, frame)
+        in_place = f"operator.i{_BINOPS[s.op]}"
+        tensor = isinstance(current, Value) and current not in self.python_numbers
+        if tensor and registry.lookup(in_place, self.g.opset):
+            value = self.call_op(in_place, [current, operand], {})  # keeps the tensor's dtype, as torch does
+        else:
+            value = self.binop(s.op, current, operand)
         if isinstance(current, list) and not isinstance(value, Value):
             current[:] = value  # list += keeps identity, as in Python
             value = current
-        if isinstance(current, Value):
-            self.update_aliases(current, value)  # `x += 1` on a tensor is in place
+        if tensor:
+            self.update_aliases(current, value, expr_text(s.target))  # `x += 1` on a tensor is in place
         self.assign(s.target, value, frame)
 
     def _stmt_ExprStmt(self, s, frame):
@@ -312,7 +332,7 @@ class Interpreter:
                          construct="raise")
 
     def _stmt_Assert(self, s, frame):
-        test = self.eval(s.test, frame)
+        test = self.test_value(self.eval(s.test, frame))
         if isinstance(test, Value):
             return  # a runtime check on data: dropped, as torch.onnx does with torch._assert
         if not test:
@@ -354,7 +374,7 @@ class Interpreter:
         self.exec_block(s.body, frame)
 
     def _stmt_If(self, s, frame):
-        test = self.eval(s.test, frame)
+        test = self.test_value(self.eval(s.test, frame))
         if isinstance(test, Value):
             self.emit_if(s, test, frame)
         elif self.truth(test):
@@ -382,7 +402,7 @@ class Interpreter:
             self.exec_block(s.orelse, frame)
             return
         for _ in range(MAX_UNROLL):
-            test = self.eval(s.test, frame)
+            test = self.test_value(self.eval(s.test, frame))
             if isinstance(test, Value):
                 self.emit_loop(s, frame, cond=test)
                 return
@@ -393,6 +413,9 @@ class Interpreter:
         raise self.error(f"`while` loop ran {MAX_UNROLL} times at export time", construct="while")
 
     def iterate(self, iterable):
+        if isinstance(iterable, NDArray):
+            raise self.error("iterating over a NumPy array of tensor data is not supported by untrace",
+                             "iterate over the tensor", construct="for")
         if isinstance(iterable, Value):
             return iter(self.unpack(iterable, 0, True))  # rows of a static first axis
         if isinstance(iterable, torch.nn.ModuleDict):
@@ -435,6 +458,8 @@ class Interpreter:
             raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
 
     def unpack(self, value, n: int, starred: bool) -> list:
+        if isinstance(value, NDArray):
+            raise self.error("unpacking a NumPy array of tensor data is not supported by untrace", construct="unpack")
         if isinstance(value, Value):
             if value.rank is None or value.rank == 0:
                 raise self.error("cannot unpack a tensor of unknown rank", construct="unpack")
@@ -451,11 +476,18 @@ class Interpreter:
         except TypeError:
             raise self.error(f"cannot unpack {type(value).__name__}", construct="unpack") from None
 
+    def _numpy_in_place(self, name: str) -> LoweringError:
+        return self.error(f"in-place update of the NumPy array `{name}`: it may share memory with a tensor, which "
+                          "untrace does not track", f"update out of place (`{name} = {name} + ...`, np.where)",
+                          construct="numpy")
+
     def setitem(self, target, base, index, value, frame):
+        if isinstance(base, NDArray):
+            raise self._numpy_in_place(expr_text(target.value))
         if isinstance(base, Value):
             new = self.call_op("operator.setitem", [base, index, value], {})
             if isinstance(target.value, ir.Name):
-                self.update_aliases(base, new)
+                self.update_aliases(base, new, expr_text(target.value))
                 frame.env[target.value.id] = new
                 return
             raise self.error(f"index assignment into `{expr_text(target.value)}`: only into a variable",
@@ -481,7 +513,10 @@ class Interpreter:
 
     def _ev_Name(self, e, frame):
         if e.id in frame.env:
-            return frame.env[e.id]
+            value = frame.env[e.id]
+            if self.aliases.stale or self.aliases.active_loops:
+                self.check_read(e.id, value)
+            return value
         if e.id in frame.globals:
             return frame.globals[e.id]
         if hasattr(builtins, e.id):
@@ -531,7 +566,7 @@ class Interpreter:
         return Closure(fn, frame)
 
     def _ev_IfExp(self, e, frame):
-        test = self.eval(e.test, frame)
+        test = self.test_value(self.eval(e.test, frame))
         if isinstance(test, Value):
             # Lazy, like Python: each side is evaluated only in its own If branch.
             return self.graph_choice(test, lambda: self.eval(e.body, frame), lambda: self.eval(e.orelse, frame),
@@ -539,20 +574,28 @@ class Interpreter:
         return self.eval(e.body, frame) if self.truth(test) else self.eval(e.orelse, frame)
 
     def _ev_BoolOp(self, e, frame):
-        result = self.eval(e.values[0], frame)
+        result = self.test_value(self.eval(e.values[0], frame))
         for sub in e.values[1:]:
             if isinstance(result, Value):
-                other = self.eval(sub, frame)
+                other = self.test_value(self.eval(sub, frame))
                 op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
                 result = self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
                 continue
             if (e.op == "and") != bool(self.truth(result)):
                 return result
-            result = self.eval(sub, frame)
+            result = self.test_value(self.eval(sub, frame))
         return result
+
+    def test_value(self, v):
+        """A predicate's value: a NumPy array's truth is its tensor's (one element)."""
+        return v.value if isinstance(v, NDArray) else v
 
     def _ev_UnaryOp(self, e, frame):
         v = self.eval(e.operand, frame)
+        if isinstance(v, NDArray):
+            if e.op != "not":
+                return numpy_arrays.unary(self, e.op, v)
+            v = v.value
         if isinstance(v, Value):
             if e.op == "not":
                 return self.call_op("torch.logical_not", [self.to_bool(v)], {})
@@ -571,7 +614,7 @@ class Interpreter:
                 r = left is right
                 r = r if op == "is" else not r
             elif op in ("in", "not in"):
-                if isinstance(left, Value) or isinstance(right, Value):
+                if isinstance(left, (Value, NDArray)) or isinstance(right, (Value, NDArray)):
                     raise self.error("`in` on tensors is not supported", construct="compare")
                 r = (left in right) if op == "in" else (left not in right)
             else:
@@ -581,11 +624,14 @@ class Interpreter:
         return result
 
     def _and(self, a, b):
+        a, b = self.test_value(a), self.test_value(b)
         if isinstance(a, Value) or isinstance(b, Value):
             return self.call_op("torch.logical_and", [self.to_bool(a), self.to_bool(b)], {})
         return a and b
 
     def compare(self, op, a, b):
+        if isinstance(a, NDArray) or isinstance(b, NDArray):
+            return numpy_arrays.compare(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):
             return self.call_op(f"operator.{_CMPOPS[op]}", [a, b], {})
         return _PY_CMP[op](a, b)
@@ -594,14 +640,21 @@ class Interpreter:
         return self.binop(e.op, self.eval(e.left, frame), self.eval(e.right, frame))
 
     def binop(self, op, a, b):
+        if isinstance(a, NDArray) or isinstance(b, NDArray):
+            return numpy_arrays.binop(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):
-            return self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})
+            result = self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})
+            if all(x in self.python_numbers if isinstance(x, Value) else isinstance(x, (int, float)) for x in (a, b)):
+                self.python_number(result)
+            return result
         return _PY_BIN[op](a, b)
 
     def _ev_Attribute(self, e, frame):
         return self.attribute(self.eval(e.value, frame), e.attr)
 
     def attribute(self, base, attr: str):
+        if isinstance(base, NDArray):
+            return numpy_arrays.attribute(self, base, attr)
         if isinstance(base, Value):
             if attr == "shape":
                 return self.shape(base)
@@ -639,12 +692,20 @@ class Interpreter:
             self.tensor_names[id(t)] = name
         if name is None:
             return self.g.const(t.detach())
-        return self.g.initializer(name, t.detach())
+        value = self.g.initializer(name, t.detach())
+        self._state_values.add(value)
+        return value
 
     def shape(self, v: Value) -> tuple:
         if v.rank is None:
             raise self.error("the rank of this tensor is unknown at export time", construct="shape")
-        return tuple(self.g.size(v, d) for d in range(v.rank))
+        return tuple(self.python_number(self.g.size(v, d)) for d in range(v.rank))
+
+    def python_number(self, v):
+        """Note that graph value `v` stands for a Python int/float of eager code."""
+        if isinstance(v, Value):
+            self.python_numbers.add(v)
+        return v
 
     def _rank(self, v: Value) -> int:
         if v.rank is None:
@@ -657,7 +718,12 @@ class Interpreter:
     def subscript(self, base, index):
         if isinstance(base, torch.Tensor):
             base = self.tensor_constant(base)
+        if isinstance(base, NDArray):
+            return numpy_arrays.getitem(self, base, index)
         if isinstance(base, Value):
+            if any(isinstance(p, NDArray) for p in (index if isinstance(index, tuple) else (index,))):
+                raise self.error("indexing a tensor with a NumPy array is not supported by untrace",
+                                 "convert it with torch.from_numpy first", construct="subscript")
             return self.call_op("operator.getitem", [base, index], {})
         if isinstance(base, Stacked):
             raise self.error("indexing the list built by a graph loop", "stack it with torch.stack first",
@@ -734,6 +800,10 @@ class Interpreter:
     # ================================================================ calls
 
     def call(self, func, args, kwargs):
+        if isinstance(func, NumpyMethod):
+            return numpy_arrays.call_method(self, func, args, kwargs)
+        if numpy_arrays.is_numpy_callable(func):
+            return numpy_arrays.call_function(self, func, args, kwargs)
         if isinstance(func, TensorMethod):
             return self.tensor_method(func.value, func.name, args, kwargs)
         if isinstance(func, GraphChoice):
@@ -753,6 +823,10 @@ class Interpreter:
         if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
                 and issubclass(func.__self__, torch.autograd.Function):
             return self.call_python_function(func.__self__.forward, [_AutogradContext(), *args], kwargs)
+        if func is torch.Generator:
+            return self.generators.create(self, args, kwargs)
+        if self.generators.is_method(func):
+            return self.generators.call_method(self, func, args, kwargs)
         if getattr(func, "__module__", "") == "torch._higher_order_ops.map" and getattr(func, "__name__", "") == "map":
             return self.functional_map(args, kwargs)
         special = _BUILTIN_HANDLERS.get(func) if _hashable(func) else None
@@ -765,6 +839,10 @@ class Interpreter:
         if name is not None:
             if name in ("torch.cond",):
                 return self.torch_cond(args, kwargs)
+            if name in numpy_arrays.TO_TORCH and args and isinstance(args[0], (NDArray, np.ndarray, np.generic)):
+                return numpy_arrays.to_tensor(self, name, func, args, kwargs)
+            if name in _RANDOM_DRAWS and kwargs.get("generator") is not None:
+                return self.generators.draw(self, func, name, args, kwargs)
             if name in _RUNTIME_CHECKS and self._has_graph(args, kwargs):
                 return None
             if name in _SEQUENCE_OPS and args and isinstance(args[0], (list, tuple)) and any(
@@ -774,14 +852,14 @@ class Interpreter:
                 return func(*args, **kwargs)
             lowering = registry.lookup(name, self.g.opset)
             if lowering is not None and (self._has_graph(args, kwargs) or name.startswith(("torch.", "Tensor."))):
-                return self.call_op(name, args, kwargs)
+                return self.call_torch(name, func, args, kwargs)
             if not self._has_graph(args, kwargs) and self._is_pure(func, name):
                 try:
                     return func(*args, **kwargs)
                 except Exception as exc:
                     raise self.error(f"{name}(...) failed at export time: {exc}", construct="call") from None
             if lowering is not None:
-                return self.call_op(name, args, kwargs)
+                return self.call_torch(name, func, args, kwargs)
             if _is_user_function(func):
                 return self.call_python_function(func, args, kwargs)
             raise self.error(f"no lowering for `{name}`",
@@ -813,6 +891,7 @@ class Interpreter:
             raise
         except TypeError as exc:
             raise self.error(f"{name}: {exc}", construct="call") from None
+        result = self.track_results(name, args, kwargs, result)
         if type(result) is tuple and len(result) == 2 and name.rsplit(".", 1)[-1] in _VALUES_INDICES:
             return _ValuesIndices(*result)  # torch.return_types: .values / .indices
         return result
@@ -820,8 +899,13 @@ class Interpreter:
     def _materialise(self, v):
         """Turn real tensors into initializers/constants and loop scan lists into tensors
         before they reach an op lowering."""
+        if isinstance(v, NDArray) or isinstance(v, (list, tuple)) and any(isinstance(x, NDArray) for x in v):
+            raise self.error("a NumPy array passed to a torch operation is not supported by untrace",
+                             "convert it with torch.from_numpy first", construct="call")
         if isinstance(v, torch.Tensor):
             return self.tensor_constant(v)
+        if isinstance(v, np.generic) and not isinstance(v, np.void):
+            return v.item()  # torch takes a NumPy scalar as the Python number it holds (weak dtype)
         if isinstance(v, Stacked):
             return v.value
         if isinstance(v, list) and any(isinstance(x, Stacked) for x in v):
@@ -840,14 +924,17 @@ class Interpreter:
         if name in ("dim", "ndimension"):
             return self._rank(value)
         if name in ("numel", "nelement"):
-            return self.g.numel(value)
+            return self.python_number(self.g.numel(value))
         if name == "item":
             # A one-element tensor -> 0-d (Reshape fails at run time otherwise, as item() does).
-            return value if value.rank == 0 else self.g.op("Reshape", value, self.g.shape_tensor([]))
+            number = value if value.rank == 0 else self.g.op("Reshape", value, self.g.shape_tensor([]))
+            return self.python_number(self.fresh_copy(number) if number is value else number)
         if name == "tolist":
             return self.tolist(value)
-        if name in ("numpy", "cpu", "cuda", "detach", "contiguous", "clone") and name in ("numpy",):
-            raise self.error("`.numpy()` leaves the graph", "use the equivalent torch operation", construct="numpy")
+        if name == "numpy":
+            if args or set(kwargs) - {"force"}:
+                raise self.error("`.numpy()` with these arguments", construct="numpy")
+            return numpy_arrays.from_tensor(self, value, copy=False)  # the same memory as the tensor
         if name == "unbind" and value.rank:
             d = (args[0] if args else kwargs.get("dim", 0)) % value.rank
             if isinstance(self.g.size(value, d), Value):
@@ -859,9 +946,20 @@ class Interpreter:
             return -1
         if name in ("append",):
             raise self.error("append on a tensor", construct="call")
+        if f"Tensor.{name}" in _RANDOM_DRAWS and kwargs.get("generator") is not None:
+            return self.generators.draw(self, getattr(torch.Tensor, name), f"Tensor.{name}", [value, *args], kwargs)
         result = self.call_op(f"Tensor.{name}", [value, *args], kwargs)
         if name.endswith("_") and not name.startswith("_") and isinstance(result, Value):
             self.update_aliases(value, result)  # x.add_(1): every name for x sees the update
+        return result
+
+    def call_torch(self, name: str, func, args, kwargs):
+        """A torch function through the op table; `torch.relu_(x)`, `F.relu(x, inplace=True)`
+        update their first argument in place."""
+        result = self.call_op(name, args, kwargs)
+        if args and isinstance(args[0], Value) and isinstance(result, Value) and (
+                is_in_place(name) or _inplace_flag(func, args, kwargs)):
+            self.update_aliases(args[0], result)
         return result
 
     def tolist(self, value: Value):
@@ -929,15 +1027,103 @@ class Interpreter:
     def to_bool_vector(self, v: Value) -> Value:
         return v if v.dtype == torch.bool else self.g.op("Cast", v, to=torch.bool)
 
-    def update_aliases(self, old: Value, new: Value) -> None:
-        """An in-place update: every variable bound to the same tensor now holds `new`.
-        (Views of `old` made by slicing or reshaping are not tracked.)"""
+    def update_aliases(self, old: Value, new: Value, updated: str | None = None) -> None:
+        """An in-place update: every variable bound to the same tensor now holds `new`;
+        every other value sharing its memory (views, its base) is stale from here on
+        (`lowering.aliasing`)."""
+        if new is old or not isinstance(new, Value):
+            return
+        updated = updated or self._name_of(old)
+        if self.aliases.root(old) in self._state_values:
+            raise self.error(f"in-place update of `{updated}`, a parameter or buffer (or a view of one), changes the "
+                             "module's state: the next call would see it", "update a copy (`.clone()`) or out of "
+                             "place", construct="inplace")
         for frame in self.frames:
             if frame.graph != id(self.g):
                 continue  # a frame outside this If branch / Loop body keeps its value
             for name, bound in frame.env.items():
                 if bound is old:
                     frame.env[name] = new
+        read_before = self.aliases.mark_updated(old, new, updated, self.location[1], self.g)
+        if read_before:
+            name = self._name_of(read_before[0])
+            raise self.error(
+                f"in-place update of `{updated}` inside a graph loop, after `{name}`, which shares its memory, was "
+                "read earlier in the loop body: from the second iteration on eager PyTorch reads the updated "
+                "values there, which untrace does not track",
+                f"take a copy before the loop (`{name} = {name}.clone()`), or update out of place "
+                f"(`{updated} = {updated} + ...`)", construct="inplace")
+
+    def track_results(self, name: str, args, kwargs, result, in_place: bool = False):
+        """Record views; give a value the lowering handed out before a fresh Identity, unless
+        eager PyTorch too returns the same tensor (`lowering.aliasing`)."""
+        inputs = {id(v) for v in _graph_leaves((args, kwargs))}
+        base = args[0] if args and isinstance(args[0], Value) else None
+        view = base is not None and name in VIEW_OPS and (name != "operator.getitem" or is_basic_index(args[1]))
+        keeps_self = in_place or name in SELF_ALIAS_OPS or is_in_place(name) or _inplace_flag(None, args, kwargs)
+
+        def fresh(v):
+            if not isinstance(v, Value):
+                return v
+            if id(v) in inputs and keeps_self and not view:
+                return v
+            if id(v) in inputs or v in self.aliases.handed_out:
+                v = self.g.op("Identity", v)
+            self.aliases.made(v, self.g)
+            if view:
+                self.aliases.add_view(v, base, self.location[1])
+            return v
+
+        if isinstance(result, Value):
+            return fresh(result)
+        if isinstance(result, (tuple, list)) and any(isinstance(v, Value) for v in result):
+            items = [fresh(v) for v in result]
+            return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+        return result
+
+    def check_read(self, name: str, value) -> None:
+        """Refuse to read a value that an in-place update left stale; note reads inside
+        graph loops (see `Aliases.note_read`)."""
+        for leaf in _graph_leaves(value):
+            mark = self.aliases.staleness(leaf, self.g)
+            if mark is not None:
+                raise self._stale_error(name, leaf, mark, leaf is value)
+            self.aliases.note_read(leaf, self.g)
+
+    def _stale_error(self, name: str, leaf: Value, mark, direct: bool) -> LoweringError:
+        made = self.aliases.view_line.get(leaf)
+        if not direct:
+            relation = f"`{name}` holds a tensor that shares its memory"
+        elif mark.through_view:
+            relation = f"the update went through a view of `{name}`"
+        elif made is not None:
+            relation = f"`{name}` is a view of it made at line {made}"
+        else:
+            relation = f"`{name}` shares its memory"
+        return self.error(
+            f"in-place update of `{mark.updated}` at line {mark.line} while `{name}` is live ({relation}): eager "
+            f"PyTorch shows the update through `{name}`, which untrace does not track",
+            f"take a copy before the update (`{name} = ....clone()`), or update out of place "
+            f"(`{mark.updated} = {mark.updated} + ...` instead of `+=`, `.add_`, index assignment)",
+            construct="inplace")
+
+    def check_region_result(self, name: str, value, builder: GraphBuilder) -> None:
+        """A value leaving an If branch or a Loop body must not be stale there."""
+        for leaf in _graph_leaves(value):
+            mark = self.aliases.staleness(leaf, builder)
+            if mark is not None:
+                raise self._stale_error(name, leaf, mark, False)
+
+    def fresh_copy(self, v: Value) -> Value:
+        """A copy of `v`: a value of its own, so that in-place updates do not alias it."""
+        return self.track_results("copy", [v], {}, v)
+
+    def _name_of(self, v: Value) -> str:
+        for frame in reversed(self.frames):
+            for name, bound in frame.env.items():
+                if bound is v and not name.startswith("$"):
+                    return name
+        return "a tensor"
 
     def call_module(self, module: torch.nn.Module, args, kwargs):
         if type(module) is torch.nn.Sequential:
@@ -953,11 +1139,16 @@ class Interpreter:
             args = [self._materialise(a) for a in args]
             kwargs = {k: self._materialise(v) for k, v in kwargs.items()}
             try:
-                return lowering(self.g, call, *args, **kwargs)
+                result = lowering(self.g, call, *args, **kwargs)
             except LoweringError as exc:
                 if exc.path is None:
                     exc.path, exc.line = self.location
                 raise
+            in_place = getattr(module, "inplace", False) is True
+            result = self.track_results(name, args, kwargs, result, in_place)
+            if in_place and args and isinstance(args[0], Value) and isinstance(result, Value):
+                self.update_aliases(args[0], result)  # nn.ReLU(inplace=True) and the like
+            return result
         forward = type(module).forward
         if type(module).forward is torch.nn.Module.forward:
             raise self.error(f"{type(module).__name__} has no forward", construct="call")
@@ -1045,6 +1236,8 @@ class Interpreter:
             graphs.append(sub)
         flat_t, spec = _flatten(results[0])
         flat_f, spec_f = _flatten(results[1])
+        self.check_region_result(construct, flat_t, graphs[0])
+        self.check_region_result(construct, flat_f, graphs[1])
         if spec != spec_f:
             raise self.error(f"the two sides of this {construct} return different structures", construct=construct)
         if not _contains_graph(results[0]) and not _contains_graph(results[1]) and _same(results[0], results[1]):
@@ -1197,6 +1390,8 @@ class Interpreter:
             if spec_a != spec_b:
                 raise self.error(f"`{name}` has a different structure on the two sides of a data-dependent `if`"
                                  f" ({_describe(a)} vs {_describe(b)})", construct="if")
+            for graph, flat in ((graphs[0], flat_a), (graphs[1], flat_b)):
+                self.check_region_result(name, flat, graph)
             per_branch = []
             for graph, flat, other in ((graphs[0], flat_a, flat_b), (graphs[1], flat_b, flat_a)):
                 saved, self.g = self.g, graph
@@ -1267,9 +1462,14 @@ class Interpreter:
                 raise self.error(f"`{n}` is assigned in this loop and used after it, but is not set before it",
                                  f"initialise `{n}` before the loop", construct="loop")
         init = {n: frame.env[n] for n in carried}
+        for n in carried:
+            self.check_region_result(n, init[n], self.g)  # the loop reads them
         body = self.g.subgraph()
+        self.aliases.enter_loop_body(body)
+        self.aliases.active_loops += 1
         iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
         cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
+        self.python_number(iter_num)
         inner = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls,
                       graph=id(body))
         flat_init = {}
@@ -1279,7 +1479,15 @@ class Interpreter:
             for v in flat:
                 gv = self.as_graph(v)
                 shape = gv.shape if not relaxed else _rank_only(gv)
-                values.append(body.add_input(body.fresh(n.strip("$") or "v"), gv.dtype, shape))
+                carried_in = body.add_input(body.fresh(n.strip("$") or "v"), gv.dtype, shape)
+                if isinstance(v, Value):
+                    # The same tensor as before the loop: an in-place update in the body
+                    # reaches the other names for it.
+                    self.aliases.add_view(carried_in, v, None)
+                    if v in self.python_numbers:
+                        self.python_number(carried_in)
+                self.aliases.made(carried_in, body)
+                values.append(carried_in)
             flat_init[n] = (flat, spec)
             inner.env[n] = _unflatten(spec, values)
         scan_start = {n: len(frame.env[n]) for n in scans}
@@ -1305,6 +1513,7 @@ class Interpreter:
             body.add_output(next_cond)
             for n in carried:
                 flat, spec = _flatten(inner.env.get(n, MISSING))
+                self.check_region_result(n, flat, body)
                 if spec != flat_init[n][1]:
                     raise self.error(f"`{n}` changes structure inside a graph loop", construct="loop")
                 for v, v0 in zip(flat, flat_init[n][0]):
@@ -1344,6 +1553,7 @@ class Interpreter:
         finally:
             self.frames.pop()
             self.g = saved
+            self.aliases.active_loops -= 1
         if trip is not None:
             count = self._trip_count(trip)
             cond0 = self.g.const(True)
@@ -1417,10 +1627,14 @@ class Interpreter:
 
 def _len(interp: Interpreter, args, kwargs):
     (x,) = args
+    if isinstance(x, NDArray):
+        if x.scalar or x.value.rank == 0:
+            raise interp.error("len() of a 0-d NumPy array (eager raises)", construct="len")
+        x = x.value
     if isinstance(x, Value):
-        return interp.g.size(x, 0)
+        return interp.python_number(interp.g.size(x, 0))
     if isinstance(x, Stacked):
-        return interp.g.size(x.value, 0)
+        return interp.python_number(interp.g.size(x.value, 0))
     return len(x)
 
 
@@ -1436,6 +1650,8 @@ def _range(interp: Interpreter, args, kwargs):
 def _scalar(kind):
     def convert(interp: Interpreter, args, kwargs):
         x = args[0] if args else 0
+        if isinstance(x, NDArray):
+            x = x.value
         if isinstance(x, Value):
             # int(t) / float(t) of a graph value stays in the graph as a 0-d tensor.
             if kind is bool:
@@ -1443,7 +1659,9 @@ def _scalar(kind):
             scalar = x
             if scalar.rank not in (0, None):
                 scalar = interp.g.op("Reshape", scalar, interp.g.shape_tensor([]))
-            return interp.g.cast(scalar, torch.int64 if kind is int else torch.float32)
+            number = interp.g.cast(scalar, torch.int64 if kind is int else torch.float32)
+            # A new Python number, never the tensor itself (`t += 1` stays in place on t).
+            return interp.python_number(interp.fresh_copy(number) if number is x else number)
         if isinstance(x, torch.Tensor):
             return kind(x)
         return kind(*args, **kwargs)
@@ -1469,6 +1687,8 @@ def _minmax(kind):
 
 def _isinstance(interp: Interpreter, args, kwargs):
     obj, classes = args
+    if isinstance(obj, NDArray):
+        return isinstance(np.ones(()) if not obj.scalar else np.float32(0), classes)
     if isinstance(obj, Value):
         classes = classes if isinstance(classes, tuple) else (classes,)
         return any(c is torch.Tensor or (isinstance(c, type) and issubclass(torch.Tensor, c)) for c in classes)
@@ -1487,6 +1707,8 @@ def _list(kind):
 
 
 def _abs(interp: Interpreter, args, kwargs):
+    if isinstance(args[0], NDArray):
+        return interp.call(np.absolute, [args[0]], {})
     if isinstance(args[0], Value):
         return interp.call_op("torch.abs", [args[0]], {})
     return abs(args[0])
@@ -1622,6 +1844,36 @@ def _rank_only(v: Value):
     return None if v.rank is None else (None,) * v.rank
 
 
+def _graph_leaves(v, depth: int = 0):
+    """The graph values inside a (nested) container."""
+    if isinstance(v, Value):
+        yield v
+    elif isinstance(v, (list, tuple)) and depth < 8:
+        for x in v:
+            yield from _graph_leaves(x, depth + 1)
+    elif isinstance(v, dict) and depth < 8:
+        for x in v.values():
+            yield from _graph_leaves(x, depth + 1)
+    elif isinstance(v, (Maybe, Stacked, NDArray)):
+        yield from _graph_leaves(v.value, depth + 1)
+    elif dataclasses.is_dataclass(v) and not isinstance(v, type) and depth < 8:
+        for field in dataclasses.fields(v):
+            yield from _graph_leaves(getattr(v, field.name, None), depth + 1)
+
+
+def _inplace_flag(func, args, kwargs) -> bool:
+    """`inplace=True` given to an `F` function, by keyword or position."""
+    if kwargs.get("inplace") is True:
+        return True
+    if func is None or not inspect.isfunction(func):
+        return False
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return False
+    return bound.arguments.get("inplace") is True
+
+
 def _hashable(x) -> bool:
     try:
         hash(x)
@@ -1631,7 +1883,7 @@ def _hashable(x) -> bool:
 
 
 def _contains_graph(v) -> bool:
-    if isinstance(v, (Value, Stacked, GraphRange)):
+    if isinstance(v, (Value, Stacked, GraphRange, NDArray)):
         return True
     if isinstance(v, (list, tuple)):
         return any(_contains_graph(x) for x in v)
@@ -1656,6 +1908,8 @@ def _flatten(v):
     """(leaves, structure) of nested tuples/lists/dicts; leaves are graph values or scalars."""
     if isinstance(v, Maybe):
         return [v.value, v.valid], ("maybe", ("leaf", "leaf"))
+    if isinstance(v, NDArray):
+        return [v.value], ("ndarray", ("leaf",) if not v.scalar else ("scalar",))
     if isinstance(v, (tuple, list)):
         leaves, specs = [], []
         for x in v:
@@ -1684,6 +1938,8 @@ def _unflatten(spec, leaves: list):
             return {k: build(c) for k, c in children}
         if kind == "maybe":
             return Maybe(build(children[0]), build(children[1]))
+        if kind == "ndarray":
+            return NDArray(next(it), scalar=children == ("scalar",))
         items = [build(c) for c in children]
         return tuple(items) if kind == "tuple" else items
 
@@ -1700,6 +1956,8 @@ def _spec_without_maybe(spec):
     kind, children = spec
     if kind == "maybe":
         return "leaf"
+    if kind == "ndarray":
+        return spec
     return kind, tuple(_spec_without_maybe(c) for c in children)
 
 

@@ -179,3 +179,15 @@ def contiguous(g, self, memory_format=None):
 def cpu(g, self, *args, **kwargs):
     """Tensor.cpu(Tensor self) -> Tensor  (devices do not exist in the graph)"""
     return require_value(g, self, "cpu")
+
+
+@register("Tensor.copy_")
+def copy_(g, self, src, non_blocking=False):
+    """Tensor.copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
+
+    The value `self` holds afterwards: `src` cast to self's dtype and broadcast to its
+    shape (the interpreter rebinds `self`'s names to it)."""
+    target = require_value(g, self, "copy_", "self")
+    if not isinstance(src, Value):
+        raise g.error("copy_: src must be a tensor (torch raises)")
+    return g.op("Expand", g.cast(src, target.dtype), g.shape_of(target))

@@ -287,7 +287,9 @@ def _random(name: str):
     def refuse(g, *args, **kwargs):
         raise g.error(
             f"{name} draws random numbers; no ONNX graph reproduces torch's generator",
-            hint="pass the random tensor in as an input, or generate it outside forward()",
+            hint="pass the random tensor in as an input, generate it outside forward(), or draw with "
+                 "generator=torch.Generator().manual_seed(<seed>) created in forward, with a static shape "
+                 "(a constant of the export)",
         )
 
     refuse.__name__ = name.rsplit(".", 1)[-1]

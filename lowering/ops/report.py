@@ -140,7 +140,9 @@ def render(out: io.TextIOBase) -> None:
     w("\n## Refused on purpose\n\n")
     w(
         "Registered so that export stops with a `LoweringError` that says why and what to do "
-        "(random numbers cannot match eager PyTorch):\n\n"
+        "(random numbers cannot match eager PyTorch). The exception: a draw with `generator=` a "
+        "`torch.Generator` that forward creates and seeds, with a static shape, is evaluated at "
+        "export time and becomes a constant (`lowering/seeded_random.py`):\n\n"
     )
     w(", ".join(f"`{n}`" for n in refusing) + "\n\n")
     w("## All lowered names by family\n\n")

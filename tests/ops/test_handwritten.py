@@ -95,6 +95,8 @@ CASES: list[tuple[str, str, tuple, dict, Callable[..., Any]]] = [
     ("fill_int_from_float", "Tensor.fill_", (_t(2, 5, dtype=torch.int64), 2.7), {}, _inplace("fill_")),
     ("fill_tensor", "Tensor.fill_", (_t(2, 5), torch.tensor(4.0)), {}, _inplace("fill_")),
     ("zero_", "Tensor.zero_", (_t(2, 5, dtype=torch.int64),), {}, _inplace("zero_")),
+    ("copy_", "Tensor.copy_", (_t(3, 4), _t(3, 4, seed=1)), {}, _inplace("copy_")),
+    ("copy_broadcast_cast", "Tensor.copy_", (_t(3, 4), _t(4, seed=1, dtype=torch.int64)), {}, _inplace("copy_")),
     ("relu_", "torch.relu_", (_t(3, 3),), {}, lambda x: torch.relu_(x.clone())),
     ("F.relu_inplace", "torch.nn.functional.relu", (_t(3, 3),), {"inplace": True}, lambda x, inplace: F.relu(x.clone(), inplace=True)),
     ("F.elu_", "torch.nn.functional.elu_", (_t(3, 3),), {}, lambda x: F.elu_(x.clone())),

@@ -1,0 +1,186 @@
+"""Which graph values share memory in eager PyTorch, and which an in-place update left stale.
+
+The interpreter gives every tensor an immutable graph value, and an in-place update
+(`x += 1`, `x.add_(1)`, `x[m] = 0`, `F.relu(x, inplace=True)`) rebinds the names bound to
+the *same* value to the updated one. That is exact for full aliases (`y = x`,
+`y = x.detach()`), but a *view* (`y = x[0]`, `x.view(...)`, `x.t()`, `np.asarray(x)`)
+is another value: in eager PyTorch it sees an update of its base, and its base sees an
+update made through it. untrace does not re-derive views after an update; it records
+which values share memory (one *family* per storage: the first value and every view
+made from it, transitively) and, when a member is updated in place, marks every other
+member *stale*. Reading a stale value is refused with the update's and the view's
+lines; a view that is never read again is harmless, so dead views still export.
+
+Staleness is scoped to the graph (If branch, Loop body) where the update ran: the other
+branch of the same `if` still sees the old value, code after the `if` or loop sees it
+stale. A graph loop's body runs many times but is interpreted once, so a value read in
+the body *before* an update made later in the same body would be read stale by the next
+iteration: that is refused at the update.
+
+A lowering that hands back a value it already handed out (`clone()` returning its input,
+two `torch.zeros(3)` deduplicated into one constant) would make two tensors look like
+one; such results get a fresh `Identity`, except where eager PyTorch really returns the
+same tensor (`SELF_ALIAS_OPS`, in-place ops).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from lowering.graph import GraphBuilder, Value
+
+# Eager returns a view of (or may share memory with) the first argument.
+VIEW_OPS = frozenset(
+    f"{prefix}.{op}"
+    for op in ("view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "ravel", "squeeze", "unsqueeze",
+               "transpose", "swapaxes", "swapdims", "t", "mT", "T", "H", "mH", "adjoint", "permute", "movedim",
+               "moveaxis", "narrow", "select", "expand", "expand_as", "broadcast_to", "unbind", "split",
+               "split_with_sizes", "tensor_split", "hsplit", "vsplit", "dsplit", "chunk", "diagonal", "unfold",
+               "as_strided", "contiguous", "real", "imag", "view_as_real", "view_as_complex", "atleast_1d",
+               "atleast_2d", "atleast_3d", "alias", "align_to", "numpy")
+    for prefix in ("torch", "Tensor")
+) | {"operator.getitem", "torch.broadcast_tensors", "torch.meshgrid", "torch.nn.Flatten", "torch.nn.Unflatten"}
+
+# Eager returns the argument itself when nothing changes (same dtype/device), or a
+# tensor with the same storage, shape and strides: a full alias, exact under rebinding.
+SELF_ALIAS_OPS = frozenset(
+    f"{prefix}.{op}"
+    for op in ("detach", "detach_", "to", "type", "type_as", "float", "double", "half", "bfloat16", "int", "long",
+               "short", "char", "byte", "bool", "cpu", "cuda", "requires_grad_", "positive", "conj", "resolve_conj",
+               "resolve_neg", "as_tensor", "asarray")
+    for prefix in ("torch", "Tensor")
+) | {f"torch.nn.functional.{op}" for op in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+                                            "feature_alpha_dropout")} | {"torch.nn.Identity", "torch.nn.Dropout",
+                                                                        "torch.nn.Dropout1d", "torch.nn.Dropout2d",
+                                                                        "torch.nn.Dropout3d", "torch.nn.AlphaDropout"}
+
+
+def is_in_place(name: str) -> bool:
+    """`Tensor.add_`, `torch.relu_`, `F.relu_`: the trailing-underscore in-place forms."""
+    last = name.rsplit(".", 1)[-1]
+    return last.endswith("_") and not last.startswith("_") and name.startswith(("Tensor.", "torch."))
+
+
+def is_basic_index(index: Any) -> bool:
+    """Whether `x[index]` is a view (basic indexing) rather than a copy (advanced
+    indexing with a list or a tensor of rank >= 1). An index of unknown kind counts as
+    a view: over-reporting only refuses, under-reporting would be silently wrong."""
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        if isinstance(part, (list,)) or type(part).__name__ in ("ndarray", "NDArray"):
+            return False
+        if isinstance(part, Value) and part.rank not in (0, None):
+            return False
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class Staleness:
+    """Why a value is stale: what was updated in place, where, and in which graph."""
+
+    updated: str  # the source name of the updated tensor
+    line: int
+    scope: GraphBuilder
+    through_view: bool  # the update went through a view of this value
+
+
+class Aliases:
+    """Memory families of graph values, stale marks, and reads inside graph loops."""
+
+    def __init__(self) -> None:
+        self._root: dict[Value, Value] = {}
+        self._family: dict[Value, list[Value]] = {}
+        self.view_line: dict[Value, int] = {}
+        self.stale: dict[Value, Staleness] = {}
+        self.handed_out: set[Value] = set()
+        self._made_in: dict[Value, GraphBuilder] = {}
+        self._loop_bodies: set[int] = set()
+        self.active_loops = 0  # graph loop bodies being interpreted now
+        self._reads: dict[int, set[Value]] = {}
+
+    # ------------------------------------------------------------------ families
+
+    def root(self, v: Value) -> Value:
+        return self._root.get(v, v)
+
+    def family(self, v: Value) -> list[Value]:
+        root = self.root(v)
+        return [root, *self._family.get(root, [])]
+
+    def add_view(self, view: Value, base: Value, line: int | None) -> None:
+        """`view` shares memory with `base` (made at `line`; None for a loop's carried value)."""
+        if view is base:
+            return
+        root = self.root(base)
+        self._root[view] = root
+        self._family.setdefault(root, []).append(view)
+        if line is not None:
+            self.view_line[view] = line
+
+    def made(self, v: Value, builder: GraphBuilder) -> None:
+        self.handed_out.add(v)
+        self._made_in.setdefault(v, builder)
+
+    # ------------------------------------------------------------------ staleness
+
+    def mark_updated(self, old: Value, new: Value, updated: str, line: int, builder: GraphBuilder) -> list[Value]:
+        """`old` was updated in place into `new`: every other member of its family is
+        stale in `builder`'s scope; `new` joins the family. Returns the values read
+        earlier in an enclosing graph loop body that this makes stale there."""
+        members = self.family(old)
+        read_then_stale = []
+        for v in members:
+            if v is new:
+                continue
+            self.stale[v] = Staleness(updated, line, builder, through_view=v is not old and self.root(old) is v)
+            for body in self._enclosing_loops(builder):
+                if v in self._reads.get(body, ()) and not self._made_inside(v, body):
+                    read_then_stale.append(v)
+        self.add_view(new, old, None)
+        return read_then_stale
+
+    def staleness(self, v: Value, builder: GraphBuilder) -> Staleness | None:
+        """Why `v` is stale as seen from `builder` (None when it is not): the update ran
+        in this graph, an enclosing one, or a nested one that has finished."""
+        mark = self.stale.get(v)
+        if mark is None:
+            return None
+        if _encloses(mark.scope, builder) or _encloses(builder, mark.scope):
+            return mark
+        return None
+
+    # ------------------------------------------------------------------ graph loops
+
+    def enter_loop_body(self, body: GraphBuilder) -> None:
+        self._loop_bodies.add(id(body))
+
+    def note_read(self, v: Value, builder: GraphBuilder) -> None:
+        if not self.active_loops:
+            return
+        for body in self._enclosing_loops(builder):
+            self._reads.setdefault(body, set()).add(v)
+
+    def _enclosing_loops(self, builder: GraphBuilder):
+        b = builder
+        while b is not None:
+            if id(b) in self._loop_bodies:
+                yield id(b)
+            b = b.parent
+
+    def _made_inside(self, v: Value, body_id: int) -> bool:
+        b = self._made_in.get(v)
+        while b is not None:
+            if id(b) == body_id:
+                return True
+            b = b.parent
+        return False
+
+
+def _encloses(outer: GraphBuilder, inner: GraphBuilder) -> bool:
+    b = inner
+    while b is not None:
+        if b is outer:
+            return True
+        b = b.parent
+    return False

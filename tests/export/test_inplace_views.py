@@ -1,0 +1,409 @@
+"""In-place updates and the values that share memory with the updated tensor.
+
+A view (`x[0]`, `x.view(...)`, `x.t()`, ...) sees every in-place update of its base, and
+its base sees every update made through it. untrace does not re-derive views, so it
+refuses to read a view (or base) after such an update, naming both lines
+(`lowering.aliasing`); what does not alias (copies, out-of-place results, views that are
+dead after the update, views made after it) exports and matches eager PyTorch.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lowering import LoweringError, export
+from tests.export.harness import export_and_compare
+
+X = torch.randn(4, 4, generator=torch.Generator().manual_seed(3))
+
+# Each takes x (4x4) and returns a view of it.
+def view_getitem_int(x):
+    return x[0]
+
+
+def view_getitem_slice(x):
+    return x[:, 1:3]
+
+
+def view_getitem_none_ellipsis(x):
+    return x[None, ..., 0]
+
+
+def view_view(x):
+    return x.view(-1)
+
+
+def view_reshape(x):
+    return x.reshape(2, 8)
+
+
+def view_flatten(x):
+    return x.flatten()
+
+
+def view_transpose(x):
+    return x.transpose(0, 1)
+
+
+def view_t(x):
+    return x.t()
+
+
+def view_T(x):
+    return x.T
+
+
+def view_permute(x):
+    return x.permute(1, 0)
+
+
+def view_narrow(x):
+    return x.narrow(0, 1, 2)
+
+
+def view_select(x):
+    return x.select(1, 2)
+
+
+def view_unsqueeze(x):
+    return x.unsqueeze(0)
+
+
+def view_squeeze(x):
+    return x.unsqueeze(0).squeeze(0)
+
+
+def view_expand(x):
+    return x[:1].expand(3, 4)
+
+
+def view_unbind(x):
+    return x.unbind(0)[1]
+
+
+def view_chunk(x):
+    return x.chunk(2)[1]
+
+
+def view_split(x):
+    return torch.split(x, 1)[2]
+
+
+def view_movedim(x):
+    return torch.movedim(x, 0, 1)
+
+
+def view_contiguous(x):
+    return x.t().contiguous()
+
+
+VIEWS = {"getitem-int": view_getitem_int, "getitem-slice": view_getitem_slice, "getitem-none-ellipsis": view_getitem_none_ellipsis, "view": view_view, "reshape": view_reshape, "flatten": view_flatten, "transpose": view_transpose, "t": view_t, "T": view_T, "permute": view_permute, "narrow": view_narrow, "select": view_select, "unsqueeze": view_unsqueeze, "squeeze": view_squeeze, "expand": view_expand, "unbind": view_unbind, "chunk": view_chunk, "split": view_split, "movedim": view_movedim, "contiguous": view_contiguous}
+
+
+# Each updates x in place (`x += 1`, mask and index assignment are spelled out in _make).
+def update_add_(x):
+    x.add_(1.0)
+
+
+def update_mul_(x):
+    x.mul_(2.0)
+
+
+def update_copy_(x):
+    x.copy_(torch.ones_like(x))
+
+
+def update_clamp_(x):
+    x.clamp_(min=0.0)
+
+
+def update_zero_(x):
+    x.zero_()
+
+
+def update_torch_relu_(x):
+    torch.relu_(x)
+
+
+def update_F_relu_inplace(x):
+    F.relu(x, inplace=True)
+
+
+UPDATES = {"iadd": None, "mask-assign": None, "index-assign": None, "add_": update_add_, "mul_": update_mul_, "copy_": update_copy_, "clamp_": update_clamp_, "zero_": update_zero_, "torch.relu_": update_torch_relu_, "F.relu-inplace": update_F_relu_inplace}
+
+
+def _make(view_name: str, update_name: str, through_view: bool = False) -> nn.Module:
+    """A module whose forward takes a view, updates in place, then reads the other side."""
+    make_view = VIEWS[view_name]
+    update = UPDATES[update_name]
+
+    class ViewThenUpdate(nn.Module):
+        def forward(self, x):
+            x = x * 1.0
+            y = make_view(x)
+            if update_name == "iadd":
+                if through_view:
+                    y += 1.0
+                else:
+                    x += 1.0
+            elif update_name == "mask-assign":
+                if through_view:
+                    y[y > 0] = 0.0
+                else:
+                    x[x > 0] = 0.0
+            elif update_name == "index-assign":
+                if through_view:
+                    y[0] = 5.0
+                else:
+                    x[0] = 5.0
+            else:
+                update(y if through_view else x)
+            return x if through_view else y
+
+    return ViewThenUpdate()
+
+
+@pytest.mark.parametrize("update_name", list(UPDATES))
+@pytest.mark.parametrize("view_name", list(VIEWS))
+def test_reading_a_view_after_its_base_is_updated_is_refused(view_name, update_name):
+    model = _make(view_name, update_name)
+    model(X.clone())  # eager accepts it
+    with pytest.raises(LoweringError, match=r"in-place update of .* while `y` is live") as info:
+        export(model, (X,))
+    assert info.value.path.endswith("test_inplace_views.py") and info.value.line
+
+
+@pytest.mark.parametrize("update_name", ["iadd", "add_", "mask-assign", "index-assign", "copy_", "clamp_"])
+@pytest.mark.parametrize("view_name", ["getitem-int", "getitem-slice", "view", "transpose", "narrow", "unsqueeze"])
+def test_reading_a_base_after_an_update_through_its_view_is_refused(view_name, update_name):
+    model = _make(view_name, update_name, through_view=True)
+    with pytest.raises(LoweringError, match=r"in-place update of `\w+` .* while `x` is live \(the update went through a view"):
+        export(model, (X,))
+
+
+class InputView(nn.Module):
+    def forward(self, x):
+        y = x[0]
+        x.add_(1)
+        return y
+
+
+class ViewInBranch(nn.Module):
+    def forward(self, x):
+        y = x[0]
+        if x.sum() > 0:
+            x += 1
+        return y
+
+
+class ViewReadInLoopBeforeUpdate(nn.Module):
+    def forward(self, x):
+        y = x[0]
+        s = torch.zeros(4)
+        while s.sum() < 20:
+            s = s + y.abs() + 1
+            x += 1
+        return s, x
+
+
+class ListHoldsTensor(nn.Module):
+    def forward(self, x):
+        x = x * 1
+        kept = [x]
+        x += 1
+        return kept[0]
+
+
+class ParameterUpdate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        w = self.w
+        w.data.mul_(0.5)
+        return x * w
+
+
+class HelperUpdatesArgument(nn.Module):
+    def forward(self, x):
+        y = x[:2]
+        bump(x)
+        return y
+
+
+def bump(t):
+    t.add_(1)
+
+
+class StaleViewAsLoopStart(nn.Module):
+    def forward(self, x):
+        x = x * 1
+        y = x[0]
+        x += 1
+        while y.sum() < 10:
+            y = y + 1
+        return y
+
+
+@pytest.mark.parametrize("model, message", [
+    (InputView(), "while `y` is live"),
+    (StaleViewAsLoopStart(), "while `y` is live"),
+    (ViewInBranch(), "while `y` is live"),
+    (ViewReadInLoopBeforeUpdate(), "read earlier in the loop body"),
+    (ListHoldsTensor(), "`kept` holds a tensor that shares its memory"),
+    (ParameterUpdate(), "a parameter or buffer"),
+    (HelperUpdatesArgument(), "while `y` is live"),
+], ids=lambda v: type(v).__name__ if isinstance(v, nn.Module) else "")
+def test_other_stale_reads_are_refused(model, message):
+    with pytest.raises(LoweringError, match=message):
+        export(model, (X,))
+
+
+# ---------------------------------------------------------------- what does not alias
+
+
+class CloneThenUpdate(nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        x += 1
+        return y, x
+
+
+class OutOfPlaceThenUpdate(nn.Module):
+    def forward(self, x):
+        y = x + 0
+        z = x.relu()
+        x.add_(1)
+        return y, z, x
+
+
+class DeadView(nn.Module):
+    def forward(self, x):
+        y = x[0]
+        z = y * 2
+        x += 1
+        return z, x
+
+
+class ViewAfterUpdate(nn.Module):
+    def forward(self, x):
+        x = x * 1
+        x += 1
+        y = x[0]
+        x.mul_(2)
+        y = x[1]
+        return y
+
+
+class AdvancedIndexIsACopy(nn.Module):
+    def forward(self, x):
+        mask = x > 0
+        y = x[mask]
+        rows = x[[0, 2]]
+        x[mask] = 0.0
+        return y, rows, x
+
+
+class FullAliases(nn.Module):
+    """`z = x`, `x.detach()`, `x.float()`: the same tensor, so they see the update."""
+
+    def forward(self, x):
+        x = x * 1
+        z = x
+        d = x.detach()
+        f = x.float()
+        x.add_(1)
+        return z, d, f
+
+
+class InplaceActivations(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = x * 2
+        identity = h
+        out = self.act(h)
+        r = F.relu(x - 0.5, inplace=True)
+        return out, identity, h, r
+
+
+class DuplicateConstants(nn.Module):
+    def forward(self, x):
+        a = torch.zeros(4)
+        b = torch.zeros(4)
+        a.add_(1)
+        return x + b, a
+
+
+class UpdateInBranchViewUnused(nn.Module):
+    def forward(self, x):
+        x = x * 1
+        y = x[0]
+        out = y * 3
+        if x.sum() > 0:
+            x += 1
+        else:
+            x -= 1
+        return out, x
+
+
+class UpdateInLoop(nn.Module):
+    def forward(self, x):
+        x = x * 1
+        while x.sum() < 20:
+            x += 1
+            row = x[0]
+            row = row * 2
+        return x
+
+
+class CopyInto(nn.Module):
+    def forward(self, x):
+        out = torch.zeros(4, 4, dtype=torch.float64)
+        out.copy_(x[:1])
+        return out
+
+
+@pytest.mark.parametrize("model", [CloneThenUpdate(), OutOfPlaceThenUpdate(), DeadView(), ViewAfterUpdate(),
+                                   AdvancedIndexIsACopy(), FullAliases(), InplaceActivations(), DuplicateConstants(),
+                                   UpdateInBranchViewUnused(), UpdateInLoop(), CopyInto()],
+                         ids=lambda m: type(m).__name__)
+def test_non_aliasing_updates_match_eager(model):
+    export_and_compare(model, (X,), [(X,), (-X,), (X / 10,)])
+
+
+class SizeArithmetic(nn.Module):
+    """`n += 1` on a size rebinds a Python int: other names for it keep their value."""
+
+    def forward(self, x):
+        n = x.shape[0]
+        m = n
+        n += 1
+        k = len(x)
+        k *= 2
+        return x.sum(0) * m + n + k
+
+
+class IntOfZeroDimTensor(nn.Module):
+    """`int(t)` of a 0-d int64 tensor is a new Python int: `t += 1` afterwards stays in place on t."""
+
+    def forward(self, x):
+        t = x.sum().long()
+        u = t
+        n = int(t)
+        t += 1
+        return u * 1, n * 1, x + t
+
+
+def test_int_of_a_tensor_is_a_new_number():
+    x = torch.randn(3, 4) * 10
+    export_and_compare(IntOfZeroDimTensor(), (x,), [(x,), (-x,)])
+
+
+def test_augmented_assignment_of_a_size_is_not_in_place():
+    x = torch.randn(3, 4)
+    export_and_compare(SizeArithmetic(), (x,), [(x,), (torch.randn(5, 4),)], dynamic_shapes={"x": {0: "n"}})
