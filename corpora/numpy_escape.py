@@ -17,8 +17,8 @@ class RankGaussNormalizer(nn.Module):
         values = np.asarray(h.detach())  # expect: UT202
         ranks = values.argsort(axis=0).argsort(axis=0).astype(np.float32)
         spread = h.detach().cpu().numpy().std(axis=0)  # expect: UT202
-        uniform = torch.from_numpy((ranks + 0.5) / values.shape[0])  # expect: UT302
-        scale = torch.from_numpy(spread.astype(np.float32)) + 1e-3  # expect: UT302
+        uniform = torch.from_numpy((ranks + 0.5) / values.shape[0])
+        scale = torch.from_numpy(spread.astype(np.float32)) + 1e-3
         return uniform * scale
 
 

@@ -33,7 +33,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-from lowering import interpreter
+from lowering import interpreter, numpy_arrays
 from lowering.graph import MAX_OPSET, MIN_OPSET
 from lowering.ops import registry
 
@@ -43,7 +43,9 @@ _INTERPRETER_TENSOR_METHODS = ("size", "dim", "ndimension", "numel", "nelement",
                                "is_floating_point", "get_device")
 # Functions it evaluates or drops itself: torch.cond becomes an If; runtime checks are
 # dropped as torch.onnx drops them; pure queries run in Python at export time.
-_INTERPRETER_FUNCTIONS = ({"torch.cond"} | set(interpreter._RUNTIME_CHECKS) | set(interpreter._PURE_TORCH))
+# NumPy arrays made from tensor data return to tensors through `numpy_arrays.TO_TORCH`.
+_INTERPRETER_FUNCTIONS = ({"torch.cond"} | set(interpreter._RUNTIME_CHECKS) | set(interpreter._PURE_TORCH)
+                          | set(numpy_arrays.TO_TORCH))
 
 # Namespaces whose public callables are listed, as the analyzer names them.
 _FUNCTION_NAMESPACES = (
