@@ -112,12 +112,12 @@ def _with_class_facts(fact: CallSiteFact, module, analyzer: KindAnalyzer, path: 
     if fact.class_callee is None:
         return fact
     head, *rest = fact.class_callee.split(".")
-    value = analyzer.resolve(analyzer.globals_of(module).get(head, UNKNOWN))
+    value = analyzer.resolve(analyzer.global_value(module, head) or UNKNOWN)
     for attr in rest:
         if value.type != "pymodule" or not value.ref:
             return fact
         target = analyzer.module_ir(value.ref)
-        value = analyzer.resolve(analyzer.globals_of(target).get(attr, UNKNOWN)) if target is not None else UNKNOWN
+        value = analyzer.resolve(analyzer.global_value(target, attr) or UNKNOWN) if target is not None else UNKNOWN
     if value.type != "class" or not isinstance(value.ref, ClassKey):
         return fact
     class_facts = analyzer.analyze_class(value.ref)

@@ -128,7 +128,10 @@ def call_function(interp, func, args: list, kwargs: dict):
             except Exception as exc:  # noqa: BLE001 - eager raises the same
                 raise interp.error(f"{name}(...) failed at export time: {exc}", construct=name) from None
         raise interp.error(f"`{name}` is not supported by untrace", _HINT, construct=name)
-    entry = _FUNCTIONS.get(func) if _hashable(func) else None
+    try:
+        entry = _FUNCTIONS.get(func)
+    except TypeError:  # an unhashable callable is no NumPy function
+        entry = None
     if entry is None:
         raise interp.error(f"NumPy function `{name}` on tensor data is not supported by untrace "
                            f"(supported: {', '.join(sorted(_FUNCTION_NAMES))})", _HINT, construct=name)
@@ -662,12 +665,6 @@ _COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operat
 # ============================================================================ helpers
 
 
-def _hashable(x) -> bool:
-    try:
-        hash(x)
-    except TypeError:
-        return False
-    return True
 
 
 def _has_graph(args, kwargs) -> bool:

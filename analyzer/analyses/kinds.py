@@ -23,6 +23,7 @@ unresolvable callee yields an `unknown` value on which no rule fires.
 
 from __future__ import annotations
 
+import builtins
 import os
 from dataclasses import dataclass, field, replace
 
@@ -37,6 +38,10 @@ from analyzer.frontend import expr_text, ir
 from analyzer.frontend.verify import assigned_names, target_names
 
 MAX_CALL_DEPTH = 8
+# Modules one star-import lookup may read. A name missing from a package that
+# star-imports every submodule (`transformers.models`) would otherwise parse the package.
+STAR_SEARCH_LIMIT = 32
+_BUILTIN_NAMES = frozenset(dir(builtins))
 RETURN = "$return"
 
 _BOOL_METHODS = frozenset({
@@ -87,6 +92,10 @@ class KindAnalyzer:
         self._in_progress: set[tuple] = set()
         self._depth = 0
         self._global_reads: dict[str, frozenset[str]] = {}
+        self._stars: dict[str, list[str]] = {}  # module path -> modules it star-imports
+        self._star_lookups: dict[tuple, tuple] = {}  # (path, name) -> (value or None, files read)
+        self._deferred: dict[tuple, list] = {}  # (path, name) -> [(module-level Assign, its module)]
+        self._deferred_values: dict[tuple, tuple[Value, frozenset[str]]] = {}
         # Files read by each computation in progress, innermost last. Every cached result
         # (summary, class, module scope) keeps what it read, and a cache hit adds that to
         # the reader: a file's dependencies are exact, not everything this process read.
@@ -97,6 +106,11 @@ class KindAnalyzer:
         being checked: its module scope and classes may differ from the on-disk copy."""
         for key in [k for k in self._globals if os.path.abspath(k) == os.path.abspath(path)]:
             del self._globals[key]
+        self._stars.pop(path, None)
+        self._star_lookups.clear()
+        for key in [k for k in self._deferred if os.path.abspath(k[0]) == os.path.abspath(path)]:
+            del self._deferred[key]
+            self._deferred_values.pop(key, None)
         for key in [k for k in self._classes if os.path.abspath(k.path) == os.path.abspath(path)]:
             del self._classes[key]
         self._summaries = {k: v for k, v in self._summaries.items() if not _mentions(k, path)}
@@ -251,6 +265,16 @@ class KindAnalyzer:
         elif isinstance(stmt, ir.FunctionDef):
             env[stmt.name] = Value("function", ref=FunctionKey(module.path, stmt.name))
         elif isinstance(stmt, ir.Assign):
+            if all(isinstance(t, ir.Name) for t in stmt.targets):
+                # Evaluated on first use, like imports: module scopes of large packages
+                # are full of registries and tables (`X = build_table(...)`) that no
+                # forward reads, and evaluating them pulls in half the package. A name
+                # assigned more than once (`try: X = a` / `except: X = b`) is the join.
+                for t in stmt.targets:
+                    key = (module.path, t.id)
+                    self._deferred.setdefault(key, []).append((stmt, module))
+                    env[t.id] = Value("deferred", ref=key)
+                return
             value = ExpressionEvaluator(self, None, module).ev(stmt.value, env)
             for t in stmt.targets:
                 if isinstance(t, ir.Name):
@@ -279,10 +303,9 @@ class KindAnalyzer:
         for name, asname in stmt.names:
             if name == "*":
                 if target:
-                    module = self.module_ir(target)
-                    if module is not None:
-                        for k, v in self.globals_of(module).items():
-                            yield k, v
+                    # Looked up name by name (`global_value`): expanding it here would
+                    # read every module a package's `__init__` star-imports.
+                    self._stars.setdefault(path, []).append(target)
                 continue
             bound = asname or name
             if target:
@@ -291,17 +314,67 @@ class KindAnalyzer:
                 continue
             yield bound, Value.ext(f"{dotted}.{name}" if dotted else name)
 
+    def global_value(self, module: ir.Module, name: str, _seen: set | None = None) -> Value | None:
+        """What `name` is bound to at module level: the module's own bindings, then the
+        public names of the modules it star-imports."""
+        value = self.globals_of(module).get(name)
+        if value is not None or name.startswith("_") or name in _BUILTIN_NAMES or module.path not in self._stars:
+            return value
+        if _seen is None:  # the outermost lookup: remembered, with the files it read
+            cached = self._star_lookups.get((module.path, name))
+            if cached is not None:
+                self._reads[-1] |= cached[1]
+                return cached[0]
+            self._begin_reads()
+            try:
+                found = self.global_value(module, name, {module.path})
+            finally:
+                self._star_lookups[(module.path, name)] = (found, self._end_reads())
+            return found
+        for target in self._stars[module.path]:
+            if target in _seen:
+                continue
+            if len(_seen) >= STAR_SEARCH_LIMIT:
+                return None  # a package re-exporting a whole tree: not worth parsing it all
+            _seen.add(target)
+            other = self.module_ir(target)
+            found = self.global_value(other, name, _seen) if other is not None else None
+            if found is not None:
+                return found
+        return None
+
     def resolve(self, value: Value, _depth: int = 0) -> Value:
-        """The value behind a lazy `from project.module import name` binding."""
+        """The value behind a lazy binding: `from project.module import name`, or a
+        module-level assignment not evaluated yet."""
+        if value.type == "deferred":
+            return self._deferred_value(value.ref)
         if value.type != "import":
             return value
         target, name, dotted = value.ref
         module = self.module_ir(target)
-        found = self.globals_of(module).get(name) if module is not None else None
+        found = self.global_value(module, name) if module is not None else None
         if found is None:
             sub = self.project.find_module(f"{dotted}.{name}")
             return Value("pymodule", ref=sub) if sub else UNKNOWN
         return self.resolve(found, _depth + 1) if _depth < 16 else UNKNOWN
+
+    def _deferred_value(self, key: tuple) -> Value:
+        cached = self._deferred_values.get(key)
+        if cached is not None:
+            self._reads[-1] |= cached[1]
+            return cached[0]
+        if key in self._in_progress or key not in self._deferred:
+            return UNKNOWN  # `X = f(X)`-like cycles through other modules
+        self._in_progress.add(key)
+        self._begin_reads()
+        try:
+            value = join_all(self.resolve(ExpressionEvaluator(self, None, module).ev(stmt.value, self.globals_of(module)))
+                             for stmt, module in self._deferred[key]) or UNKNOWN
+        finally:
+            reads = self._end_reads()
+            self._in_progress.discard(key)
+        self._deferred_values[key] = (value, reads)
+        return value
 
     # ================================================================ classes
 
@@ -928,7 +1001,7 @@ class ExpressionEvaluator:
         elif self.frame is not None and e.id in self.frame.closure:
             value = self.frame.closure[e.id]
         else:
-            value = self.analyzer.globals_of(self.module).get(e.id)
+            value = self.analyzer.global_value(self.module, e.id)
             if value is None:
                 return Value.ext("builtins." + e.id)
         return self.analyzer.resolve(value)
@@ -985,7 +1058,7 @@ class ExpressionEvaluator:
             module = self.analyzer.module_ir(base.ref) if base.ref else None
             if module is None:
                 return UNKNOWN
-            return self.analyzer.resolve(self.analyzer.globals_of(module).get(attr, UNKNOWN))
+            return self.analyzer.resolve(self.analyzer.global_value(module, attr) or UNKNOWN)
         if t == "tensor":
             if attr in api.SHAPE_ATTRIBUTES:
                 lvl = base.shape_level

@@ -84,7 +84,7 @@ class _Walk:
                 self.add_function(method, info.key, owner)
             return
         if isinstance(func, ir.Name):
-            value = self.analyzer.resolve(self.analyzer.globals_of(module).get(func.id, UNKNOWN))
+            value = self.analyzer.resolve(self.analyzer.global_value(module, func.id) or UNKNOWN)
             if value.type == "function" and isinstance(value.ref, FunctionKey) and "." not in value.ref.qualname:
                 helper_module = self.analyzer.module_ir(value.ref.path)
                 fn = helper_module.functions().get(value.ref.qualname) if helper_module is not None else None
@@ -179,7 +179,7 @@ class _Walk:
                     and expr_text(node.func.value.func) == "super":
                 return at("super() call", node)
             head = name.split(".", 1)[0] if name else ""
-            value = self.analyzer.globals_of(module).get(head) if head else None
+            value = self.analyzer.global_value(module, head) if head else None
             if value is not None and value.type == "ext" and str(value.ref).split(".")[0] == "numpy":
                 return at(f"NumPy call (`{name}`)", node)
         return None

@@ -34,6 +34,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from analyzer.analyses import torch_api as api
+from analyzer.fixes.source import dotted
 
 APPLICABILITY = "unsafe"
 
@@ -60,15 +61,6 @@ class WhereRewrite:
     skipped: dict[int, str] = field(default_factory=dict)  # line -> why not
 
 
-def _dotted(node) -> str | None:
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
 
 
 def side_effect_free(node, tensor_methods: bool = False) -> bool:
@@ -81,7 +73,7 @@ def side_effect_free(node, tensor_methods: bool = False) -> bool:
     if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Imaginary)):
         return True
     if isinstance(node, cst.Attribute):
-        return _dotted(node) is not None
+        return dotted(node) is not None
     if isinstance(node, cst.BinaryOperation):
         return ok(node.left) and ok(node.right)
     if isinstance(node, cst.UnaryOperation):
@@ -93,7 +85,7 @@ def side_effect_free(node, tensor_methods: bool = False) -> bool:
     if isinstance(node, cst.Call):
         if not all(not a.star and ok(a.value) for a in node.args):
             return False
-        name = _dotted(node.func)
+        name = dotted(node.func)
         if name is not None and name.startswith("torch.") and name.count(".") == 1:
             function = name.split(".", 1)[1]
             return not function.endswith("_") and function not in _IMPURE_TORCH
@@ -126,7 +118,7 @@ def _imports_torch(module: cst.Module) -> bool:
         if isinstance(line, cst.SimpleStatementLine):
             for stmt in line.body:
                 if isinstance(stmt, cst.Import) and any(
-                        _dotted(a.name) == "torch" and a.asname is None for a in stmt.names):
+                        dotted(a.name) == "torch" and a.asname is None for a in stmt.names):
                     return True
     return False
 

@@ -9,12 +9,12 @@ import importlib
 import re
 from pathlib import Path
 
-import numpy as np
 import onnxruntime as ort
 import torch
 
 from lowering import export
-from lowering.interpreter import _flatten
+
+from .harness import assert_session_matches
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPORA = ROOT / "corpora"
@@ -76,17 +76,8 @@ def export_and_compare(model: torch.nn.Module, inputs: list[tuple], *, static: b
         proto = export(model, first, dynamic_shapes=dynamic_axes(params, group) or None, **export_kwargs)
         node_types(proto.graph, counts)
         session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-        names = [i.name for i in session.get_inputs()]
         for args in group:
-            feeds = [a for a in _flatten(list(args))[0] if isinstance(a, torch.Tensor)]
-            got = session.run(None, {n: a.numpy() for n, a in zip(names, feeds)})
-            with torch.no_grad():
-                want = [w for w in _flatten(model(*copy.deepcopy(args)))[0] if w is not None]
-            assert len(got) == len(want), (len(got), len(want))
-            for w, o in zip(want, got):
-                w = np.asarray(w.numpy() if isinstance(w, torch.Tensor) else w)
-                assert w.shape == o.shape, f"shape {o.shape} != eager {w.shape}"
-                np.testing.assert_allclose(o, w, rtol=1e-4, atol=1e-5)
+            assert_session_matches(session, model, args, dtypes=False)
     return counts
 
 
