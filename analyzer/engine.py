@@ -19,7 +19,7 @@ from analyzer.analyses.values import UNKNOWN
 from analyzer.fixes.callsite_fact import CallSiteFact
 from analyzer.fixes.branches import attach_fixes
 from analyzer.fixes.callsites import callsite_facts
-from analyzer.frontend import ParseError
+from analyzer.frontend import ParseError, ir
 
 __all__ = ["Project", "analyze_file"]
 
@@ -50,7 +50,7 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     except RecursionError:
         return [ParseErrorFact(Site(path, 1, 1, 1, 2), "nesting too deep to analyse")], {}
     own = os.path.abspath(path)
-    facts = attach_fixes(facts, lambda where: _source_of(where, path, source, module, project))
+    facts = attach_fixes(facts, lambda where: _source_of(where, path, module, project))
     deps = {}
     # The files this file's results were computed from (the cached summaries it reused
     # included), so that a cached result is never stale.
@@ -129,22 +129,11 @@ def _with_class_facts(fact: CallSiteFact, module, analyzer: KindAnalyzer, path: 
     return replace(fact, class_facts=tuple(display))
 
 
-def _source_of(where: str, path: str, source: str | bytes, module, project: Project):
+def _source_of(where: str, path: str, module: ir.Module, project: Project):
     """(text, IR) of the file a fact is in: the one being checked, or another project file."""
-    if where == path or os.path.abspath(where) == os.path.abspath(path):
-        from analyzer.runner import decode_source
-
-        return decode_source(source), module
-    other = project.module(where)
-    if other is None:
-        return None
-    try:
-        with open(where, "rb") as handle:
-            from analyzer.runner import decode_source
-
-            return decode_source(handle.read()), other
-    except OSError:
-        return None
+    if where != path and os.path.abspath(where) != os.path.abspath(path):
+        module = project.module(where)
+    return (module.source, module) if module is not None else None
 
 
 def _display_path(path: str) -> str:

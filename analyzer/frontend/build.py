@@ -75,7 +75,7 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
         body = builder.block(tree.body, scope="")
     except RecursionError:
         raise ParseError("nesting too deep to analyse") from None
-    return ir.Module(path=path, body=body, source_lines=_text(source, tree).splitlines())
+    return ir.Module(path=path, body=body, source=_text(source, tree))
 
 
 def _string_value(node: cst.SimpleString | cst.ConcatenatedString):

@@ -471,8 +471,15 @@ Stmt = Union[
 class Module:
     path: str
     body: list[Stmt]
-    source_lines: list[str]
+    source: str  # the decoded text
     _defs: dict | None = None  # top-level classes and functions by name, built on first use
+    _lines: list[str] | None = None
+
+    @property
+    def source_lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.source.splitlines()
+        return self._lines
 
     def _index(self) -> dict:
         if self._defs is None:
