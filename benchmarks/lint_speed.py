@@ -63,7 +63,7 @@ def parse_floor(files: list[str]) -> tuple[float, float]:
 
 def run_check(targets: list[str], jobs: int, cache_dir: str) -> tuple[float, float, int]:
     """(wall, cpu, number of findings) of one `untrace check` process."""
-    command = [sys.executable, "-c", "import sys; from analyzer.cli import main; sys.exit(main())",
+    command = [sys.executable, "-m", "analyzer.cli",
                "check", "--select", "ALL", "--output-format", "json", "--jobs", str(jobs),
                "--cache-dir", cache_dir, *targets]
     wall, cpu = time.perf_counter(), _children_cpu()
