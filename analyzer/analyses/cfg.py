@@ -44,6 +44,7 @@ class Cfg:
         self.exit = self._new("exit")
         self.join_of: dict[int, Node] = {}  # id(compound stmt) -> its join node
         self.header_of: dict[int, Node] = {}  # id(compound stmt) -> its header node
+        self._order: list[Node] | None = None
         last = self._block(body, [self.entry], ())
         for n in last:
             self._edge(n, self.exit)
@@ -149,6 +150,13 @@ class Cfg:
     # ----------------------------------------------------------------- queries
 
     def reverse_postorder(self) -> list[Node]:
+        """Every node, entry first and each before its successors except along back
+        edges; unreachable nodes last. Computed once (a graph is not changed once built)."""
+        if self._order is None:
+            self._order = self._reverse_postorder()
+        return list(self._order)
+
+    def _reverse_postorder(self) -> list[Node]:
         seen: set[int] = set()
         order: list[Node] = []
         stack = [(self.entry, iter(self.entry.succ))]

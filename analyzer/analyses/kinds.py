@@ -89,6 +89,7 @@ class KindAnalyzer:
         self._classes: dict[ClassKey, ClassInfo] = {}
         self._summaries: dict[tuple, Summary] = {}
         self._collect_runs: dict[tuple, Summary] = {}  # keyed by id() of a live attribute table
+        self._base_helper_runs: dict[tuple, tuple[Summary, dict[str, Value]] | None] = {}
         self._in_progress: set[tuple] = set()
         self._depth = 0
         self._global_reads: dict[str, frozenset[str]] = {}
@@ -100,6 +101,9 @@ class KindAnalyzer:
         # (summary, class, module scope) keeps what it read, and a cache hit adds that to
         # the reader: a file's dependencies are exact, not everything this process read.
         self._reads: list[set[str]] = [set()]
+        # id(FunctionDef) -> (the function, its Cfg, its unexported statements): a function
+        # is run once per distinct arguments and per class whose __init__ reaches it.
+        self._graphs: dict[int, tuple[ir.FunctionDef, Cfg, set[int]]] = {}
 
     def forget(self, path: str) -> None:
         """Drop what was computed from `path` before it was (re)registered as the file
@@ -115,6 +119,8 @@ class KindAnalyzer:
             del self._classes[key]
         self._summaries = {k: v for k, v in self._summaries.items() if not _mentions(k, path)}
         self._collect_runs.clear()  # the tables they wrote into may be gone with the classes
+        self._base_helper_runs.clear()
+        self._graphs.clear()  # graphs of the replaced text's functions
 
     # ================================================================ dependencies
 
@@ -215,6 +221,40 @@ class KindAnalyzer:
         frame = Frame(module.path, fn.qualname, fn, module, self_value, class_key, closure or {}, collect)
         return self._run(frame, args, memo_key, memo)
 
+    def base_helper(self, key: FunctionKey, fn: ir.FunctionDef, owner: ClassKey, args: list[Value],
+                    kwargs: dict, into: dict[str, Value]) -> Summary:
+        """A method of a base class without `forward` (a framework base such as a
+        `PreTrainedModel`), called on `self` while a subclass's attributes are collected
+        (`super().__init__(config)`, `self.post_init()`): run once per arguments with
+        `self` as the base class itself, and its `self.x = ...` writes joined into `into`.
+
+        Run per subclass instead, the same chain (post_init -> init_weights ->
+        tie_weights -> ...) cost more than the subclasses' own analysis. What is lost:
+        inside the base's methods, `self.x` reads the base's attributes and `self.m()`
+        calls the base's `m`, not a subclass's override; a base with `forward` (a model
+        whose subclasses fill in hooks) is still run per subclass."""
+        self_value = Value("module", ref=owner)
+        bound = _bind_arguments(fn, args, kwargs, self_value)
+        memo_key = (key, tuple(sorted(bound.items(), key=lambda kv: kv[0])))
+        if memo_key in self._base_helper_runs:
+            done = self._base_helper_runs[memo_key]
+            if done is None:
+                return Summary(UNKNOWN)  # recursion through the base's own helpers
+            summary, writes = done
+            self._reads[-1] |= summary.reads
+        else:
+            self._base_helper_runs[memo_key] = None
+            writes = {}
+            module = self.module_ir(key.path)
+            summary = self.call_function(key, fn, module, bound, self_value, owner, collect=writes)
+            self._base_helper_runs[memo_key] = (summary, writes)
+        for name, value in writes.items():
+            into[name] = join(into.get(name), value)
+        return summary
+
+    def is_framework_base(self, key: ClassKey) -> bool:
+        return self.find_method(key, "forward")[1] is None
+
     def _run(self, frame: Frame, args: dict[str, Value], memo_key, memo: dict | None = None) -> Summary:
         if memo_key is not None:
             self._in_progress.add(memo_key)
@@ -233,6 +273,14 @@ class KindAnalyzer:
         if memo_key is not None:
             (self._summaries if memo is None else memo)[memo_key] = summary
         return summary
+
+    def function_graph(self, fn: ir.FunctionDef) -> tuple[Cfg, set[int]]:
+        """The control-flow graph of `fn` and the ids of its statements an export does
+        not run, built once per function (neither changes once built)."""
+        known = self._graphs.get(id(fn))
+        if known is None or known[0] is not fn:
+            known = self._graphs[id(fn)] = (fn, Cfg(fn.body, fn.params), unexported_statements(fn.body))
+        return known[1], known[2]
 
     # ================================================================ module scope
 
@@ -507,14 +555,13 @@ class FunctionAnalysis:
         self.analyzer = analyzer
         self.frame = frame
         self.args = args
-        self.cfg = Cfg(frame.fn.body, frame.fn.params)
+        self.cfg, self.unexported = analyzer.function_graph(frame.fn)
         self.region_level: dict[int, Level] = {}
         self.loop_bound: dict[int, Level] = {}
         self.loop_exit: dict[int, Level] = {}
         self.loop_exit_lines: dict[int, list[int]] = {}
         self.folded_ifs: set[int] = set()
         self._written: dict[int, set[str]] = {}
-        self.unexported = unexported_statements(frame.fn.body)
         self._solved: dict | None = None  # the solved IN states, once solved (for `_record_types`)
         self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
 
@@ -1345,10 +1392,16 @@ class ExpressionEvaluator:
     def invoke(self, key: FunctionKey, fn: ir.FunctionDef, class_key, self_value, args, kwargs, node) -> Value:
         if any(a.type == "starred" for a in args) or "**" in kwargs:
             return _unknown_result(args, kwargs)
+        collect = self.frame.collect_attributes if self.frame is not None else None
+        collecting = collect is not None and self_value is not None and self.frame.self_value == self_value
+        if (collecting and class_key is not None and self_value.type == "module" and class_key != self_value.ref
+                and self.analyzer.is_framework_base(class_key)):
+            summary = self.analyzer.base_helper(key, fn, class_key, args, kwargs, collect)
+            self._forward_facts(summary)
+            return summary.returns
         bound = _bind_arguments(fn, args, kwargs, self_value)
         module = self.analyzer.module_ir(key.path)
-        collect = self.frame.collect_attributes if self.frame is not None else None
-        if collect is not None and self_value is not None and self.frame.self_value == self_value:
+        if collecting:
             # A helper called from __init__ (`self._build()`): its `self.x = ...` count too.
             summary = self.analyzer.call_function(key, fn, module, bound, self_value, class_key, collect=collect)
         else:

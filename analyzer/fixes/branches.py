@@ -48,10 +48,15 @@ class _File:
     """One file's source and IR, with the indexes the fixes of its sites share."""
 
     def __init__(self, text: str, module: ir.Module):
+        if module.syntax is None:
+            raise ValueError("a module without its libcst tree")
         self.text = text
         self.module = module
-        self.ranges = _top_level_ranges(module)
-        self.pieces: dict[int, FixSource] = {}
+        # Lines end at "\n" only, as `Positions` counts them (str.splitlines also splits
+        # at form feeds and other separators that can sit inside a line of Python).
+        self.lines = [line + "\n" for line in text.split("\n")]
+        self.lines[-1] = self.lines[-1][:-1]
+        self.scopes: dict[int, FixSource] = {}  # id(libcst node) -> the FixSource over it
         self.imports_torch = any(
             isinstance(s, ir.Import) and s.module is None and ("torch", None) in s.names for s in module.body)
         self.ifs: dict[tuple[int, int], tuple] = {}  # (line, column) -> (function, block, ir.If)
@@ -59,12 +64,28 @@ class _File:
             _index_ifs(fn, fn.body, self.ifs)
 
     def source_at(self, line: int) -> FixSource:
-        """The parsed top-level statement holding ``line`` (the whole file if unsure)."""
-        first, last = next(((a, b) for a, b in self.ranges if a <= line and (b is None or line <= b)), (1, None))
-        if first not in self.pieces:
-            lines = self.text.splitlines(keepends=True)
-            self.pieces[first] = FixSource("".join(lines[first - 1 : last]), first)
-        return self.pieces[first]
+        """The fix source over the outermost function (or else the top-level statement)
+        holding ``line``."""
+        syntax = self.module.syntax
+        positions = syntax.positions()
+        scope = syntax.tree
+        for _ in range(2):  # a top-level statement, then a method of a top-level class
+            body = scope.body.body if isinstance(scope, cst.ClassDef) else getattr(scope, "body", ())
+            if not isinstance(body, (list, tuple)):
+                break
+            inner = next((s for s in body if _holds(positions.get(s), line)), None)
+            if inner is None:
+                break
+            scope = inner
+            if not isinstance(scope, cst.ClassDef):
+                break
+        if id(scope) not in self.scopes:
+            self.scopes[id(scope)] = FixSource(self.lines, syntax.tree, positions, scope)
+        return self.scopes[id(scope)]
+
+
+def _holds(where, line: int) -> bool:
+    return where is not None and where[0] <= line <= where[2]
 
 
 def attach_fixes(facts: list, sources: Sources) -> list:
@@ -77,7 +98,7 @@ def attach_fixes(facts: list, sources: Sources) -> list:
             if found is not None:
                 try:
                     files[path] = _File(*found)
-                except (cst.ParserSyntaxError, SyntaxError):
+                except ValueError:
                     pass
         return files[path]
 
@@ -209,18 +230,6 @@ def _torch_call(function: str, a, b, original) -> cst.Call:
 def _bare(expr):
     """``expr`` without its own parentheses (it becomes a call argument)."""
     return expr.with_changes(lpar=[], rpar=[]) if hasattr(expr, "lpar") else expr
-
-
-def _top_level_ranges(module: ir.Module) -> list[tuple[int, int | None]]:
-    """(first line, last line or None for the end) of each top-level statement, with its
-    decorators and the blank or comment lines after it."""
-    starts = []
-    for stmt in module.body:
-        lines = [stmt.span.line] + [d.span.line for d in getattr(stmt, "decorators", ()) if getattr(d, "span", None)]
-        starts.append(min(line for line in lines if line > 0) if any(line > 0 for line in lines) else None)
-    if None in starts:
-        return []  # the whole file, then
-    return [(a, b - 1) for a, b in zip(starts, starts[1:])] + [(starts[-1], None)] if starts else []
 
 
 def _index_ifs(fn: ir.FunctionDef, block: list, out: dict) -> None:

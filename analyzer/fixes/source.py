@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 import textwrap
-from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import CodePosition, CodeRange
 
 from analyzer.diagnostics import Edit
+from analyzer.frontend.positions import Positions
 
 _COMMENT = re.compile(r"#[^\n]*")
 
@@ -35,24 +35,26 @@ def dotted(node) -> str | None:
 
 
 class FixSource:
-    """A piece of one file being fixed: the lines from ``first_line`` on (a whole
-    top-level statement; libcst's position metadata over a
-    whole large file costs seconds). Lines and columns in and out are the file's."""
+    """The part of one file a fix works on: ``scope``, a node of the file's own libcst
+    tree (the function holding the site), with the file's positions and lines. Nothing is
+    parsed again: libcst's position metadata over a large class cost seconds a finding.
+    Lines and columns in and out are the file's."""
 
-    def __init__(self, source: str, first_line: int = 1):
-        self.offset = first_line - 1
-        self.lines = [""] * self.offset + source.splitlines(keepends=True)
-        self.wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
-        self.module = self.wrapper.module
-        self.positions = self.wrapper.resolve(PositionProvider)
-        self.parents = self.wrapper.resolve(ParentNodeProvider)
-
-    @cached_property
-    def _starts(self) -> dict:
-        index: dict = {}
-        for node, where in self.positions.items():
-            index.setdefault((type(node), where.start.line + self.offset, where.start.column + 1), node)
-        return index
+    def __init__(self, lines: list[str], tree: cst.Module, positions: Positions, scope: cst.CSTNode):
+        self.lines = lines
+        self.module = tree
+        self.positions = _Ranges(positions)
+        self.parents: dict = {}
+        self._starts: dict = {}
+        stack = [scope]
+        while stack:
+            node = stack.pop()
+            where = positions.get(node)
+            if where is not None:
+                self._starts.setdefault((type(node), where[0], where[1] + 1), node)
+            for child in node.children:
+                self.parents[child] = node
+                stack.append(child)
 
     def node_at(self, kind, line: int, column: int):
         """The ``kind`` node starting at 1-based ``line``:``column``."""
@@ -64,12 +66,12 @@ class FixSource:
     def indent_of(self, node) -> str:
         """The whitespace before ``node`` on its first line."""
         start = self.positions[node].start
-        return self.lines[start.line + self.offset - 1][: start.column]
+        return self.lines[start.line - 1][: start.column]
 
     def edit(self, first, last, content: str) -> Edit:
         """Replace the source from the start of ``first`` to the end of ``last``."""
         start, end = self.positions[first].start, self.positions[last].end
-        return Edit(start.line + self.offset, start.column + 1, end.line + self.offset, end.column + 1, content)
+        return Edit(start.line, start.column + 1, end.line, end.column + 1, content)
 
     def parses_after(self, edit: Edit, statement: bool) -> bool:
         """Does the replacement parse, as the statement(s) it replaces (at their
@@ -93,6 +95,21 @@ class FixSource:
         if len(lines) == 1:
             return lines[0][edit.column - 1 : edit.end_column - 1]
         return lines[0][edit.column - 1 :] + "".join(lines[1:-1]) + lines[-1][: edit.end_column - 1]
+
+
+class _Ranges:
+    """``ranges[node]``: a node's ``CodeRange`` (1-based lines, 0-based columns, as
+    libcst's ``PositionProvider`` gives them), from the file's `Positions`."""
+
+    def __init__(self, positions: Positions):
+        self._positions = positions
+
+    def __getitem__(self, node) -> CodeRange:
+        where = self._positions.get(node)
+        if where is None:
+            raise KeyError(node)
+        line, column, end_line, end_column = where
+        return CodeRange(CodePosition(line, column), CodePosition(end_line, end_column))
 
 
 def comments(text: str) -> list[str]:

@@ -70,12 +70,12 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
         raise ParseError("nesting too deep to parse") from None
     except Exception as exc:  # libcst raises assorted errors on exotic input
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
+    syntax = DeferredPositions(tree)
     try:
-        builder = _Builder(DeferredPositions(tree), strict)
-        body = builder.block(tree.body, scope="")
+        body = _Builder(syntax, strict).block(tree.body, scope="")
     except RecursionError:
         raise ParseError("nesting too deep to analyse") from None
-    return ir.Module(path=path, body=body, source=_text(source, tree))
+    return ir.Module(path=path, body=body, source=_text(source, tree), syntax=syntax)
 
 
 def _string_value(node: cst.SimpleString | cst.ConcatenatedString):

@@ -405,9 +405,14 @@ class ClassDef:
     body: list["Stmt"]
     decorators: list[Expr] = field(default_factory=list)
     span: Span = NO_SPAN
+    _methods: dict | None = field(default=None, repr=False)
 
     def methods(self) -> dict[str, FunctionDef]:
-        return {s.name: s for s in self.body if isinstance(s, FunctionDef)}
+        """The class body's functions by name (built on first use: the analyses look a
+        method up for every call through `self`)."""
+        if self._methods is None:
+            self._methods = {s.name: s for s in self.body if isinstance(s, FunctionDef)}
+        return self._methods
 
 
 @dataclass(eq=False, slots=True)
@@ -472,6 +477,9 @@ class Module:
     path: str
     body: list[Stmt]
     source: str  # the decoded text
+    # The libcst tree and its positions (`frontend.positions.DeferredPositions`): what
+    # fixes edit. None for a module not built by `parse_module`.
+    syntax: Any = None
     _defs: dict | None = None  # top-level classes and functions by name, built on first use
     _lines: list[str] | None = None
 

@@ -88,23 +88,25 @@ class Positions:
 
 
 class DeferredPositions:
-    """Resolves `ir.Span.deferred` spans of one tree: the code-generation pass of
-    `Positions` runs on the first request, and the tree is released after it (the nodes
-    that unresolved spans still refer to stay alive through those spans)."""
+    """One file's libcst tree, and its `Positions` computed on first request (the
+    resolver of `ir.Span.deferred` spans, and what `--fix` edits). The tree costs no
+    memory of its own: the spans that are not resolved yet refer to nearly all its nodes."""
 
-    __slots__ = ("_tree", "_positions")
+    __slots__ = ("tree", "_positions")
 
     def __init__(self, tree: cst.Module):
-        self._tree = tree
+        self.tree = tree
         self._positions: Positions | None = None
+
+    def positions(self) -> Positions:
+        if self._positions is None:
+            self._positions = Positions(self.tree)
+        return self._positions
 
     def resolve(self, node, last=None) -> tuple[int, int, int, int]:
         """1-based (line, column, end_line, end_column) of `node`, or from the start of
         `node` to the end of `last` (a statement head); zeros if the node has none."""
-        positions = self._positions
-        if positions is None:
-            positions = self._positions = Positions(self._tree)
-            self._tree = None
+        positions = self._positions or self.positions()
         start = positions.get(node)
         end = positions.get(last) if last is not None else start
         if start is None:
