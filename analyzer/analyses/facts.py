@@ -14,14 +14,54 @@ from analyzer.diagnostics import Fix
 
 
 @dataclass(frozen=True, slots=True)
-class Site:
-    path: str
+class Range:
     line: int
     column: int
     end_line: int
     end_column: int
-    function: str | None = None
-    call_path: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True, init=False, eq=False)
+class Site:
+    """Where a fact is: a file, a range in it, the function and the call path from
+    `forward`. ``Site(path, line, column, end_line, end_column, function, call_path)``.
+
+    The analysis makes sites from the IR's deferred spans (``Site(path, span=...)``, an
+    `ir.Span`): finding a range costs a code-generation pass over the file, and most
+    facts (every PyTorch call is one) never become a finding. The range is resolved when
+    a rule reads it; sites compare, hash and pickle by their values."""
+
+    path: str
+    span: object  # anything with line, column, end_line, end_column: a Range or an ir.Span
+    function: str | None
+    call_path: tuple[str, ...]
+
+    def __init__(self, path: str, line: int = 0, column: int = 0, end_line: int = 0, end_column: int = 0,
+                 function: str | None = None, call_path: tuple[str, ...] = (), *, span=None):
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "span", span if span is not None else Range(line, column, end_line, end_column))
+        object.__setattr__(self, "function", function)
+        object.__setattr__(self, "call_path", tuple(call_path))
+
+    line = property(lambda self: self.span.line)
+    column = property(lambda self: self.span.column)
+    end_line = property(lambda self: self.span.end_line)
+    end_column = property(lambda self: self.span.end_column)
+
+    def _values(self) -> tuple:
+        return (self.path, self.line, self.column, self.end_line, self.end_column, self.function, self.call_path)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Site) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __reduce__(self):
+        return (Site, self._values())
+
+    def __repr__(self) -> str:
+        return "Site({!r}, {}, {}, {}, {}, {!r}, {!r})".format(*self._values())
 
     def called_from(self, caller: str) -> "Site":
         return replace(self, call_path=(caller,) + self.call_path)

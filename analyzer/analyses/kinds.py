@@ -530,14 +530,16 @@ def _mentions(memo_key, path: str) -> bool:
 
 
 def _dedupe(facts: list[Fact]) -> list[Fact]:
-    """One fact per (site, kind): the highest level wins, then the shortest call path."""
+    """One fact per (IR node, kind): the highest level wins, then the shortest call path.
+    Facts of one node (one helper reached by several call paths) share its span object;
+    keying on it leaves ranges unresolved (see `Site`). Order: as first found."""
     best: dict[tuple, Fact] = {}
     for f in facts:
-        key = (type(f).__name__, f.site.path, f.site.line, f.site.column, getattr(f, "construct", getattr(f, "how", "")))
+        key = (type(f).__name__, f.site.path, id(f.site.span), getattr(f, "construct", getattr(f, "how", "")))
         cur = best.get(key)
         if cur is None or _rank(f) > _rank(cur):
             best[key] = f
-    return sorted(best.values(), key=lambda f: (f.site.path, f.site.line, f.site.column, type(f).__name__))
+    return list(best.values())
 
 
 def _rank(f: Fact) -> tuple:
@@ -635,8 +637,7 @@ class FunctionAnalysis:
         return facts
 
     def site(self, span: ir.Span) -> Site:
-        return Site(self.frame.path, span.line, span.column, span.end_line, span.end_column,
-                    self.frame.qualname, (self.frame.qualname,))
+        return Site(self.frame.path, function=self.frame.qualname, call_path=(self.frame.qualname,), span=span)
 
     def _taint_written(self, stmt, state: dict, level: Level) -> None:
         if level == STATIC:
@@ -929,7 +930,7 @@ class ExpressionEvaluator:
     def site(self, span: ir.Span) -> Site:
         if self.function is not None:
             return self.function.site(span)
-        return Site(self.module.path, span.line, span.column, span.end_line, span.end_column)
+        return Site(self.module.path, span=span)
 
     def text(self, node) -> str:
         return self.module.text(node.span) or expr_text(node)

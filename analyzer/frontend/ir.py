@@ -63,6 +63,15 @@ class Span:
             self._pending = None
         return values
 
+    def source_text(self) -> str | None:
+        """The text of an expression's span without resolving it, when the resolver
+        can render its node alone (`DeferredPositions.text_of`); else None."""
+        pending = self._pending
+        if pending is None or pending[2] is not None:
+            return None
+        text_of = getattr(pending[0], "text_of", None)
+        return text_of(pending[1]) if text_of is not None else None
+
     line = property(lambda self: self._resolved()[0])
     column = property(lambda self: self._resolved()[1])
     end_line = property(lambda self: self._resolved()[2])
@@ -507,6 +516,9 @@ class Module:
 
     def text(self, span: Span) -> str:
         """Source text of a span (joined with spaces when it covers several lines)."""
+        text = span.source_text()
+        if text is not None:
+            return text
         if span.line <= 0 or span.line > len(self.source_lines):
             return ""
         if span.line == span.end_line:

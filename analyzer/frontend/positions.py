@@ -103,6 +103,21 @@ class DeferredPositions:
             self._positions = Positions(self.tree)
         return self._positions
 
+    def text_of(self, node) -> str | None:
+        """What `ir.Module.text` gives for an expression's span, from the expression's
+        own code: a finding's text without the whole file's positions. Its own
+        parentheses are not in its span; lines are stripped and joined with spaces."""
+        if not isinstance(node, cst.BaseExpression) or not hasattr(node, "lpar"):
+            return None
+        code = self.tree.code_for_node(node)
+        if node.lpar or node.rpar:
+            lead = sum(len(self.tree.code_for_node(p)) for p in node.lpar)
+            trail = sum(len(self.tree.code_for_node(p)) for p in node.rpar)
+            code = code[lead : len(code) - trail]
+        if "\n" not in code and "\r" not in code:
+            return code
+        return " ".join(part for part in (line.strip() for line in code.splitlines()) if part)
+
     def resolve(self, node, last=None) -> tuple[int, int, int, int]:
         """1-based (line, column, end_line, end_column) of `node`, or from the start of
         `node` to the end of `last` (a statement head); zeros if the node has none."""

@@ -7,7 +7,8 @@ from analyzer.engine import analyze_file
 
 def ops(source: str) -> list[tuple[int, str]]:
     facts, _ = analyze_file("<string>", "import torch\nimport torch.nn.functional as F\n" + source)
-    return [(f.site.line - 2, f.op) for f in facts if isinstance(f, OpFact)]
+    ops = sorted((f for f in facts if isinstance(f, OpFact)), key=lambda f: (f.site.line, f.site.column))
+    return [(f.site.line - 2, f.op) for f in ops]
 
 
 def test_functions_methods_modules_and_floordiv():
