@@ -59,16 +59,27 @@ class _File:
         self.scopes: dict[int, FixSource] = {}  # id(libcst node) -> the FixSource over it
         self.imports_torch = any(
             isinstance(s, ir.Import) and s.module is None and ("torch", None) in s.names for s in module.body)
-        self.ifs: dict[tuple[int, int], tuple] = {}  # (line, column) -> (function, block, ir.If)
-        for fn in (s for s in ir.walk_statements(module.body, into_defs=True) if isinstance(s, ir.FunctionDef)):
-            _index_ifs(fn, fn.body, self.ifs)
+        self._ifs: dict[int, tuple] | None = None
+
+    @property
+    def ifs(self) -> dict[int, tuple]:
+        """id(libcst If) -> (function, the statement list holding it, the ir.If), for the
+        `if`s of every function (matched by node: no positions needed)."""
+        if self._ifs is None:
+            self._ifs = {}
+            for fn in (s for s in ir.walk_statements(self.module.body, into_defs=True) if isinstance(s, ir.FunctionDef)):
+                _index_ifs(fn, fn.body, self._ifs)
+        return self._ifs
 
     def source_at(self, line: int) -> FixSource:
         """The fix source over the outermost function (or else the top-level statement)
-        holding ``line``."""
+        holding ``line``, with the positions of that statement only."""
         syntax = self.module.syntax
-        positions = syntax.positions()
-        scope = syntax.tree
+        index = syntax.statement_at(line)
+        if index is None:
+            positions, scope = syntax.positions(), syntax.tree
+        else:
+            positions, scope = syntax.positions_of(index), syntax.tree.body[index]
         for _ in range(2):  # a top-level statement, then a method of a top-level class
             body = scope.body.body if isinstance(scope, cst.ClassDef) else getattr(scope, "body", ())
             if not isinstance(body, (list, tuple)):
@@ -138,7 +149,7 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
         return _ternary_fix(src, node, types) if node is not None else "the conditional expression was not found"
     if fact.construct == "if":
         node = src.node_at(cst.If, line, column)
-        found = file.ifs.get((line, column))
+        found = file.ifs.get(id(node)) if node is not None else None
         if node is None or found is None:
             return "the `if` was not found"
         return _if_fix(src, node, *found, types)
@@ -237,8 +248,8 @@ def _index_ifs(fn: ir.FunctionDef, block: list, out: dict) -> None:
     for stmt in block:
         if isinstance(stmt, (ir.FunctionDef, ir.ClassDef)):
             continue
-        if isinstance(stmt, ir.If):
-            out[(stmt.span.line, stmt.span.column)] = (fn, block, stmt)
+        if isinstance(stmt, ir.If) and stmt.span.node is not None:
+            out[id(stmt.span.node)] = (fn, block, stmt)
         for child in ir.child_blocks(stmt):
             _index_ifs(fn, child, out)
 

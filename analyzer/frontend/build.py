@@ -70,12 +70,18 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
         raise ParseError("nesting too deep to parse") from None
     except Exception as exc:  # libcst raises assorted errors on exotic input
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
-    syntax = DeferredPositions(tree)
+    text = _text(source, tree)
+    syntax = DeferredPositions(tree, text)
+    builder = _Builder(syntax, strict)
+    body: list[ir.Stmt] = []
     try:
-        body = _Builder(syntax, strict).block(tree.body, scope="")
+        for index, stmt in enumerate(tree.body):
+            # Spans resolve per top-level statement: see DeferredPositions.
+            builder.positions = syntax.statement(index)
+            body.extend(builder.block([stmt], scope=""))
     except RecursionError:
         raise ParseError("nesting too deep to analyse") from None
-    return ir.Module(path=path, body=body, source=_text(source, tree), syntax=syntax)
+    return ir.Module(path=path, body=body, source=text, syntax=syntax)
 
 
 def _string_value(node: cst.SimpleString | cst.ConcatenatedString):

@@ -60,8 +60,13 @@ class Span:
         if values is None:
             resolver, node, last = self._pending
             values = self._values = resolver.resolve(node, last)
-            self._pending = None
         return values
+
+    @property
+    def node(self) -> Any:
+        """The libcst node a deferred span is of (None for a span made from numbers):
+        what `--fix` rewrites."""
+        return self._pending[1] if self._pending is not None else None
 
     def source_text(self) -> str | None:
         """The text of an expression's span without resolving it, when the resolver

@@ -10,8 +10,10 @@ with `record_syntactic_position` if it does, else its whitespace-inclusive range
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
+import warnings
 from contextlib import contextmanager
 
 import libcst as cst
@@ -65,20 +67,25 @@ class _OffsetState(CodegenState):
 
 
 class Positions:
-    """`positions.get(node) -> (line, column0, end_line, end_column0)` or None."""
+    """`positions.get(node) -> (line, column0, end_line, end_column0)` or None.
 
-    def __init__(self, module: cst.Module):
+    Of the whole module, or of one top-level `statement` whose syntactic start is on
+    `first_line` (its code alone is generated, and lines are shifted to the file's)."""
+
+    def __init__(self, module: cst.Module, statement: cst.CSTNode | None = None, first_line: int = 1):
         state = _OffsetState(module)
-        module._codegen(state)
+        (module if statement is None else statement)._codegen(state)
         self._ranges = state.ranges
         code = "".join(state.tokens)
         self._line_starts = [0]
         self._line_starts.extend(m.end() for m in _NEWLINE.finditer(code))
-        self.code = code
+        self._shift = 0
+        if statement is not None:
+            self._shift = first_line - self._point(self._ranges[id(statement)][0])[0]
 
     def _point(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self._line_starts, offset) - 1
-        return line + 1, offset - self._line_starts[line]
+        return line + 1 + self._shift, offset - self._line_starts[line]
 
     def get(self, node):
         r = self._ranges.get(id(node))
@@ -87,26 +94,77 @@ class Positions:
         return (*self._point(r[0]), *self._point(r[1]))
 
 
+def statement_lines(text: str, tree: cst.Module) -> list[int] | None:
+    """The line each top-level statement of `tree` starts on (its syntactic start: the
+    `def`/`class` line of a decorated one), from CPython's parser, which is many times
+    faster than generating the code before it; None when the two parsers disagree."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes
+            body = compile(text, "<positions>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True).body
+    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
+        return None
+    lines, i = [], 0
+    for stmt in tree.body:
+        if i >= len(body):
+            return None
+        lines.append(body[i].lineno)
+        i += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+    return lines if i == len(body) else None
+
+
 class DeferredPositions:
-    """One file's libcst tree, and its `Positions` computed on first request (the
-    resolver of `ir.Span.deferred` spans, and what `--fix` edits). The tree costs no
-    memory of its own: the spans that are not resolved yet refer to nearly all its nodes."""
+    """One file's libcst tree, and its positions computed when first asked for: per
+    top-level statement for `ir.Span.deferred` spans (`statement(i)`), so that a file
+    with one finding pays for the code generation of one statement, or for the whole
+    file (`positions()`). The tree costs no memory of its own: the spans that are not
+    resolved refer to nearly all its nodes."""
 
-    __slots__ = ("tree", "_positions")
+    __slots__ = ("tree", "text", "_positions", "_lines", "_pieces")
 
-    def __init__(self, tree: cst.Module):
+    def __init__(self, tree: cst.Module, text: str):
         self.tree = tree
+        self.text = text
         self._positions: Positions | None = None
+        self._lines: list[int] | None | bool = False  # False: not computed yet
+        self._pieces: dict[int, Positions] = {}
 
     def positions(self) -> Positions:
         if self._positions is None:
             self._positions = Positions(self.tree)
         return self._positions
 
+    def statement(self, index: int) -> "StatementPositions":
+        return StatementPositions(self, index)
+
+    def _statement_lines(self) -> list[int] | None:
+        if self._lines is False:
+            self._lines = statement_lines(self.text, self.tree)
+        return self._lines
+
+    def positions_of(self, index: int) -> Positions:
+        """Positions that know the nodes of top-level statement `index`."""
+        if self._positions is not None:
+            return self._positions
+        lines = self._statement_lines()
+        if lines is None:
+            return self.positions()
+        piece = self._pieces.get(index)
+        if piece is None:
+            piece = self._pieces[index] = Positions(self.tree, self.tree.body[index], lines[index])
+        return piece
+
+    def statement_at(self, line: int) -> int | None:
+        """The index of the top-level statement holding `line`, if the lines are known."""
+        lines = self._statement_lines()
+        if not lines or line < lines[0]:
+            return None
+        return bisect.bisect_right(lines, line) - 1
+
     def text_of(self, node) -> str | None:
         """What `ir.Module.text` gives for an expression's span, from the expression's
-        own code: a finding's text without the whole file's positions. Its own
-        parentheses are not in its span; lines are stripped and joined with spaces."""
+        own code: a finding's text without positions. Its own parentheses are not in its
+        span; lines are stripped and joined with spaces."""
         if not isinstance(node, cst.BaseExpression) or not hasattr(node, "lpar"):
             return None
         code = self.tree.code_for_node(node)
@@ -119,13 +177,32 @@ class DeferredPositions:
         return " ".join(part for part in (line.strip() for line in code.splitlines()) if part)
 
     def resolve(self, node, last=None) -> tuple[int, int, int, int]:
-        """1-based (line, column, end_line, end_column) of `node`, or from the start of
-        `node` to the end of `last` (a statement head); zeros if the node has none."""
-        positions = self._positions or self.positions()
-        start = positions.get(node)
-        end = positions.get(last) if last is not None else start
-        if start is None:
-            return (0, 0, 0, 0)
-        if end is None:
-            end = start
-        return (start[0], start[1] + 1, end[2], end[3] + 1)
+        return _resolve(self.positions(), node, last)
+
+
+class StatementPositions:
+    """The resolver of the spans of one top-level statement's nodes."""
+
+    __slots__ = ("file", "index")
+
+    def __init__(self, file: DeferredPositions, index: int):
+        self.file = file
+        self.index = index
+
+    def resolve(self, node, last=None) -> tuple[int, int, int, int]:
+        return _resolve(self.file.positions_of(self.index), node, last)
+
+    def text_of(self, node) -> str | None:
+        return self.file.text_of(node)
+
+
+def _resolve(positions: Positions, node, last) -> tuple[int, int, int, int]:
+    """1-based (line, column, end_line, end_column) of `node`, or from the start of
+    `node` to the end of `last` (a statement head); zeros if the node has none."""
+    start = positions.get(node)
+    end = positions.get(last) if last is not None else start
+    if start is None:
+        return (0, 0, 0, 0)
+    if end is None:
+        end = start
+    return (start[0], start[1] + 1, end[2], end[3] + 1)
