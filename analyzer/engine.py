@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import warnings
 from dataclasses import replace
 
@@ -64,13 +65,19 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     return facts, deps
 
 
+_FORWARD_DEF = re.compile(r"\bdef\s+forward\b")
+_FORWARD_DEF_BYTES = re.compile(rb"\bdef\s+forward\b")
+
+
 def _may_have_facts(source: str | bytes) -> bool:
     """False when the file cannot produce a fact of its own: facts come from classes that
-    define `forward` and from exporter calls, and both need those words in the text. Most
-    files of a large tree (configurations, tokenizers, utilities) have neither; they are
-    still parsed when a checked file calls into them."""
-    words = (b"forward", b"export") if isinstance(source, bytes) else ("forward", "export")
-    return any(word in source for word in words)
+    define `forward` (a `def forward` in the text) and from exporter calls (the word
+    `export`). Most files of a large tree (configurations, tokenizers, utilities) have
+    neither, or name `forward` only in prose; they are still parsed when a checked file
+    calls into them."""
+    if isinstance(source, bytes):
+        return b"export" in source or _FORWARD_DEF_BYTES.search(source) is not None
+    return "export" in source or _FORWARD_DEF.search(source) is not None
 
 
 def _compiles(source: str | bytes, path: str) -> bool:
