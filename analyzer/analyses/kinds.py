@@ -500,7 +500,15 @@ class KindAnalyzer:
             module = self.module_ir(owner.key.path)
             for stmt in owner.node.body:
                 if isinstance(stmt, ir.Assign) and module is not None:
-                    value = ExpressionEvaluator(self, None, module).ev(stmt.value, self.globals_of(module))
+                    env = self.globals_of(module)
+                    if isinstance(stmt.value, ir.Name) and stmt.value.id in env:
+                        # `config_class = BertConfig`: left as the lazy import it is bound to
+                        # (resolved where it is read, `resolve`), since resolving it would
+                        # parse the configuration file of every model for a name that
+                        # forward hardly ever reads.
+                        value = env[stmt.value.id]
+                    else:
+                        value = ExpressionEvaluator(self, None, module).ev(stmt.value, env)
                     for t in stmt.targets:
                         if isinstance(t, ir.Name):
                             attrs[t.id] = value
@@ -995,7 +1003,9 @@ class ExpressionEvaluator:
             owner = self.ev(target.value, state)
             collect = self.frame.collect_attributes if self.frame is not None else None
             if collect is not None and owner.type == "module" and isinstance(target.value, ir.Name) and target.value.id == "self":
-                collect[target.attr] = join(collect.get(target.attr), _as_attribute(value))
+                prior = collect.get(target.attr)
+                prior = self.analyzer.resolve(prior) if prior is not None else None
+                collect[target.attr] = join(prior, _as_attribute(value))
 
     def unpack(self, value: Value, target, n: int) -> list[Value]:
         if value.type == "container" and value.elems is not None and len(value.elems) == n and not _has_star(target):
@@ -1146,7 +1156,7 @@ class ExpressionEvaluator:
         if isinstance(key, ClassKey):
             attrs = self.analyzer.attributes(key)
             if attr in attrs:
-                return attrs[attr]
+                return self.analyzer.resolve(attrs[attr])
             owner, method = self.analyzer.find_method(key, attr)
             if method is not None:
                 decorators = {expr_text(d) for d in method.decorators}
