@@ -167,6 +167,8 @@ class DeferredPositions:
         span; lines are stripped and joined with spaces."""
         if not isinstance(node, cst.BaseExpression) or not hasattr(node, "lpar"):
             return None
+        if getattr(node, "comma", cst.MaybeSentinel.DEFAULT) is not cst.MaybeSentinel.DEFAULT:
+            return None  # `*rest,`: the comma is in its code, not in its span
         code = self.tree.code_for_node(node)
         if node.lpar or node.rpar:
             lead = sum(len(self.tree.code_for_node(p)) for p in node.lpar)

@@ -74,6 +74,47 @@ def test_statement_spans_cover_the_head():
     assert (head.line, head.column, head.end_line, head.end_column) == (2, 5, 2, 19)
 
 
+def _pending_spans(module):
+    """(resolver, node, last) of every IR span not resolved yet."""
+    spans = []
+    for stmt in ir.walk_statements(module.body, into_defs=True):
+        spans.append(stmt.span)
+        for child in ir.child_expressions(stmt):
+            spans.extend(e.span for e in ir.walk_expression(child) if getattr(e, "span", None) is not None)
+    return [span._pending for span in spans if span._values is None and span._pending is not None]
+
+
+@pytest.mark.parametrize("path", [*sorted((ROOT / "corpora").rglob("*.py")), HERE / "fixtures" / "all_syntax.py"],
+                         ids=lambda p: p.name)
+def test_positions_per_statement_and_texts_match_the_whole_file(path):
+    """A span resolves from its top-level statement's code alone (with the statement's
+    line from CPython's parser), and an expression's text comes from its own code: both
+    as the position pass over the whole file gives them."""
+    from analyzer.frontend.positions import _resolve
+
+    module = parse_module(path.read_bytes(), str(path))
+    pending = _pending_spans(module)
+    assert module.syntax._statement_lines() is not None
+    per_statement = [resolver.resolve(node, last) for resolver, node, last in pending]
+    texts = [resolver.text_of(node) for resolver, node, last in pending]
+    whole = module.syntax.positions()
+    for (resolver, node, last), got, text in zip(pending, per_statement, texts):
+        expected = _resolve(whole, node, last)
+        assert got == expected, (type(node).__name__, got, expected)
+        if text is not None and got[0] > 0:
+            assert text == module.text(ir.Span(*got)), type(node).__name__  # a Span of numbers: sliced from the lines
+
+
+def test_decorated_and_semicolon_statements_get_their_lines():
+    source = "import torch  # c\n\n# lead\n@dec\nclass A:\n    def f(self):\n        return (1 +\n            2)\na = 1; b = (2)\n"
+    module = parse_module(source, "m.py")
+    spans = [(type(s).__name__, s.span.line, s.span.column, s.span.end_line, s.span.end_column)
+             for s in ir.walk_statements(module.body, into_defs=True)]
+    assert spans == [("Import", 1, 1, 1, 13), ("ClassDef", 5, 1, 5, 8), ("FunctionDef", 6, 5, 6, 10),
+                     ("Return", 7, 9, 8, 15), ("Assign", 9, 1, 9, 6), ("Assign", 9, 8, 9, 15)]
+    assert module.text(module.body[-1].value.span) == "2"  # its own parentheses are not in its span
+
+
 def test_verify_reports_broken_ir():
     module = parse_module("def f():\n    pass\n", "f.py")
     module.body[0].body.append(ir.Break(ir.Span(2, 5, 2, 10)))

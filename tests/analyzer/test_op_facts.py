@@ -49,3 +49,10 @@ def test_code_after_an_eval_mode_early_return_is_not_exported():
            "        if not self.training or self.p == 0:\n            return torch.tanh(x)\n"
            "        return x * torch.rand(x.shape)\n")
     assert ops(src) == [(4, "torch.tanh")]
+
+
+def test_calls_chained_from_one_start_are_each_an_op():
+    """`x.argsort().argsort()`: two calls that start where `x` does, two ops."""
+    src = ("class M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
+           "        return x.argsort(dim=0).argsort(dim=0)\n")
+    assert ops(src) == [(3, "Tensor.argsort"), (3, "Tensor.argsort")]
