@@ -6,10 +6,8 @@ imports or executes the code it reads: everything comes from the libcst parse.
 
 from __future__ import annotations
 
-import ast
 import os
 import re
-import warnings
 from dataclasses import replace
 
 from analyzer.analyses.facts import BranchFact, Fact, LoopFact, ParseErrorFact, ScriptabilityFact, Site
@@ -21,6 +19,7 @@ from analyzer.fixes.callsite_fact import CallSiteFact
 from analyzer.fixes.branches import attach_fixes
 from analyzer.fixes.callsites import callsite_facts
 from analyzer.frontend import ParseError, ir
+from analyzer.frontend.positions import cpython_ast
 
 __all__ = ["Project", "analyze_file"]
 
@@ -83,13 +82,9 @@ def _may_have_facts(source: str | bytes) -> bool:
 def _compiles(source: str | bytes, path: str) -> bool:
     """Whether CPython's own parser accepts the file: a file that skips the analysis still
     gets its UT000 from the full parse when it does not."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to print
-            compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
-        return False
-    return True
+    return cpython_ast(source, path) is not None
+
+
 def _scriptability_facts(facts, module, analyzer: KindAnalyzer, path: str) -> list[ScriptabilityFact]:
     """Whether `torch.jit.script` would accept each class whose `forward` branches or
     loops on tensors (the UT1xx rules propose scripting only when it would)."""
@@ -136,11 +131,11 @@ def _with_class_facts(fact: CallSiteFact, module, analyzer: KindAnalyzer, path: 
     return replace(fact, class_facts=tuple(display))
 
 
-def _source_of(where: str, path: str, module: ir.Module, project: Project):
-    """(text, IR) of the file a fact is in: the one being checked, or another project file."""
+def _source_of(where: str, path: str, module: ir.Module, project: Project) -> ir.Module | None:
+    """The IR of the file a fact is in: the one being checked, or another project file."""
     if where != path and os.path.abspath(where) != os.path.abspath(path):
-        module = project.module(where)
-    return (module.source, module) if module is not None else None
+        return project.module(where)
+    return module
 
 
 def _display_path(path: str) -> str:

@@ -3,7 +3,7 @@
 ``attach_fixes(facts, sources) -> facts``: every reported ``BranchFact`` (level data,
 not folded into a loop's finding) gets ``fix`` (an unsafe ``Fix`` of exact text edits)
 or ``no_fix`` (the reason, a phrase the UT101 message quotes). ``sources(path)`` gives
-the text and IR of the file a site is in (a helper may live in another file).
+the IR of the file a site is in (a helper may live in another file).
 
     if p: y = A / else: y = B    -> y = torch.where(p, A, B)            (where.py)
     other `if` on a tensor       -> torch.cond(p, true_fn, false_fn, ..)  (cond.py)
@@ -41,20 +41,20 @@ from analyzer.frontend import ir
 
 APPLICABILITY = "unsafe"
 
-Sources = Callable[[str], "tuple[str, ir.Module] | None"]
+Sources = Callable[[str], "ir.Module | None"]
 
 
 class _File:
-    """One file's source and IR, with the indexes the fixes of its sites share."""
+    """One file's IR (with its source and libcst tree), and the indexes the fixes of its
+    sites share."""
 
-    def __init__(self, text: str, module: ir.Module):
+    def __init__(self, module: ir.Module):
         if module.syntax is None:
             raise ValueError("a module without its libcst tree")
-        self.text = text
         self.module = module
         # Lines end at "\n" only, as `Positions` counts them (str.splitlines also splits
         # at form feeds and other separators that can sit inside a line of Python).
-        self.lines = [line + "\n" for line in text.split("\n")]
+        self.lines = [line + "\n" for line in module.source.split("\n")]
         self.lines[-1] = self.lines[-1][:-1]
         self.scopes: dict[int, FixSource] = {}  # id(libcst node) -> the FixSource over it
         self.imports_torch = any(
@@ -108,7 +108,7 @@ def attach_fixes(facts: list, sources: Sources) -> list:
             files[path] = None
             if found is not None:
                 try:
-                    files[path] = _File(*found)
+                    files[path] = _File(found)
                 except ValueError:
                     pass
         return files[path]

@@ -94,16 +94,25 @@ class Positions:
         return (*self._point(r[0]), *self._point(r[1]))
 
 
+def cpython_ast(source: str | bytes, filename: str = "<unknown>") -> ast.Module | None:
+    """CPython's own parse of `source` (many times faster than libcst's), or None when
+    it refuses it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to print
+            return compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
+        return None
+
+
 def statement_lines(text: str, tree: cst.Module) -> list[int] | None:
     """The line each top-level statement of `tree` starts on (its syntactic start: the
     `def`/`class` line of a decorated one), from CPython's parser, which is many times
     faster than generating the code before it; None when the two parsers disagree."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes
-            body = compile(text, "<positions>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True).body
-    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
+    parsed = cpython_ast(text)
+    if parsed is None:
         return None
+    body = parsed.body
     lines, i = [], 0
     for stmt in tree.body:
         if i >= len(body):
