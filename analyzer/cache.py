@@ -1,19 +1,30 @@
 """The content-hash cache that makes re-checking an unchanged tree almost free.
 
-Layout: ``<root>/.untrace_cache/<untrace version>-<analyzer hash>/<key[:2]>/<key>.json``
-where ``<analyzer hash>`` is a hash of the source of every module of the ``analyzer``
-package (editing a rule or an analysis invalidates everything), and ``<key>`` is the
-sha256 of the path as analysed, the target opset and the file's bytes. An entry holds
+Layout: ``<root>/<untrace version>-<analyzer hash>/<key[:2]>/<key>.json``, where
+``<root>`` is ``.untrace_cache`` next to the configuration or the ``--cache-dir``,
+``<analyzer hash>`` is a hash of the source of every module of the ``analyzer`` package
+(editing a rule or an analysis invalidates everything), and ``<key>`` is the sha256 of
+the path as analysed, the target opset and the file's bytes. An entry holds
 
 - the diagnostics of *all* rules for that file, after ``# noqa`` (which depends only on
   the content); select/ignore/per-file-ignores are applied when the entry is read, so
   changing them costs no re-analysis;
-- the files the analysis depended on (``deps``, path -> content hash, as returned by
-  ``analyze_file``): the entry is valid only while each of them hashes the same.
+- what the analysis depended on (``deps``, as returned by ``analyze_file``): other files
+  (path -> content hash) and the questions asked of the module index (which file is
+  module ``a.b``; see ``analyzer.module_index``), whose answers depend on which files
+  were named. The entry is valid only while every file hashes the same and every
+  question gets the same answer from this run's files, so a cached run reports exactly
+  what a run without the cache would, whatever ran before.
+
+The cache owns only what it made. The root is used only when it is new, empty, or holds
+nothing but what untrace writes there (``CACHEDIR.TAG``, its ``.gitignore``, version
+folders); anything else is a ``CacheError`` before any file is checked, and nothing is
+deleted. A ``.gitignore`` holding ``*`` is written only into a root untrace created. A
+stale version folder is removed only when its name has our pattern *and* it holds the
+marker file written when it was made.
 
 Writes go to a temporary file and ``os.replace`` it into place, so a concurrent reader
 sees either nothing or a whole entry. An entry that cannot be read or parsed is a miss.
-Entries of other versions are removed when a new version directory is created.
 """
 
 from __future__ import annotations
@@ -21,16 +32,34 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
 
 from analyzer import __version__
+from analyzer.config import ConfigError
 from analyzer.diagnostics import Diagnostic
+from analyzer.module_index import ModuleIndex, is_lookup
 
 CACHE_DIR_NAME = ".untrace_cache"
-FORMAT = 1
+FORMAT = 2
+
+CACHEDIR_TAG = (
+    b"Signature: 8a477f597d28d172789f06886806bc55\n"
+    b"# This file is a cache directory tag created by untrace.\n"
+)
+GITIGNORE = b"# Automatically created by untrace.\n*\n"
+# Written into each version folder when it is made: what makes a folder ours to delete.
+VERSION_MARKER = ".untrace-cache-version"
+_VERSION_NAME = re.compile(r"\d+\.\d+[^/\\]*-[0-9a-f]{16}")
+# What `atomic_write_bytes` leaves for an instant (or after a crash) beside a file.
+_TEMPORARY = re.compile(r"\.(CACHEDIR\.TAG|\.gitignore)\..+\.tmp")
+
+
+class CacheError(ConfigError):
+    """A cache directory untrace will not use: a usage error, reported before any work."""
 
 
 def content_hash(data: bytes) -> str:
@@ -56,11 +85,40 @@ def analyzer_hash() -> str:
 
 
 class Cache:
-    def __init__(self, root: Path | str):
+    def __init__(self, root: Path | str, files=()):
         self.root = Path(root)
         self.directory = self.root / f"{__version__}-{analyzer_hash()}"
+        self._files = list(files)
+        self._index: ModuleIndex | None = None
         self._hashes: dict[str, str | None] = {}
         self._prepared = False
+        self._check_root()
+
+    def _check_root(self) -> None:
+        """Refuse a root that holds anything untrace did not make (see the module doc)."""
+        if not os.path.lexists(self.root):
+            return
+        if self.root.is_symlink() or not self.root.is_dir():
+            raise CacheError(f"cache directory {self.root} is not a directory; name a new or empty folder")
+        try:
+            names = sorted(os.listdir(self.root))
+        except OSError as error:
+            raise CacheError(f"cannot read cache directory {self.root}: {error.strerror or error}") from None
+        foreign = [name for name in names if not self._ours(name)]
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+            raise CacheError(
+                f"cache directory {self.root} holds files untrace did not make ({shown}); "
+                "name a new or empty folder for the cache (nothing was changed)"
+            )
+
+    def _ours(self, name: str) -> bool:
+        path = self.root / name
+        if name == "CACHEDIR.TAG" or name == ".gitignore":
+            return _holds(path, CACHEDIR_TAG if name == "CACHEDIR.TAG" else GITIGNORE)
+        if _VERSION_NAME.fullmatch(name):
+            return path.is_dir() and not path.is_symlink()
+        return bool(_TEMPORARY.fullmatch(name)) and path.is_file()
 
     # -- hashes of files, shared by keys and dependency checks ------------------------
     def remember(self, path: str, data: bytes) -> str:
@@ -77,6 +135,15 @@ class Cache:
             except OSError:
                 self._hashes[key] = None
         return self._hashes[key]
+
+    def _current(self, dep: str) -> str | None:
+        """What a dependency is now: a file's hash, or a module question's answer from
+        this run's files."""
+        if is_lookup(dep):
+            if self._index is None:
+                self._index = ModuleIndex(self._files)
+            return self._index.answer(dep)
+        return self.current_hash(dep)
 
     # -- entries ----------------------------------------------------------------------
     @staticmethod
@@ -99,8 +166,8 @@ class Cache:
                 entry = json.loads(handle.read())
             if entry.get("format") != FORMAT:
                 return None
-            for dep, digest in entry["deps"].items():
-                if self.current_hash(dep) != digest:
+            for dep, expected in entry["deps"].items():
+                if self._current(dep) != expected:
                     return None
             return [Diagnostic.from_dict(d) for d in entry["diagnostics"]]
         except FileNotFoundError:
@@ -119,31 +186,59 @@ class Cache:
             pass  # a read-only tree still gets checked, just not cached
 
     def _prepare(self) -> None:
-        """Create the cache root (git-ignored, tagged) and drop stale version directories."""
+        """Create the root (tagged; git-ignored only when untrace made it) and this
+        version's folder, and drop the stale version folders untrace made."""
         if self._prepared:
             return
         self._prepared = True
-        fresh = not self.directory.exists()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        gitignore = self.root / ".gitignore"
-        if not gitignore.exists():
-            atomic_write_bytes(gitignore, b"# Automatically created by untrace.\n*\n")
-        tag = self.root / "CACHEDIR.TAG"
-        if not tag.exists():
-            atomic_write_bytes(
-                tag,
-                b"Signature: 8a477f597d28d172789f06886806bc55\n"
-                b"# This file is a cache directory tag created by untrace.\n",
-            )
-        if fresh:
-            for sibling in self.root.iterdir():
-                if sibling.is_dir() and sibling != self.directory:
-                    shutil.rmtree(sibling, ignore_errors=True)
+        try:
+            self.root.mkdir(parents=True)
+            created = True
+        except FileExistsError:
+            created = False
+        if created:
+            atomic_write_bytes(self.root / ".gitignore", GITIGNORE)
+        if not (self.root / "CACHEDIR.TAG").exists():
+            atomic_write_bytes(self.root / "CACHEDIR.TAG", CACHEDIR_TAG)
+        try:
+            self.directory.mkdir()
+        except FileExistsError:
+            return
+        atomic_write_bytes(self.directory / VERSION_MARKER, _marker_text(self.directory.name))
+        for sibling in self.root.iterdir():
+            if sibling != self.directory and _is_our_version_folder(sibling):
+                shutil.rmtree(sibling, ignore_errors=True)
 
 
-def atomic_write_bytes(path: Path | str, data: bytes, mode: int | None = None) -> None:
+def _marker_text(name: str) -> bytes:
+    return f"untrace cache {name}\n".encode()
+
+
+def _is_our_version_folder(path: Path) -> bool:
+    """A folder untrace made for another version: our name pattern and our marker."""
+    if not _VERSION_NAME.fullmatch(path.name) or path.is_symlink() or not path.is_dir():
+        return False
+    marker = path / VERSION_MARKER
+    return not marker.is_symlink() and _holds(marker, _marker_text(path.name))
+
+
+def _holds(path: Path, expected: bytes) -> bool:
+    """Whether ``path`` is a regular file with exactly ``expected`` in it."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size != len(expected):
+            return False
+        return path.read_bytes() == expected
+    except OSError:
+        return False
+
+
+def atomic_write_bytes(path: Path | str, data: bytes, mode: int | None = None,
+                       owner: tuple[int, int] | None = None, sync: bool = False) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same directory and
-    ``os.replace``, so readers never see a partial file."""
+    ``os.replace``, so readers never see a partial file. The file gets ``mode`` (default:
+    the mode of the file replaced, else what ``open`` would give under the umask) and,
+    where the platform allows, ``owner`` (uid, gid). ``sync`` makes the data durable
+    before the rename (for a user's files; cache entries can be recomputed)."""
     path = Path(path)
     if mode is None:
         try:
@@ -154,7 +249,12 @@ def atomic_write_bytes(path: Path | str, data: bytes, mode: int | None = None) -
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(temporary, mode)
+        if owner is not None and hasattr(os, "chown"):
+            _chown(temporary, owner)
         os.replace(temporary, path)
     except BaseException:
         try:
@@ -162,6 +262,16 @@ def atomic_write_bytes(path: Path | str, data: bytes, mode: int | None = None) -
         except OSError:
             pass
         raise
+
+
+def _chown(path: str, owner: tuple[int, int]) -> None:
+    current = os.stat(path)
+    if (current.st_uid, current.st_gid) == owner:
+        return
+    try:
+        os.chown(path, *owner)
+    except OSError:
+        pass  # not ours to give away (not root): the file keeps its writer as owner
 
 
 def _umask() -> int:

@@ -169,44 +169,48 @@ def _check(args: argparse.Namespace) -> int:
         print("untrace: warning: no Python files found under the given paths", file=sys.stderr)
 
     progress = len(found.files) > 50 and _isatty(sys.stderr)
-    try:
-        result = run(
-            found.files,
-            config=config,
-            cli=selection,
-            stdin=stdin,
-            jobs=args.jobs,
-            use_cache=not args.no_cache,
-            cache_dir=args.cache_dir,
-            progress=progress,
-        )
-    except ConfigError as error:
-        raise UsageError(str(error)) from None
 
-    diagnostics = result.diagnostics
+    def check_files(stdin):
+        try:
+            return run(
+                found.files,
+                config=config,
+                cli=selection,
+                stdin=stdin,
+                jobs=args.jobs,
+                use_cache=not args.no_cache,
+                cache_dir=args.cache_dir,
+                progress=progress,
+            )
+        except ConfigError as error:
+            raise UsageError(str(error)) from None
+
+    result = check_files(stdin)
     context = ReportContext(files_checked=result.files_checked, sources=result.sources, unsafe_fixes=args.unsafe_fixes)
-    internal = bool(result.internal_errors)
 
     if args.diff:
-        outcomes = fix_files(diagnostics, unsafe=args.unsafe_fixes, write=False, sources=result.sources)
-        _stdout_write("".join(o.diff() for o in outcomes))
-        count = sum(len(o.applied) for o in outcomes)
+        outcomes = fix_files(result.diagnostics, unsafe=args.unsafe_fixes, write=False, sources=result.sources,
+                             planned=result.hashes)
+        shown = [o for o in outcomes if o.status is None]
+        _stdout_write("".join(o.diff() for o in shown))
+        _warn_not_fixed((o.path, o.status) for o in outcomes if o.status is not None)
+        count = sum(len(o.applied) for o in shown)
         print(f"Would fix {count} hazard{'s' if count != 1 else ''}." if count else "No fixes available.", file=sys.stderr)
-        if internal:
+        if result.internal_errors:
             return EXIT_ERROR
         return EXIT_FINDINGS if count and not args.exit_zero else EXIT_CLEAN
 
     report_stream_is_stdout = True
+    not_fixed = False
     if args.fix:
-        outcomes = fix_files(diagnostics, unsafe=args.unsafe_fixes, write=True, sources=result.sources)
-        applied = {id(d) for o in outcomes for d in o.applied}
-        context.fixed = len(applied)
-        diagnostics = [d for d in diagnostics if id(d) not in applied]
+        result, context.fixed, not_fixed = _fix_until_stable(result, check_files, stdin, args.unsafe_fixes)
+        context.files_checked = result.files_checked
         if stdin is not None:
             # as ruff: the fixed source goes to stdout, the report to stderr
-            fixed = next((o.fixed for o in outcomes if o.path == stdin[0]), result.sources.get(stdin[0], ""))
-            _stdout_write(fixed)
+            _stdout_write(result.sources.get(stdin[0], ""))
             report_stream_is_stdout = False
+    diagnostics = result.diagnostics
+    internal = bool(result.internal_errors)
 
     if args.statistics:
         text = render_statistics("json" if args.output_format == "json" else "text", diagnostics, context)
@@ -239,9 +243,52 @@ def _check(args: argparse.Namespace) -> int:
 
     if internal:
         return EXIT_ERROR
-    if diagnostics and not args.exit_zero:
+    if not_fixed or (diagnostics and not args.exit_zero):
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+# `--fix` applies fixes, lints the fixed text again and repeats (a fix can make room for
+# another), as ruff does, up to this many passes.
+FIX_PASSES = 10
+
+
+def _fix_until_stable(result, check_files, stdin, unsafe: bool):
+    """Fix, re-check, repeat. Returns the last check (what is left, at the positions of
+    the fixed text), how many findings were fixed, and whether a file that had fixes
+    was left alone (changed since analysis, read-only, ...)."""
+    from analyzer.fixes.apply import NOT_NAMED
+    from analyzer.runner import fix_files
+
+    fixed = 0
+    skipped: dict[str, str] = {}
+    for _ in range(FIX_PASSES):
+        outcomes = fix_files(result.diagnostics, unsafe=unsafe, write=True, sources=result.sources,
+                             planned=result.hashes)
+        progressed = False
+        for outcome in outcomes:
+            if outcome.written or (outcome.status is None and stdin is not None and outcome.path == stdin[0]):
+                fixed += len(outcome.applied)
+                progressed = True
+                skipped.pop(outcome.path, None)
+                if outcome.status is None:
+                    stdin = (stdin[0], outcome.fixed.encode("utf-8"))
+            elif outcome.status is not None:
+                skipped[outcome.path] = outcome.status
+        if not progressed:
+            break
+        result = check_files(stdin)
+    else:
+        print(f"untrace: warning: fixes did not settle after {FIX_PASSES} passes; "
+              "run `untrace check --fix` again", file=sys.stderr)
+    _warn_not_fixed(sorted(skipped.items()))
+    return result, fixed, any(status != NOT_NAMED for status in skipped.values())
+
+
+def _warn_not_fixed(skipped) -> None:
+    """One line per file whose fixes were not applied, and why (path, status)."""
+    for path, status in skipped:
+        print(f"untrace: warning: {path}: {status}", file=sys.stderr)
 
 
 def _isatty(stream) -> bool:

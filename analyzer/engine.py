@@ -20,6 +20,7 @@ from analyzer.fixes.branches import attach_fixes
 from analyzer.fixes.callsites import callsite_facts
 from analyzer.frontend import ParseError, ir
 from analyzer.frontend.positions import cpython_ast
+from analyzer.module_index import is_lookup
 
 __all__ = ["Project", "analyze_file"]
 
@@ -55,7 +56,9 @@ def analyze_file(path: str, source: str | bytes, project: Project | None = None)
     # The files this file's results were computed from (the cached summaries it reused
     # included), so that a cached result is never stale.
     for other in sorted(analyzer.files_read()):
-        if other != own:
+        if is_lookup(other):
+            deps[other] = project.index.answer(other)
+        elif other != own:
             digest = project.content_hash(other)
             if digest is not None:
                 deps[other] = digest

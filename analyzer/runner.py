@@ -11,17 +11,16 @@ suppresses; cache that; then keep the codes that ``select``/``ignore`` and
 the analysis or a rule, a worker process dying) becomes a UT000 diagnostic for that
 file, and the other files are still checked: never a traceback.
 
-``apply_fixes`` / ``fix_files`` apply the edits of the diagnostics' fixes.
+``apply_fixes`` / ``fix_files`` (from ``analyzer.fixes.apply``) apply the edits of the
+diagnostics' fixes, to the bytes analysed only (``CheckResult.hashes``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import gc
 import io
 import os
-import re
 import signal
 import sys
 import threading
@@ -34,9 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer import rules as rule_registry
+from analyzer.cache import content_hash
 from analyzer.config import Config, ConfigError, Selection, check_codes, enabled_codes, known_codes, resolve_config
-from analyzer.diagnostics import Diagnostic, Fix
-from analyzer.noqa import filter_noqa, split_lines
+from analyzer.diagnostics import Diagnostic
+from analyzer.fixes.apply import FixOutcome, apply_fixes, fix_files  # noqa: F401 - part of this module's API
+from analyzer.noqa import filter_noqa
 
 __all__ = [
     "CheckResult",
@@ -47,8 +48,6 @@ __all__ = [
     "check_source",
     "run_check",
 ]
-
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 PARSE_ERROR = "parse-error"
 INTERNAL_ERROR = "internal-error"
@@ -65,6 +64,8 @@ class CheckResult:
     cache_hits: int = 0
     analyzed: int = 0
     sources: dict[str, str] = field(default_factory=dict)  # in-memory sources (stdin)
+    # sha256 of the bytes analysed, per file given: fixes are applied to those bytes only
+    hashes: dict[str, str] = field(default_factory=dict)
 
     @property
     def internal_errors(self) -> list[Diagnostic]:
@@ -384,7 +385,8 @@ def run_check(
     if use_cache and files:
         from analyzer.cache import CACHE_DIR_NAME, Cache
 
-        cache = Cache(Path(cache_dir) if cache_dir is not None else config.root / CACHE_DIR_NAME)
+        cache = Cache(Path(cache_dir) if cache_dir is not None else config.root / CACHE_DIR_NAME,
+                      list(files) + ([stdin[0]] if stdin else []))
 
     found: list[Diagnostic] = []
     pending: list[tuple[str, bytes, str | None]] = []  # path, bytes, cache key
@@ -396,6 +398,7 @@ def run_check(
         except OSError as error:
             found.append(read_error(path, error))
             continue
+        result.hashes[path] = content_hash(data)
         key = None
         if cache is not None:
             cache.remember(path, data)
@@ -647,124 +650,3 @@ def check_paths(
     ).diagnostics
 
 
-# --------------------------------------------------------------------------------------
-# fixes
-
-
-@dataclass
-class FixOutcome:
-    path: str
-    original: str
-    fixed: str
-    applied: list[Diagnostic]
-
-    def diff(self) -> str:
-        return "".join(
-            difflib.unified_diff(
-                self.original.splitlines(keepends=True),
-                self.fixed.splitlines(keepends=True),
-                fromfile=f"a/{self.path}",
-                tofile=f"b/{self.path}",
-            )
-        )
-
-
-def _fixable(diag: Diagnostic, unsafe: bool) -> bool:
-    return diag.fix is not None and bool(diag.fix.edits) and (unsafe or diag.fix.applicability == "safe")
-
-
-def apply_fixes(text: str, diagnostics: Sequence[Diagnostic], *, unsafe: bool = False) -> tuple[str, list[Diagnostic]]:
-    """Apply the fixes of ``diagnostics`` to ``text``: a fix is applied whole or not at
-    all, fixes whose edits overlap an earlier-accepted one are skipped (the next run
-    applies them), and edits are applied bottom-up so offsets stay valid."""
-    lines = split_lines(text)
-    starts = [0]  # offsets of line starts, honouring \r\n, \r and \n
-    for match in _NEWLINE.finditer(text):
-        starts.append(match.end())
-
-    def offset(line: int, column: int) -> int | None:
-        if not 1 <= line <= len(starts):
-            return None
-        length = len(lines[line - 1]) if line - 1 < len(lines) else 0
-        if not 1 <= column <= length + 1:
-            return None
-        return starts[line - 1] + column - 1
-
-    accepted: list[tuple[int, int, str]] = []
-    applied: list[Diagnostic] = []
-    candidates = sorted((d for d in diagnostics if _fixable(d, unsafe)), key=_sort_key)
-    seen_fixes: set[Fix] = set()
-    for diag in candidates:
-        spans = []
-        for edit in diag.fix.edits:
-            start, end = offset(edit.line, edit.column), offset(edit.end_line, edit.end_column)
-            if start is None or end is None or end < start:
-                spans = None
-                break
-            spans.append((start, end, edit.content))
-        if not spans:
-            continue
-        if diag.fix in seen_fixes:  # the same fix reported twice (e.g. via two call paths)
-            applied.append(diag)
-            continue
-        if any(_overlaps(s, e, a, b) for s, e, _ in spans for a, b, _ in accepted) or any(
-            _overlaps(s1, e1, s2, e2) for i, (s1, e1, _) in enumerate(spans) for s2, e2, _ in spans[i + 1 :]
-        ):
-            continue
-        accepted.extend(spans)
-        seen_fixes.add(diag.fix)
-        applied.append(diag)
-    for start, end, content in sorted(accepted, key=lambda span: (span[0], span[1]), reverse=True):
-        text = text[:start] + content + text[end:]
-    return text, applied
-
-
-def _overlaps(s1: int, e1: int, s2: int, e2: int) -> bool:
-    if s1 == e1 and s2 == e2:
-        return s1 == s2  # two insertions at the same point: order would be ambiguous
-    return s1 < e2 and s2 < e1
-
-
-def fix_files(
-    diagnostics: Sequence[Diagnostic],
-    *,
-    unsafe: bool = False,
-    write: bool = True,
-    sources: dict[str, str] | None = None,
-) -> list[FixOutcome]:
-    """Apply the fixes to each file (atomically) or, with ``write=False``, only compute
-    them (for ``--diff``). In-memory ``sources`` (stdin) are never written."""
-    from analyzer.cache import atomic_write_bytes
-
-    by_path: dict[str, list[Diagnostic]] = {}
-    for diag in diagnostics:
-        if _fixable(diag, unsafe):
-            by_path.setdefault(diag.path, []).append(diag)
-    outcomes = []
-    for path, diags in sorted(by_path.items()):
-        encoding = "utf-8"
-        bom = b""
-        if sources and path in sources:
-            original = sources[path]
-        else:
-            try:
-                with open(path, "rb") as handle:
-                    data = handle.read()
-                encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-                if encoding == "utf-8-sig":
-                    encoding, bom, data = "utf-8", b"\xef\xbb\xbf", data[3:]
-                original = data.decode(encoding)
-            except (OSError, SyntaxError, LookupError, UnicodeDecodeError):
-                continue  # not fixable text
-        fixed, applied = apply_fixes(original, diags, unsafe=unsafe)
-        if not applied or fixed == original:
-            continue
-        outcome = FixOutcome(path, original, fixed, applied)
-        if write and not (sources and path in sources):
-            try:
-                atomic_write_bytes(path, bom + fixed.encode(encoding))
-            except (OSError, UnicodeEncodeError) as error:
-                print(f"untrace: cannot write fixes to {path}: {error}", file=sys.stderr)
-                continue
-        outcomes.append(outcome)
-    return outcomes

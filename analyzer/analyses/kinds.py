@@ -104,6 +104,9 @@ class KindAnalyzer:
         # id(FunctionDef) -> (the function, its Cfg, its unexported statements): a function
         # is run once per distinct arguments and per class whose __init__ reaches it.
         self._graphs: dict[int, tuple[ir.FunctionDef, Cfg, set[int]]] = {}
+        # Which file is which module depends on the files named (analyzer.module_index):
+        # every question asked of the index is a dependency too, recorded as a read.
+        project.on_lookup = lambda key: self._reads[-1].add(key)
 
     def forget(self, path: str) -> None:
         """Drop what was computed from `path` before it was (re)registered as the file

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 
 from analyzer.frontend import ParseError, ir, parse_module
+from analyzer.module_index import ModuleIndex, lookup_key, module_name_for  # noqa: F401 - re-exported
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,36 +35,18 @@ class FunctionKey:
         return self.qualname
 
 
-def module_name_for(path: str) -> str:
-    """Dotted module name of a file from the `__init__.py` files above it."""
-    path = os.path.abspath(path)
-    directory, filename = os.path.split(path)
-    stem = os.path.splitext(filename)[0]
-    parts = [] if stem == "__init__" else [stem]
-    while os.path.isfile(os.path.join(directory, "__init__.py")):
-        directory, package = os.path.split(directory)
-        parts.insert(0, package)
-        if not package:
-            break
-    return ".".join(parts)
-
-
 class Project:
     """The scanned tree. Parses lazily and caches per process."""
 
     def __init__(self, files=(), roots=()):
-        self.files = [os.path.abspath(str(f)) for f in files]
+        self.index = ModuleIndex(files)
+        self.files = self.index.files
         self.roots = [str(r) for r in roots]
-        self._by_module: dict[str, str] = {}
-        self._by_suffix: dict[str, list[str]] = {}
-        for f in self.files:
-            name = module_name_for(f)
-            self._by_module.setdefault(name, f)
-            parts = name.split(".")
-            for i in range(len(parts)):
-                self._by_suffix.setdefault(".".join(parts[i:]), []).append(f)
         self._modules: dict[str, ir.Module | None] = {}
         self._hashes: dict[str, str] = {}
+        # Told of every question asked of the index (see analyzer.module_index): the
+        # analysis records them as dependencies of the file being checked.
+        self.on_lookup = None
 
     # ----------------------------------------------------------------- files
 
@@ -107,23 +90,16 @@ class Project:
     # ----------------------------------------------------------------- resolution
 
     def find_module(self, dotted: str) -> str | None:
-        """File of a module by its dotted name; falls back to the longest suffix that is
-        unique in the tree (so `corpora.multi_file.blocks` finds `multi_file/blocks.py`
-        when `corpora/` itself is not a package)."""
-        if dotted in self._by_module:
-            return self._by_module[dotted]
-        parts = dotted.split(".")
-        for i in range(len(parts)):
-            candidates = self._by_suffix.get(".".join(parts[i:]), [])
-            if len(candidates) == 1:
-                return candidates[0]
-        return None
+        self._asked("module", dotted)
+        return self.index.find_module(dotted)
 
     def package_of(self, path: str) -> str:
-        name = module_name_for(path)
-        if os.path.basename(path) == "__init__.py":
-            return name
-        return name.rpartition(".")[0]
+        self._asked("package", os.path.abspath(path))
+        return self.index.package_of(path)
+
+    def _asked(self, kind: str, argument: str) -> None:
+        if self.on_lookup is not None:
+            self.on_lookup(lookup_key(kind, argument))
 
     def resolve_relative(self, path: str, module: str, level: int) -> str:
         if level == 0:

@@ -1,0 +1,87 @@
+"""Which file of the checked tree is which module: import resolution that needs no parse.
+
+Requires: the list of files being checked. Computes: each file's dotted module name (the
+package path given by the `__init__.py` files above it), and the answer to the two
+questions the analysis asks of the tree:
+
+    find_module(dotted) -> path | None   (`import a.b`, `from a.b import c`)
+    package_of(path)    -> dotted        (the package a relative import starts from)
+
+The answers depend on *which* files were named, not only on their contents: `check a.py`
+cannot resolve `from models import Net` that `check .` resolves. So each question the
+analysis of a file asked is one of that file's dependencies, written as a `lookup_key`,
+and a cached result is valid only while every question still gets the same answer
+(`answer`). This module imports nothing heavy, so that a warm run can check answers
+without loading the engine.
+"""
+
+from __future__ import annotations
+
+import os
+
+# A lookup key can never be a file path: no path holds a NUL.
+_LOOKUP = "\0"
+
+
+def module_name_for(path: str) -> str:
+    """Dotted module name of a file from the `__init__.py` files above it."""
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    stem = os.path.splitext(filename)[0]
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, package = os.path.split(directory)
+        parts.insert(0, package)
+        if not package:
+            break
+    return ".".join(parts)
+
+
+def lookup_key(kind: str, argument: str) -> str:
+    """The dependency key of one question (`kind` is "module" or "package")."""
+    return f"{_LOOKUP}{kind}{_LOOKUP}{argument}"
+
+
+def is_lookup(key: str) -> bool:
+    return key.startswith(_LOOKUP)
+
+
+class ModuleIndex:
+    def __init__(self, files=()):
+        self.files = [os.path.abspath(str(f)) for f in files]
+        self._by_module: dict[str, str] = {}
+        self._by_suffix: dict[str, list[str]] = {}
+        for f in self.files:
+            name = module_name_for(f)
+            self._by_module.setdefault(name, f)
+            parts = name.split(".")
+            for i in range(len(parts)):
+                self._by_suffix.setdefault(".".join(parts[i:]), []).append(f)
+
+    def find_module(self, dotted: str) -> str | None:
+        """File of a module by its dotted name; falls back to the longest suffix that is
+        unique in the tree (so `corpora.multi_file.blocks` finds `multi_file/blocks.py`
+        when `corpora/` itself is not a package)."""
+        if dotted in self._by_module:
+            return self._by_module[dotted]
+        parts = dotted.split(".")
+        for i in range(len(parts)):
+            candidates = self._by_suffix.get(".".join(parts[i:]), [])
+            if len(candidates) == 1:
+                return candidates[0]
+        return None
+
+    def package_of(self, path: str) -> str:
+        name = module_name_for(path)
+        if os.path.basename(path) == "__init__.py":
+            return name
+        return name.rpartition(".")[0]
+
+    def answer(self, key: str) -> str:
+        """The answer to a `lookup_key` question as a string ("" for no module)."""
+        _, kind, argument = key.split(_LOOKUP, 2)
+        if kind == "module":
+            return self.find_module(argument) or ""
+        if kind == "package":
+            return self.package_of(argument)
+        raise ValueError(f"unknown lookup {kind!r}")
