@@ -11,6 +11,8 @@ A ``# noqa`` comment on the *first* line of a diagnostic's span suppresses it:
 
 from __future__ import annotations
 
+from analyzer.lines import split_lines  # noqa: F401 - used by the reporters
+
 import io
 import re
 import tokenize
@@ -52,10 +54,6 @@ def _comments_by_line(text: str) -> dict[int, str] | None:
     return comments
 
 
-def split_lines(text: str) -> list[str]:
-    """Physical lines as Python counts them (``\\n``, ``\\r\\n`` or ``\\r``; unlike
-    ``str.splitlines``, form feeds and other separators do not end a line)."""
-    return re.split(r"\r\n|\r|\n", text)
 
 
 def _suppressed(code: str, directive) -> bool:

@@ -12,15 +12,14 @@ from __future__ import annotations
 import difflib
 import hashlib
 import io
-import re
 import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from analyzer.diagnostics import Diagnostic, Fix
 from analyzer.fixes import files
+from analyzer.lines import NEWLINE, lines_with_ends, newline_of
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 NOT_NAMED = "not among the files checked, not fixed"
 NOT_TEXT = "cannot be decoded, not fixed"
 
@@ -45,31 +44,15 @@ def unified_diff(before: str, after: str, path: str) -> str:
     """A patch that `patch`/`git apply` accept: lines split only where Python ends them
     (not at U+2028, form feeds...), and a last line without a newline marked as such."""
     out = []
-    for line in difflib.unified_diff(_lines(before), _lines(after), fromfile=f"a/{path}", tofile=f"b/{path}"):
+    for line in difflib.unified_diff(lines_with_ends(before), lines_with_ends(after), fromfile=f"a/{path}", tofile=f"b/{path}"):
         out.append(line)
         if not line.endswith(("\n", "\r")):
             out.append("\n\\ No newline at end of file\n")
     return "".join(out)
 
 
-def _lines(text: str) -> list[str]:
-    """Lines with their endings, split at \\r\\n, \\r and \\n only."""
-    lines, start = [], 0
-    for match in _NEWLINE.finditer(text):
-        lines.append(text[start : match.end()])
-        start = match.end()
-    if start < len(text):
-        lines.append(text[start:])
-    return lines
-
-
 def _fixable(diag: Diagnostic, unsafe: bool) -> bool:
     return diag.fix is not None and bool(diag.fix.edits) and (unsafe or diag.fix.applicability == "safe")
-
-
-def _newline_of(text: str) -> str:
-    match = _NEWLINE.search(text)
-    return match.group() if match else "\n"
 
 
 def apply_fixes(text: str, diagnostics: Sequence[Diagnostic], *, unsafe: bool = False) -> tuple[str, list[Diagnostic]]:
@@ -77,11 +60,11 @@ def apply_fixes(text: str, diagnostics: Sequence[Diagnostic], *, unsafe: bool = 
     all, fixes whose edits overlap an earlier-accepted one are skipped (the next pass
     applies them), and edits are applied bottom-up so offsets stay valid. New lines in
     an edit take the text's newline style (``\\r\\n``, ``\\r`` or ``\\n``)."""
-    lines = _NEWLINE.split(text)
+    lines = NEWLINE.split(text)
     starts = [0]  # offsets of line starts, honouring \r\n, \r and \n
-    for match in _NEWLINE.finditer(text):
+    for match in NEWLINE.finditer(text):
         starts.append(match.end())
-    newline = _newline_of(text)
+    newline = newline_of(text)
 
     def offset(line: int, column: int) -> int | None:
         if not 1 <= line <= len(starts):
@@ -102,7 +85,7 @@ def apply_fixes(text: str, diagnostics: Sequence[Diagnostic], *, unsafe: bool = 
             if start is None or end is None or end < start:
                 spans = None
                 break
-            content = edit.content if newline == "\n" else _NEWLINE.sub(newline, edit.content)
+            content = edit.content if newline == "\n" else NEWLINE.sub(newline, edit.content)
             spans.append((start, end, content))
         if not spans:
             continue

@@ -38,6 +38,7 @@ from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
 from analyzer.fixes.source import FixSource, loses_comments
 from analyzer.fixes.where import refuse_where, side_effect_free, where_assignment, where_target
 from analyzer.frontend import ir
+from analyzer.lines import lines_with_ends
 
 APPLICABILITY = "unsafe"
 
@@ -52,10 +53,11 @@ class _File:
         if module.syntax is None:
             raise ValueError("a module without its libcst tree")
         self.module = module
-        # Lines end at "\n" only, as `Positions` counts them (str.splitlines also splits
-        # at form feeds and other separators that can sit inside a line of Python).
-        self.lines = [line + "\n" for line in module.source.split("\n")]
-        self.lines[-1] = self.lines[-1][:-1]
+        # Lines as `Positions` counts them (analyzer.lines), with their endings, and
+        # the empty one after a last newline.
+        self.lines = lines_with_ends(module.source)
+        if not self.lines or self.lines[-1][-1] in "\r\n":
+            self.lines.append("")
         self.scopes: dict[int, FixSource] = {}  # id(libcst node) -> the FixSource over it
         self.imports_torch = any(
             isinstance(s, ir.Import) and s.module is None and ("torch", None) in s.names for s in module.body)

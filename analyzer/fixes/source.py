@@ -18,6 +18,7 @@ from libcst.metadata import CodePosition, CodeRange
 
 from analyzer.diagnostics import Edit
 from analyzer.frontend.positions import Positions
+from analyzer.lines import NEWLINE, lines_with_ends
 
 _COMMENT = re.compile(r"#[^\n]*")
 
@@ -77,12 +78,15 @@ class FixSource:
         """Does the replacement parse, as the statement(s) it replaces (at their
         indentation) or as an expression? Checked locally: re-parsing a whole large
         file for every finding would make ``check`` quadratic."""
+        # The content's new lines may mix the file's newline with "\n" (applying the fix
+        # makes them all the file's); dedent and the parser are given "\n" alone.
+        content = NEWLINE.sub("\n", edit.content)
         try:
             if statement:
                 indent = self.lines[edit.line - 1][: edit.column - 1]
-                cst.parse_module(textwrap.dedent(indent + edit.content) + "\n")
+                cst.parse_module(textwrap.dedent(indent + content) + "\n")
             else:
-                cst.parse_expression(edit.content)
+                cst.parse_expression(content)
         except cst.ParserSyntaxError:
             return False
         return True
@@ -130,4 +134,4 @@ def loses_comments(original: str, replacement: str) -> bool:
 
 def reindent(code: str, indent: str) -> str:
     """``code`` (rendered at indentation zero) with ``indent`` before every non-empty line."""
-    return "".join(indent + line if line.strip() else line for line in code.splitlines(keepends=True))
+    return "".join(indent + line if line.strip() else line for line in lines_with_ends(code))

@@ -19,8 +19,9 @@ from contextlib import contextmanager
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from analyzer.lines import NEWLINE
 
-_NEWLINE = re.compile("\n")
+
 
 
 class _OffsetState(CodegenState):
@@ -78,7 +79,7 @@ class Positions:
         self._ranges = state.ranges
         code = "".join(state.tokens)
         self._line_starts = [0]
-        self._line_starts.extend(m.end() for m in _NEWLINE.finditer(code))
+        self._line_starts.extend(m.end() for m in NEWLINE.finditer(code))
         self._shift = 0
         if statement is not None:
             self._shift = first_line - self._point(self._ranges[id(statement)][0])[0]
