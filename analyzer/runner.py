@@ -22,7 +22,6 @@ import gc
 import io
 import os
 import signal
-import sys
 import threading
 import time
 import tokenize

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+
 from analyzer.cache import atomic_write_bytes
 
 try:

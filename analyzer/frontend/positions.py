@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 import warnings
 from contextlib import contextmanager
 

@@ -7,6 +7,7 @@ import hashlib
 import os
 import stat
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -182,7 +183,7 @@ def test_concurrent_fix_runs_leave_every_file_compiling(tmp_path):
         tree.mkdir()
         for i in range(6):
             (tree / f"m{i}.py").write_text(FIXABLE.replace("class Net", f"class Net{i}"))
-        command = [analyzer.runner.sys.executable, "-m", "analyzer.cli", "check", "--no-cache", "-j", "1",
+        command = [sys.executable, "-m", "analyzer.cli", "check", "--no-cache", "-j", "1",
                    "--fix", "--unsafe-fixes", "--exit-zero", "."]
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         runs = [subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -1,0 +1,381 @@
+"""The value-kind analysis of one function body: a forward dataflow problem on the generic
+engine (see `analyzer.analyses.kinds` for the equations), its control dependence, and
+the final pass that emits the facts of branches, loops and escapes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from analyzer.analyses import torch_api as api
+from analyzer.analyses.calls import as_index_level
+from analyzer.analyses.cfg import Node
+from analyzer.analyses.dataflow import Analysis, solve
+from analyzer.analyses.expressions import ExpressionEvaluator
+from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, LoopFact, Site
+from analyzer.analyses.levels import Level
+from analyzer.analyses.summaries import RETURN, Frame, Summary
+from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
+from analyzer.frontend import expr_text, ir
+from analyzer.frontend.verify import assigned_names, target_names
+
+if TYPE_CHECKING:
+    from analyzer.analyses.kinds import KindAnalyzer
+
+
+class FunctionAnalysis:
+    def __init__(self, analyzer: KindAnalyzer, frame: Frame, args: dict[str, Value]):
+        self.analyzer = analyzer
+        self.frame = frame
+        self.args = args
+        self.cfg, self.unexported = analyzer.function_graph(frame.fn)
+        self.region_level: dict[int, Level] = {}
+        self.loop_bound: dict[int, Level] = {}
+        self.loop_exit: dict[int, Level] = {}
+        self.loop_exit_lines: dict[int, list[int]] = {}
+        self.folded_ifs: set[int] = set()
+        self._written: dict[int, set[str]] = {}
+        self._solved: dict | None = None  # the solved IN states, once solved (for `_record_types`)
+        self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
+
+    # ------------------------------------------------------------------ solving
+
+    def run(self) -> Summary:
+        analysis = Analysis(
+            forward=True,
+            bottom=dict,
+            join=_join_states,
+            transfer=self.transfer,
+            boundary=lambda: dict(self.args),
+            accumulate=True,
+        )
+        for _ in range(8):
+            before, after = solve(self.cfg, analysis)
+            if not self._update_exit_levels():
+                break
+        facts: list[Fact] = []
+        self.evaluator.sink = facts
+        self._solved = before
+        for node in self.cfg.reverse_postorder():
+            state = before[node.id]
+            if node.kind != "entry" and not node.pred:
+                state = dict(self.args)  # unreachable code: still reported, from the inputs
+            self.transfer(node, state)
+        self.evaluator.sink = None
+        facts.extend(self._loop_facts())
+        returns = before[self.cfg.exit.id].get(RETURN, NONE if not _has_return_value(self.frame.fn) else UNKNOWN)
+        return Summary(returns or NONE, facts)
+
+    def _update_exit_levels(self) -> bool:
+        """Loop exit levels from the regions around each break / return; True if any rose."""
+        changed = False
+        for node in self.cfg.nodes:
+            if node.kind != "stmt" or not isinstance(node.stmt, (ir.Break, ir.Return)):
+                continue
+            loops = [i for i, r in enumerate(node.regions) if isinstance(r, ir.Loop)]
+            if not loops:
+                continue
+            targets = loops[-1:] if isinstance(node.stmt, ir.Break) else loops
+            for li in targets:
+                loop = node.regions[li]
+                inner = [r for r in node.regions[li + 1:] if isinstance(r, (ir.If, ir.Match))]
+                level = max((self.region_level.get(id(r), STATIC) for r in inner), default=STATIC)
+                if level >= SHAPE:
+                    for r in inner:
+                        if self.region_level.get(id(r), STATIC) >= SHAPE:
+                            self.folded_ifs.add(id(r))
+                    lines = self.loop_exit_lines.setdefault(id(loop), [])
+                    if node.stmt.span.line not in lines:
+                        lines.append(node.stmt.span.line)
+                if level > self.loop_exit.get(id(loop), STATIC):
+                    self.loop_exit[id(loop)] = level
+                    new = max(level, self.loop_bound.get(id(loop), STATIC))
+                    if new > self.region_level.get(id(loop), STATIC):
+                        self.region_level[id(loop)] = new
+                        changed = True
+        return changed
+
+    def _loop_facts(self) -> list[Fact]:
+        facts = []
+        for stmt in ir.walk_statements(self.frame.fn.body):
+            if not isinstance(stmt, ir.Loop):
+                continue
+            bound = self.loop_bound.get(id(stmt), STATIC)
+            exit_ = self.loop_exit.get(id(stmt), STATIC)
+            if bound >= SHAPE or exit_ >= SHAPE:
+                facts.append(LoopFact(self.site(stmt.span), stmt.kind, bound, exit_,
+                                      tuple(self.loop_exit_lines.get(id(stmt), ())), self.frame.module.text(stmt.span)))
+        return facts
+
+    def site(self, span: ir.Span) -> Site:
+        return Site(self.frame.path, function=self.frame.qualname, call_path=(self.frame.qualname,), span=span)
+
+    def _taint_written(self, stmt, state: dict, level: Level) -> None:
+        if level == STATIC:
+            return
+        names = self._written.get(id(stmt))
+        if names is None:
+            names = self._written[id(stmt)] = written_names(stmt)
+        for name in names:
+            if name in state:
+                state[name] = state[name].tainted(level)
+
+    def _record_types(self, stmt, state: dict, sink: list) -> None:
+        """Attach to the branch fact just emitted for ``stmt`` the types the fixes need:
+        every name and ``self.attr`` read in its branches and in the statements after
+        it (a tail ``return`` makes them the other branch), the names it assigns as they
+        are after it, and the function's result."""
+        fact = sink[-1] if sink else None
+        if not isinstance(fact, BranchFact) or fact.site.line != stmt.span.line:
+            return
+        ev = self.evaluator
+        outer, ev.sink = ev.sink, None
+        try:
+            types: dict[str, str] = dict(fact.types)
+            blocks = [stmt.body, stmt.orelse]
+            body = self.frame.fn.body
+            if any(s is stmt for s in body):
+                blocks.append(body[[i for i, s in enumerate(body) if s is stmt][0] + 1:])
+            for block in blocks:
+                for s in ir.walk_statements(block):
+                    for e in ir.child_expressions(s):
+                        for sub in ir.walk_expression(e):
+                            if isinstance(sub, ir.Name) and sub.id not in types:
+                                types[sub.id] = type_tag(ev.ev(sub, dict(state)))
+                            elif (isinstance(sub, ir.Attribute) and isinstance(sub.value, ir.Name)
+                                  and sub.value.id == "self"):
+                                types.setdefault(f"self.{sub.attr}", type_tag(ev.ev(sub, dict(state))))
+            after = self._solved[self.cfg.join_of[id(stmt)].id] if self._solved else {}
+            for name in assigned_names(stmt.body) | assigned_names(stmt.orelse):
+                types[f"={name}"] = type_tag(after.get(name))
+            if self._solved:
+                types["$return"] = type_tag(self._solved[self.cfg.exit.id].get(RETURN))
+        finally:
+            ev.sink = outer
+        sink[-1] = replace(fact, types=tuple(sorted(types.items())))
+
+    def ctl_level(self, node: Node) -> Level:
+        return max((self.region_level.get(id(r), STATIC) for r in node.regions), default=STATIC)
+
+    def raise_region(self, stmt, level: Level) -> None:
+        if level > self.region_level.get(id(stmt), STATIC):
+            self.region_level[id(stmt)] = level
+
+    # ------------------------------------------------------------------ transfer
+
+    def transfer(self, node: Node, state: dict) -> dict:
+        kind = node.kind
+        if kind in ("entry", "exit"):
+            return state
+        state = dict(state)
+        if kind == "join":
+            # Control dependence: after a region, what it wrote depends on its predicate.
+            self._taint_written(node.stmt, state, self.region_level.get(id(node.stmt), STATIC))
+            return state
+        ev = self.evaluator
+        ev.ctl = self.ctl_level(node)
+        s = node.stmt
+        ev.unexported = id(s) in self.unexported
+        if kind == "if":
+            level = ev.predicate(s.test, state, "elif" if s.is_elif else "if", s.span,
+                                 report=True, exits_loop=id(s) in self.folded_ifs)
+            self.raise_region(s, level)
+            if ev.sink and level >= DATA:
+                self._record_types(s, state, ev.sink)
+            return state
+        if kind == "loop-init":
+            if s.kind == "for":
+                # Escapes in a data-dependent loop head (`range(int(t))`) are the loop's finding.
+                outer, ev.sink = ev.sink, ([] if ev.sink is not None else None)
+                try:
+                    iterable = ev.ev(s.iter, state)
+                finally:
+                    inner, ev.sink = ev.sink, outer
+                if inner:
+                    folded = as_index_level(iterable) >= DATA
+                    outer.extend(f for f in inner if not (folded and isinstance(f, EscapeFact) and f.target == "python"))
+                state[f"$iter{id(s)}"] = iterable
+            return state
+        if kind == "loop":
+            # Values carried around the loop depend on how often it ran.
+            self._taint_written(s, state, self.region_level.get(id(s), STATIC))
+            if s.kind == "for":
+                iterable = state.get(f"$iter{id(s)}", UNKNOWN)
+                elem, level = ev.iterate(iterable, s.iter, "for", s.span)
+                ev.bind(s.target, elem.tainted(level), state)
+            else:
+                level = ev.predicate(s.test, state, "while", s.span, report=False)
+            if level > self.loop_bound.get(id(s), STATIC):
+                self.loop_bound[id(s)] = level
+            self.raise_region(s, max(level, self.loop_exit.get(id(s), STATIC)))
+            return state
+        if kind == "match":
+            subject = ev.ev(s.subject, state)
+            self.raise_region(s, max(subject.truth_level(), subject.level if subject.type != "tensor" else STATIC))
+            return state
+        if kind == "case":
+            if node.case.guard is not None:
+                self.raise_region(s, ev.predicate(node.case.guard, state, "if", node.case.guard.span, report=True))
+            for name in node.case.bindings:
+                state[name] = UNKNOWN
+            return state
+        if kind == "handler":
+            if node.case.name:
+                state[node.case.name] = UNKNOWN
+            return state
+        if kind == "with":
+            for ctx, target in s.items:
+                value = ev.ev(ctx, state)
+                if target is not None:
+                    ev.bind(target, UNKNOWN if value.type != "tensor" else value, state)
+            return state
+        self.statement(s, state)
+        return state
+
+    def statement(self, s, state: dict) -> None:
+        ev = self.evaluator
+        if isinstance(s, ir.Assign):
+            value = ev.ev(s.value, state)
+            for t in s.targets:
+                ev.bind(t, value, state)
+        elif isinstance(s, ir.AugAssign):
+            current = ev.ev(s.target, state)
+            value = ev.binop(s.op, current, ev.ev(s.value, state))
+            ev.bind(s.target, value, state, augmented=True)
+        elif isinstance(s, ir.ExprStmt):
+            ev.ev(s.value, state)
+        elif isinstance(s, ir.Return):
+            value = ev.ev(s.value, state) if s.value is not None else NONE
+            state[RETURN] = join(state.get(RETURN), value.tainted(ev.ctl))
+        elif isinstance(s, ir.Assert):
+            ev.predicate(s.test, state, "assert", s.span, report=True)
+            if s.msg is not None:
+                ev.ev(s.msg, state)
+        elif isinstance(s, ir.Raise):
+            if s.exc is not None:
+                ev.ev(s.exc, state)
+        elif isinstance(s, ir.Import):
+            for name, value in self.analyzer.import_bindings(s, self.frame.path):
+                state[name] = value
+        elif isinstance(s, ir.FunctionDef):
+            state[s.name] = Value("function", ref=("nested", id(s)), elems=None)
+            self.evaluator.nested[id(s)] = s
+        elif isinstance(s, ir.ClassDef):
+            state[s.name] = UNKNOWN
+        elif isinstance(s, ir.Delete):
+            for t in s.targets:
+                if isinstance(t, ir.Name):
+                    state.pop(t.id, None)
+                else:
+                    ev.ev(t, state)
+        elif isinstance(s, ir.Opaque):
+            for e in s.reads:
+                ev.ev(e, state)
+
+
+def unexported_statements(body) -> set[int]:
+    """ids of the statements an export of an eval-mode module on tensors does not run, or
+    may not: `if self.training:` bodies, `if torch.jit.is_scripting():` bodies, bodies
+    for non-tensors (`if not isinstance(x, torch.Tensor):`), quantized-only code
+    (`if x.is_quantized:`), and the `else` of the negated forms. The ops they call are
+    not reported as exported ops (their branch and escape facts still are)."""
+    out: set[int] = set()
+    for block in [body] + [b for s in ir.walk_statements(body) for b in ir.child_blocks(s)]:
+        for i, stmt in enumerate(block):
+            # `if not self.training: return x` -- what follows runs in training only.
+            if isinstance(stmt, ir.If) and _true_in_export(stmt.test) and stmt.body \
+                    and isinstance(stmt.body[-1], (ir.Return, ir.Raise)):
+                out.update(id(s) for s in ir.walk_statements(block[i + 1:]))
+                break
+    for stmt in ir.walk_statements(body):
+        if not isinstance(stmt, ir.If):
+            continue
+        test, negated = stmt.test, False
+        if isinstance(test, ir.UnaryOp) and test.op == "not":
+            test, negated = test.operand, True
+        conjuncts = test.values if isinstance(test, ir.BoolOp) and test.op == "and" and not negated else [test]
+        if any(_skipped_when_true(c) for c in conjuncts):
+            out.update(id(s) for s in ir.walk_statements(stmt.orelse if negated else stmt.body))
+        elif not negated and _is_tensor_check(test):
+            out.update(id(s) for s in ir.walk_statements(stmt.orelse))
+        elif negated and _is_tensor_check(test):
+            out.update(id(s) for s in ir.walk_statements(stmt.body))
+    return out
+
+
+def _skipped_when_true(expr) -> bool:
+    """A condition that is false when an eval-mode module is exported on float tensors,
+    or whose value then is unknown (quantized inputs)."""
+    if isinstance(expr, ir.Attribute):
+        return (expr.attr == "training" and isinstance(expr.value, ir.Name) and expr.value.id == "self") \
+            or expr.attr == "is_quantized"
+    return isinstance(expr, ir.Call) and not expr.args and expr_text(expr.func) in (
+        "torch.jit.is_scripting", "jit.is_scripting")
+
+
+def _true_in_export(expr) -> bool:
+    """`not self.training` / `not torch.jit.is_scripting()`, alone or or-ed with anything."""
+    if isinstance(expr, ir.BoolOp) and expr.op == "or":
+        return any(_true_in_export(v) for v in expr.values)
+    return (isinstance(expr, ir.UnaryOp) and expr.op == "not" and _skipped_when_true(expr.operand)
+            and not (isinstance(expr.operand, ir.Attribute) and expr.operand.attr == "is_quantized"))
+
+
+def _is_tensor_check(expr) -> bool:
+    """`isinstance(x, torch.Tensor)`."""
+    return (isinstance(expr, ir.Call) and expr_text(expr.func) == "isinstance" and len(expr.args) == 2
+            and expr_text(expr.args[1].value) in ("torch.Tensor", "Tensor"))
+
+
+_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
+
+
+def written_names(stmt) -> set[str]:
+    """Names a compound statement's regions bind or mutate (`lst.append`, `d[k] = v`)."""
+    blocks = ir.child_blocks(stmt)
+    names = set().union(*(assigned_names(b) for b in blocks)) if blocks else set()
+    names |= mutated_names(stmt)
+    if isinstance(stmt, ir.Loop) and stmt.target is not None:
+        names |= target_names(stmt.target)
+    return names
+
+
+def mutated_names(stmt) -> set[str]:
+    """Names whose object a compound statement's regions change in place: `lst.append(v)`,
+    `t[i] = v`, `t[i] += v`, `x.add_(1)`."""
+    names: set[str] = set()
+    for b in ir.child_blocks(stmt):
+        for s in ir.walk_statements(b):
+            for e in ir.child_expressions(s):
+                for sub in ir.walk_expression(e):
+                    if (isinstance(sub, ir.Call) and isinstance(sub.func, ir.Attribute)
+                            and isinstance(sub.func.value, ir.Name)
+                            and (sub.func.attr in _MUTATORS or api.is_inplace_method(sub.func.attr))):
+                        names.add(sub.func.value.id)
+            targets = s.targets if isinstance(s, ir.Assign) else [s.target] if isinstance(s, ir.AugAssign) else []
+            for t in targets:
+                if isinstance(t, ir.Subscript) and isinstance(t.value, ir.Name):
+                    names.add(t.value.id)
+    return names
+
+
+def _join_states(a: dict, b: dict) -> dict:
+    if not a:
+        return dict(b)
+    if not b:
+        return a
+    out = dict(a)
+    for k, v in b.items():
+        mine = out.get(k)
+        if mine is not v:
+            out[k] = join(mine, v)
+    return out
+
+
+def _has_return_value(fn: ir.FunctionDef) -> bool:
+    return any(isinstance(s, ir.Return) and s.value is not None for s in ir.walk_statements(fn.body))
+
+
+# ====================================================================== expressions
+
+
