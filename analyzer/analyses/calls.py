@@ -324,7 +324,8 @@ class CallSemantics:
         if name == "type" and not args and not kwargs:
             return STATIC_PY
         if name in api.PYTHON_ESCAPE_METHODS:
-            self.emit(EscapeFact(self.site(node.span), name, "python", self.text(node)))
+            if id(node) not in self.check_conditions:
+                self.emit(EscapeFact(self.site(node.span), name, "python", self.text(node)))
             if name == "tolist":
                 # Its values are data; its length is the tensor's size.
                 return Value.container(Value.python(DATA), level=shape_level)

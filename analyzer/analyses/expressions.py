@@ -32,6 +32,7 @@ class ExpressionEvaluator(CallSemantics):
         self.ctl: Level = STATIC
         self.unexported = False  # evaluating a statement that an export does not run
         self.nested: dict[int, ir.FunctionDef] = {}
+        self.check_conditions: set[int] = set()  # ids of `p.item()` calls that only feed torch._check
 
     # ------------------------------------------------------------------ facts
 
@@ -410,6 +411,12 @@ class ExpressionEvaluator(CallSemantics):
 
     def _ev_Call(self, e, state):
         func = self.ev(e.func, state)
+        if func.type == "ext" and func.ref in api.RUNTIME_CHECKS and e.args and _is_item_call(e.args[0].value):
+            # `torch._check(p.item())`: the value only feeds a runtime check (torch.export
+            # keeps it as an assertion; a trace drops it, as it drops an `assert`). It is
+            # not used in the computation, so it is no escape. This is also what --fix
+            # writes for `assert p`.
+            self.check_conditions.add(id(e.args[0].value))
         args = []
         kwargs = {}
         for a in e.args:
@@ -433,3 +440,7 @@ class ExpressionEvaluator(CallSemantics):
                 return NONE
         return self.call(func, args, kwargs, e, state)
 
+
+def _is_item_call(node) -> bool:
+    return (isinstance(node, ir.Call) and not node.args and isinstance(node.func, ir.Attribute)
+            and node.func.attr == "item")

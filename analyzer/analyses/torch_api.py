@@ -148,3 +148,7 @@ def is_static_function(qualname: str) -> bool:
 
 def is_inplace_method(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_") and name not in ("requires_grad_",)
+
+# Calls whose first argument is only checked at run time (torch.export keeps the check;
+# the legacy tracer drops it): a Python value computed for them is no value escape.
+RUNTIME_CHECKS = frozenset({"torch._check", "torch._check_is_size", "torch._assert"})

@@ -25,7 +25,13 @@ RULE = Rule(
     example="def forward(self, x):\n    h = torch.relu(x)\n    return torch.stack([row * 2 for row in h])",
     use_instead="def forward(self, x):\n    return torch.relu(x) * 2",
     detect=detect,
-    valid=("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        a, b = x.chunk(2)\n        return a + b\n",),
+    valid=(
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        a, b = x.chunk(2)\n        return a + b\n",
+        # torch.cond returns what its branches return: here a tuple (what --fix writes)
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, h):\n"
+        "        def t(h, x):\n            return (h + x, h * 2)\n        def f(h, x):\n            return (h - x, h * 3)\n"
+        "        g, h = torch.cond(x.mean() > 0, t, f, (h, x))\n        return g + h\n",
+    ),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.relu(x)\n        out = 0\n"
         "        for row in h:\n            out = out + row\n        return out\n",

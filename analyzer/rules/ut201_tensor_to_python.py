@@ -17,14 +17,22 @@ RULE = Rule(
     code="UT201",
     name="tensor-to-python",
     summary="A tensor turned into a Python number or list (`.item()`, `.tolist()`, `int(t)`, `float(t)`, `bool(t)`).",
-    what="Reports `.item()`, `.tolist()`, `int()`, `float()`, `bool()`, `not t` and `math.*` applied to tensors.",
+    what="Reports `.item()`, `.tolist()`, `int()`, `float()`, `bool()`, `not t` and `math.*` applied to tensors. "
+         "An `.item()` that only feeds a runtime check (`torch._check(p.item())`, what `--fix` writes for a tensor "
+         "`assert`) is not reported: it is used in no computation.",
     why="A Python number is invisible to the tracer: whatever it feeds is frozen to the example input's value.",
     example="def forward(self, x):\n    scale = x.abs().max().item()\n    return x / scale",
     use_instead="def forward(self, x):\n    return x / x.abs().max()",
     detect=detect,
-    valid=("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x / x.abs().max()\n",),
+    valid=(
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x / x.abs().max()\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        torch._check((x > 0).all().item(), lambda: 'positive')\n        return x.log()\n",
+    ),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        s = x.abs().max().item()\n        return x / s\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        n = int(x.sum())\n        return x * n\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        torch._check(x.sum().item() + 1 > 0)\n        return x\n",
     ),
 )

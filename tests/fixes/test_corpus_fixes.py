@@ -121,3 +121,20 @@ def test_dynamo_export_before_and_after_fix(measured):
     assert before == EXPORTABLE_BEFORE, {n: e for n, (e, _) in measured.items()}
     assert after == EXPORTABLE_AFTER, {n: e for n, (_, e) in measured.items()}
     assert before <= after  # a fix never makes a model stop exporting
+
+
+def test_fixed_code_brings_no_finding_of_its_own(fixed):
+    """What --fix writes is clean under untrace's own rules: every finding in the fixed
+    corpus is one the original had (same file, code and line text), none is new."""
+    root, changed = fixed
+    copy = root / "corpora"
+
+    def findings(tree: Path) -> set[tuple[str, str, str]]:
+        out = set()
+        for d in check_paths([tree], select=["ALL"], use_cache=False, jobs=1):
+            text = Path(d.path).read_text().splitlines()[d.line - 1].split("# expect")[0].strip()
+            out.add((str(Path(d.path).resolve().relative_to(tree.resolve())), d.code, text))
+        return out
+
+    new = findings(copy) - findings(CORPORA)
+    assert changed and new == set()
