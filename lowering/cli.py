@@ -144,6 +144,7 @@ def load_target(target: str, weights: str | None = None) -> torch.nn.Module:
     model = _build(getattr(module, attr), attr, own_file)
     if not isinstance(model, torch.nn.Module):
         raise TargetError(f"{target} returned {type(model).__name__}, not an nn.Module")
+    _check_has_python_forward(model, target)
     if weights:
         load_weights(model, weights)
     return model
@@ -189,6 +190,19 @@ def _build(factory, attr: str, own_file: str | None):
     _check_takes_no_arguments(factory, attr)
     with running_user_code(f"calling {attr}()", own_file):
         return factory()
+
+
+def _check_has_python_forward(model: torch.nn.Module, target: str) -> None:
+    """untrace reads forward's Python source: a TorchScript module, or torch.compile's
+    wrapper (whose forward takes *args), has none of the user's to read."""
+    if isinstance(model, torch.jit.ScriptModule):
+        wrapper = "a TorchScript module (from torch.jit.script or torch.jit.trace)"
+    elif type(model).__name__ == "OptimizedModule" and hasattr(model, "_orig_mod"):
+        wrapper = "a torch.compile wrapper"
+    else:
+        return
+    raise TargetError(f"{target} returned {wrapper}; untrace lowers forward from its Python source: "
+                      "return the nn.Module itself")
 
 
 def _check_takes_no_arguments(factory, attr: str) -> None:
@@ -312,7 +326,10 @@ def input_text(name: str, tensor: torch.Tensor) -> str:
 def check_forward_takes(model: torch.nn.Module, names: list[str]) -> None:
     """Every name is a parameter of forward, and every parameter without a default is named."""
     owner = f"{type(model).__name__}.forward"
-    params = list(inspect.signature(type(model).forward).parameters.values())[1:]
+    try:
+        params = list(inspect.signature(type(model).forward).parameters.values())[1:]
+    except (TypeError, ValueError):  # no Python signature: the lowering will say what it cannot read
+        return
     by_name = {p.name: p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     takes = ", ".join({p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name for p in params)
     if not any(p.kind is p.VAR_KEYWORD for p in params):

@@ -80,8 +80,10 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(f"--compare: unknown system {', '.join(unknown)} (one of: {', '.join(PEERS)}, none)")
     if args.search < 0:
         return _fail("--search must be >= 0")
-    if args.rtol < 0 or args.atol < 0:
-        return _fail("--rtol and --atol must be >= 0")
+    if not (args.rtol >= 0 and args.atol >= 0):  # written so that nan fails too
+        return _fail("--rtol and --atol must be numbers >= 0")
+    if args.search_seconds is not None and not args.search_seconds > 0:
+        return _fail("--search-seconds must be > 0")
     specs = parse_inputs(args.input)
     opset = resolve_opset(args.target, args.opset)
     to_stdout = args.json == "-"

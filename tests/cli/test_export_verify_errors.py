@@ -202,6 +202,18 @@ def test_target_file_without_the_py_suffix_is_loaded(project, capsys):
     assert (project / "n.onnx").exists()
 
 
+@pytest.mark.parametrize("wrap,what", [
+    ("torch.jit.script(Net())", "TorchScript"),
+    ("torch.jit.trace(Net(), torch.zeros(2, 4))", "TorchScript"),
+    ("torch.compile(Net())", "torch.compile"),
+])
+@pytest.mark.filterwarnings("ignore")  # torch.jit's deprecation warnings
+def test_target_that_returns_a_compiled_module(project, capsys, wrap, what):
+    (project / "wrapped.py").write_text(MODEL.replace("return Net()", f"return {wrap}", 1))
+    code, err = untrace(capsys, "export", "wrapped.py:build", "--input", "x:2x4")
+    assert_usage_error(code, err, what, "return the nn.Module itself")
+
+
 def test_target_folder(project, capsys):
     (project / "models.py").mkdir()
     code, err = untrace(capsys, "export", "models.py:build", "--input", "x:2x4")
@@ -385,6 +397,12 @@ def test_output_paths_are_checked_before_the_target_runs(project, capsys):
     assert "bad config" not in err
 
 
+def test_export_output_under_a_file(project, capsys):
+    code, err = untrace(capsys, "export", "m.py:build", "--input", "x:2x4", "-o", "m.py/a.onnx")
+    assert_usage_error(code, err, "-o m.py/a.onnx", "m.py is not a folder")
+    assert (project / "m.py").read_text() == MODEL
+
+
 def test_export_output_that_is_the_target_file(project, capsys):
     code, err = untrace(capsys, "export", "m.py:build", "--input", "x:2x4", "-o", "m.py")
     assert_usage_error(code, err, "-o m.py", "TARGET")
@@ -443,6 +461,19 @@ def test_verify_report_modes_follow_the_umask(project, capsys, umask_022):
     for name in ("r.json", "r.html"):
         assert stat.S_IMODE(os.stat(project / name).st_mode) == umask_022, name
     assert leftovers(project) == ["r.html", "r.json"]
+
+
+# --------------------------------------------------------------------------- verify's numbers
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["--rtol", "nan"], "--rtol and --atol"),
+    (["--atol", "-1"], "--rtol and --atol"),
+    (["--search", "5", "--search-seconds", "-1"], "--search-seconds"),
+])
+def test_verify_tolerances_and_limits_that_mean_nothing(project, capsys, argv, fragment):
+    code, err = untrace(capsys, "verify", "m.py:build", "--input", "x:2x4", "--compare", "none", *argv)
+    assert_usage_error(code, err, fragment)
 
 
 # --------------------------------------------------------------------------- --inputs
