@@ -93,11 +93,11 @@ def untrace(capsys, *argv: str) -> tuple[int, str]:
 
 
 def assert_usage_error(code: int, err: str, *fragments: str) -> None:
-    """Exit 2 with one line (or a short message) that names the problem, never a bug."""
+    """Exit 2 with one line that names the problem, never a bug."""
     assert code == 2, err
     for bad in ("internal error", "this is a bug", "Traceback"):
         assert bad not in err, err
-    assert 1 <= len(err.strip().splitlines()) <= 2, err
+    assert len(err.strip().splitlines()) == 1, err
     for fragment in fragments:
         assert fragment in err, err
 
