@@ -406,21 +406,8 @@ def _export_arguments(p: argparse.ArgumentParser) -> None:
     _export_arguments,
 )
 def run_export(args: argparse.Namespace) -> int:
-    if args.output is None:
-        args.output = (args.target.rpartition(":")[2] or "model") + ".onnx"
-    if args.opset is None:
-        from analyzer.config import ConfigError, resolve_config
-
-        location = args.target.rpartition(":")[0]
-        try:
-            configured = resolve_config([location] if os.path.exists(location) else []).opset
-        except ConfigError as error:
-            raise UsageError(str(error)) from None
-        if configured is None:
-            from lowering.graph import DEFAULT_OPSET
-
-            configured = DEFAULT_OPSET
-        args.opset = configured
+    # the default output and opset, and every check of the arguments, are lowering.cli's:
+    # `verify` shares them
     from lowering.cli import run_export as export
 
     return export(args)

@@ -9,8 +9,6 @@ constants of the export, as they are for tracing.
 from __future__ import annotations
 
 import inspect
-import os
-import tempfile
 from typing import Any
 
 import onnx
@@ -111,14 +109,8 @@ def _inputs(g: GraphBuilder, name: str, value, dynamic: dict | None, names) -> A
 
 
 def save(model: onnx.ModelProto, path: str) -> None:
-    """Write atomically: a reader never sees a half-written file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".untrace-", suffix=".onnx", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(model.SerializeToString())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write atomically (a reader never sees a half-written file), with the mode a plain
+    ``open()`` gives: the temporary file of ``mkstemp`` alone would be 0600."""
+    from analyzer.cache import atomic_write_bytes
+
+    atomic_write_bytes(path, model.SerializeToString())

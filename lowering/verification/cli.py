@@ -46,22 +46,15 @@ def _fail(message: str) -> int:
     return EXIT_ERROR
 
 
-def _configured_opset(target: str) -> int:
-    import os
-
-    from analyzer.config import resolve_config
-    from lowering.graph import DEFAULT_OPSET
-
-    location = target.rpartition(":")[0]
-    configured = resolve_config([location] if os.path.exists(location) else []).opset
-    return configured if configured is not None else DEFAULT_OPSET
-
-
 def run(args: argparse.Namespace) -> int:
+    from lowering.cli import TargetError
+
     try:
         return _run(args)
     except KeyboardInterrupt:
         raise
+    except TargetError as exc:  # the user's mistake: one line, no "internal error"
+        return _fail(str(exc))
     except Exception as exc:  # never a traceback
         return _fail(f"internal error: {type(exc).__name__}: {exc}")
 
@@ -69,9 +62,16 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from lowering.cli import TargetError, load_target, parse_input
+    from lowering.cli import (
+        check_forward_takes,
+        check_outputs,
+        load_target,
+        parse_inputs,
+        resolve_opset,
+        target_file,
+    )
     from lowering.verification import inputs as inp
-    from lowering.verification import report_html, report_json, report_text
+    from lowering.verification import report_text
     from lowering.verification.api import PEERS, verify
 
     compare = [] if args.compare.strip().lower() in ("", "none") else [c.strip() for c in args.compare.split(",") if c.strip()]
@@ -80,61 +80,108 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(f"--compare: unknown system {', '.join(unknown)} (one of: {', '.join(PEERS)}, none)")
     if args.search < 0:
         return _fail("--search must be >= 0")
-    if args.rtol < 0 or args.atol < 0:
-        return _fail("--rtol and --atol must be >= 0")
-    if args.opset is None:
-        from analyzer.config import ConfigError
+    if not (args.rtol >= 0 and args.atol >= 0):  # written so that nan fails too
+        return _fail("--rtol and --atol must be numbers >= 0")
+    if args.search_seconds is not None and not args.search_seconds > 0:
+        return _fail("--search-seconds must be > 0")
+    specs = parse_inputs(args.input)
+    opset = resolve_opset(args.target, args.opset)
+    to_stdout = args.json == "-"
+    check_outputs({"--json": None if to_stdout else args.json, "--html": args.html},
+                  {"TARGET": target_file(args.target), "--weights": args.weights, "--onnx": args.onnx,
+                   "--inputs": args.inputs})
 
+    model = load_target(args.target, args.weights).eval()
+    names = inp.parameter_names(model)
+    if args.inputs:
+        examples = _load_inputs(args.inputs, model, names)
+        origin = "given"
+    elif specs:
+        check_forward_takes(model, [n for n, _ in specs])
         try:
-            args.opset = _configured_opset(args.target)
-        except ConfigError as exc:
+            examples = inp.random_inputs(specs, model, names)
+        except ValueError as exc:
             return _fail(str(exc))
-    try:
-        model = load_target(args.target, args.weights).eval()
-        names = inp.parameter_names(model)
-        if args.inputs:
-            try:
-                examples = inp.load_npz(args.inputs, names)
-            except (OSError, ValueError) as exc:
-                return _fail(f"--inputs: {exc}")
-            origin = "given"
-        elif args.input:
-            specs = [parse_input(s) for s in args.input]
-            try:
-                examples = inp.random_inputs(specs, model, names)
-            except ValueError as exc:
-                return _fail(str(exc))
-            origin = "random"
-        else:
-            return _fail("give the inputs: --inputs DATA.npz, or --input NAME:SHAPE:DTYPE for random ones")
-        onnx_model = None
-        if args.onnx:
-            import onnx
-
-            try:
-                onnx_model = onnx.load(args.onnx)
-            except Exception as exc:
-                return _fail(f"--onnx {args.onnx}: cannot load: {exc}")
-    except TargetError as exc:
-        return _fail(str(exc))
+        origin = "random"
+    else:
+        return _fail("give the inputs: --inputs DATA.npz, or --input NAME:SHAPE:DTYPE for random ones")
+    onnx_model = _load_onnx(args.onnx) if args.onnx else None
 
     report = verify(model, examples, onnx_model=onnx_model, compare=tuple(compare), rtol=args.rtol,
-                    atol=args.atol, search=args.search, search_seconds=args.search_seconds, opset=args.opset,
+                    atol=args.atol, search=args.search, search_seconds=args.search_seconds, opset=opset,
                     origins=[origin] * len(examples))
+    _check_some_input_fits(report, model, examples, names, specs, args.inputs)
     report.record["target"] = args.target
     report.record["weights"] = args.weights
     report.record["inputs_from"] = args.inputs or "random (--input " + " ".join(args.input) + ")"
 
-    to_stdout = args.json == "-"
+    # Both reports are rendered before either is written: one that fails leaves no other.
+    outputs = _render_reports(report, None if to_stdout else args.json, args.html)
     report_text.render(report, Console(stderr=to_stdout))
-    try:
-        if args.json:
-            if to_stdout:
-                sys.stdout.write(report_json.dumps(report))
-            else:
-                report_json.write(report, args.json)
-        if args.html:
-            report_html.write(report, args.html)
-    except OSError as exc:
-        return _fail(f"cannot write the report: {exc}")
+    if to_stdout:
+        from lowering.verification import report_json
+
+        sys.stdout.write(report_json.dumps(report))
+    _write_reports(outputs)
     return EXIT_MATCH if report.ok else EXIT_MISMATCH
+
+
+def _load_inputs(path: str, model, names: list[str]) -> list[tuple]:
+    from lowering.cli import TargetError, check_forward_takes
+    from lowering.verification import inputs as inp
+
+    try:
+        examples = inp.load_npz(path, names)
+    except OSError as exc:
+        raise TargetError(f"--inputs {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise TargetError(f"--inputs {exc}") from None
+    for args in examples:  # each input names the leading parameters; the required ones at least
+        check_forward_takes(model, names[: len(args)])
+    return examples
+
+
+def _load_onnx(path: str):
+    import onnx
+
+    from lowering.cli import TargetError, describe_exception
+
+    try:
+        return onnx.load(path)
+    except Exception as exc:  # noqa: BLE001 - a file onnx cannot read is the user's
+        raise TargetError(f"--onnx {path}: cannot load: {describe_exception(exc)}") from None
+
+
+def _check_some_input_fits(report, model, examples: list[tuple], names: list[str], specs, npz: str | None) -> None:
+    """When eager PyTorch raised on every input there is nothing to verify: the inputs do
+    not fit the model, which is the user's mistake (exit 2), not a mismatch."""
+    from lowering.cli import TargetError, input_text, misfit_message, pytorch_refusal
+
+    if any(info.eager_error is None for info in report.inputs[: len(examples)]):
+        return
+    refusal = pytorch_refusal(model, examples[0]) or report.inputs[0].eager_error
+    if not npz:
+        raise TargetError(misfit_message(model, specs, refusal))
+    first = " ".join(input_text(n, t) for n, t in zip(names, examples[0]) if hasattr(t, "shape"))
+    raise TargetError(f"--inputs {npz}: no input fits {type(model).__name__}.forward; "
+                      f"on input 0 ({first}) PyTorch raises {refusal}")
+
+
+def _render_reports(report, json_path: str | None, html_path: str | None) -> list[tuple[str, str, bytes]]:
+    from lowering.verification import report_html, report_json
+
+    outputs = []
+    if json_path:
+        outputs.append(("--json", json_path, report_json.dumps(report).encode("utf-8")))
+    if html_path:
+        outputs.append(("--html", html_path, report_html.render(report).encode("utf-8")))
+    return outputs
+
+
+def _write_reports(outputs: list[tuple[str, str, bytes]]) -> None:
+    from analyzer.cache import atomic_write_bytes
+    from lowering.cli import writing
+
+    for flag, path, data in outputs:
+        with writing(flag, path):
+            atomic_write_bytes(path, data)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import zipfile
 
 import numpy as np
 import torch
@@ -174,8 +175,21 @@ def random_inputs(specs: list[tuple[str, torch.Tensor]], module: torch.nn.Module
 _KEY = re.compile(r"^(?:(?P<index>\d+)/)?(?P<name>[^/]+)$")
 
 
+def _open_npz(path: str):
+    """``np.load`` of an .npz file of arrays; anything else is a ValueError that says what
+    the file is instead (and not numpy's advice to load pickles, which runs code)."""
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (ValueError, EOFError, zipfile.BadZipFile):
+        raise ValueError(f"{path}: not an .npz file of arrays (write one with np.savez(path, x=...))") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path}: a single .npy array, not an .npz file of named arrays "  # noqa: TRY004 - a bad file, as above
+                         "(write one with np.savez(path, x=...))")
+    return data
+
+
 def load_npz(path: str, names: list[str]) -> list[tuple]:
-    with np.load(path, allow_pickle=False) as data:
+    with _open_npz(path) as data:
         entries: dict[int, dict[str, np.ndarray]] = {}
         for key in data.files:
             m = _KEY.match(key)

@@ -15,7 +15,6 @@ import re
 
 from lowering.verification.compare import Comparison
 from lowering.verification.report import VerifyReport
-from lowering.verification.report_json import write_atomic
 from lowering.verification.report_text import verdict
 
 FULL_FILE_LINES = 400  # longer files show only the context of annotated lines
@@ -107,7 +106,10 @@ def render(report: VerifyReport) -> str:
 
 
 def write(report: VerifyReport, path: str) -> None:
-    write_atomic(path, render(report))
+    """Atomically, with the mode a plain ``open()`` gives."""
+    from analyzer.cache import atomic_write_bytes
+
+    atomic_write_bytes(path, render(report).encode("utf-8"))
 
 
 # ----------------------------------------------------------------------------- sections
