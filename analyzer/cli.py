@@ -145,6 +145,7 @@ def _check(args: argparse.Namespace) -> int:
     from analyzer.discovery import discover
     from analyzer.report import ReportContext, render, render_statistics
     from analyzer.runner import fix_files
+    from analyzer.outputs import output_problem
     from analyzer.runner import run_check as run
 
     if args.fix and args.diff:
@@ -160,6 +161,11 @@ def _check(args: argparse.Namespace) -> int:
         found = discover(paths, config, force_exclude=args.force_exclude)
     except ConfigError as error:
         raise UsageError(str(error)) from None
+
+    if args.output_file is not None:
+        problem = output_problem("-o", args.output_file, {"a checked file": found.files})
+        if problem is not None:
+            raise UsageError(problem)
 
     stdin = None
     if found.stdin:
@@ -367,8 +373,13 @@ def _graph_arguments(p: argparse.ArgumentParser) -> None:
 def run_graph(args: argparse.Namespace) -> int:
     from analyzer.frontend import ParseError
     from analyzer.graph import GraphError, parse_target, render
+    from analyzer.outputs import output_problem
 
     path, name = parse_target(args.target)
+    if args.output is not None:
+        problem = output_problem("-o", args.output, {"the file shown": [path]})
+        if problem is not None:
+            raise UsageError(problem)
     try:
         text = render(path, name, args.format)
     except GraphError as error:

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 import torch
 
 from analyzer.cli import UsageError
+from analyzer.outputs import output_problem
 from lowering.errors import LoweringError
 
 _DTYPES = {
@@ -434,21 +435,13 @@ def check_outputs(outputs: dict[str, str | None], inputs: dict[str, str | None])
     """Before any work starts: each output (flag -> path) can be created where it is
     named, and is neither a folder, nor an input file, nor another output."""
     seen: dict[str, str] = {}
+    given = {f"the {flag} file": [path] for flag, path in inputs.items() if path}
     for flag, path in outputs.items():
         if path is None:
             continue
-        if not path:
-            raise TargetError(f"{flag}: the file name is empty")
-        if os.path.isdir(path):
-            raise TargetError(f"{flag} {path}: is a folder; name the file to write")
-        folder = os.path.dirname(path) or "."
-        if not os.path.exists(folder):
-            raise TargetError(f"{flag} {path}: folder {folder} does not exist")
-        if not os.path.isdir(folder):
-            raise TargetError(f"{flag} {path}: {folder} is not a folder")
-        for input_flag, input_path in inputs.items():
-            if input_path and os.path.exists(path) and os.path.exists(input_path) and os.path.samefile(path, input_path):
-                raise TargetError(f"{flag} {path}: is the {input_flag} file, which writing would destroy")
+        problem = output_problem(flag, path, given)
+        if problem is not None:
+            raise TargetError(problem)
         key = os.path.realpath(path)
         if key in seen:
             raise TargetError(f"{seen[key]} and {flag} name the same file {path}")

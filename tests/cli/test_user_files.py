@@ -372,3 +372,30 @@ def test_config_root_cache_is_the_default(tmp_path, monkeypatch, capsys):
     check(capsys, "m.py")
     assert (tmp_path / ".untrace_cache" / ".gitignore").read_bytes() == GITIGNORE
     assert Config(root=tmp_path).root == tmp_path
+
+
+# ------------------------------------------------------------------ outputs never overwrite what was read
+
+
+def test_check_report_may_not_overwrite_a_checked_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(FIXABLE)
+    code, _, err = check(capsys, "--no-cache", "-o", "m.py", ".")
+    assert code == 2 and "-o m.py: is a checked file, which writing would destroy" in err
+    assert (tmp_path / "m.py").read_text() == FIXABLE
+
+
+def test_check_report_in_a_missing_folder_is_refused_before_the_work(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(FIXABLE)
+    code, _, err = check(capsys, "--no-cache", "-o", "nowhere/r.json", "m.py")
+    assert code == 2 and "folder nowhere does not exist" in err
+    assert not (tmp_path / ".untrace_cache").exists()
+
+
+def test_graph_output_may_not_overwrite_its_source(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(FIXABLE)
+    code = main(["graph", "m.py", "-o", "m.py"])
+    assert code == 2 and "is the file shown, which writing would destroy" in capsys.readouterr().err
+    assert (tmp_path / "m.py").read_text() == FIXABLE
