@@ -98,7 +98,10 @@ class Cache:
         """Refuse a root that holds anything untrace did not make (see the module doc)."""
         if not os.path.lexists(self.root):
             return
-        if self.root.is_symlink() or not self.root.is_dir():
+        if self.root.is_symlink():
+            raise CacheError(f"cache directory {self.root} is a symlink; name the folder it points to, "
+                             "or a new or empty folder")
+        if not self.root.is_dir():
             raise CacheError(f"cache directory {self.root} is not a directory; name a new or empty folder")
         try:
             names = sorted(os.listdir(self.root))
