@@ -47,7 +47,7 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lowering.cli import TargetError
+    from lowering.targets import TargetError
 
     try:
         return _run(args)
@@ -62,14 +62,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from lowering.cli import (
-        check_forward_takes,
-        check_outputs,
-        load_target,
-        parse_inputs,
-        resolve_opset,
-        target_file,
-    )
+    from lowering.arguments import check_forward_takes, check_outputs, parse_inputs, resolve_opset
+    from lowering.targets import load_target, target_file
     from lowering.verification import inputs as inp
     from lowering.verification import report_text
     from lowering.verification.api import PEERS, verify
@@ -127,7 +121,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _load_inputs(path: str, model, names: list[str]) -> list[tuple]:
-    from lowering.cli import TargetError, check_forward_takes
+    from lowering.arguments import check_forward_takes
+    from lowering.targets import TargetError
     from lowering.verification import inputs as inp
 
     try:
@@ -144,7 +139,7 @@ def _load_inputs(path: str, model, names: list[str]) -> list[tuple]:
 def _load_onnx(path: str):
     import onnx
 
-    from lowering.cli import TargetError, describe_exception
+    from lowering.targets import TargetError, describe_exception
 
     try:
         return onnx.load(path)
@@ -155,7 +150,8 @@ def _load_onnx(path: str):
 def _check_some_input_fits(report, model, examples: list[tuple], names: list[str], specs, npz: str | None) -> None:
     """When eager PyTorch raised on every input there is nothing to verify: the inputs do
     not fit the model, which is the user's mistake (exit 2), not a mismatch."""
-    from lowering.cli import TargetError, input_text, misfit_message, pytorch_refusal
+    from lowering.arguments import input_text, misfit_message, pytorch_refusal
+    from lowering.targets import TargetError
 
     if any(info.eager_error is None for info in report.inputs[: len(examples)]):
         return
@@ -180,7 +176,7 @@ def _render_reports(report, json_path: str | None, html_path: str | None) -> lis
 
 def _write_reports(outputs: list[tuple[str, str, bytes]]) -> None:
     from analyzer.cache import atomic_write_bytes
-    from lowering.cli import writing
+    from lowering.arguments import writing
 
     for flag, path, data in outputs:
         with writing(flag, path):
