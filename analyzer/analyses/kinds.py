@@ -312,7 +312,10 @@ class KindAnalyzer:
                     yield top, Value("pymodule", ref=target) if target and top not in ("torch", "numpy") else Value.ext(top)
             return
         dotted = self.project.resolve_relative(path, stmt.module, stmt.level)
-        target = self.project.find_module(dotted) if (stmt.level or not dotted.startswith(("torch", "numpy"))) else None
+        # torch and numpy are never the scanned tree's (their semantics are built in);
+        # torchvision, torchaudio or numpy_helpers are packages like any other.
+        external = dotted.partition(".")[0] in ("torch", "numpy")
+        target = self.project.find_module(dotted) if (stmt.level or not external) else None
         for name, asname in stmt.names:
             if name == "*":
                 if target:
