@@ -7,6 +7,8 @@ a ``.gitignore`` on the way down (nested ones too, the deepest deciding, as git 
 A file named on the command line is always checked, as in ruff, unless
 ``force_exclude`` (what the pre-commit hook uses, since pre-commit names every file).
 ``-`` stands for standard input. Directory symlinks are not followed (no cycles).
+A walked entry with a source suffix is collected whatever it is (a named pipe, a broken
+symlink): the checker reports what it cannot read, it is never skipped without a word.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ DEFAULT_EXCLUDE = (
 )
 
 STDIN = "-"
+
+SOURCE_SUFFIXES = (".py",)  # what a directory walk collects
 
 
 @dataclass(frozen=True)
@@ -205,14 +209,15 @@ def _walk(top: str | Path, absolute_top: Path, excluder: Excluder) -> Iterable[s
             entry_abs = absolute / entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
-                is_file = not is_dir and entry.is_file()
             except OSError:
-                continue
+                is_dir = False
             if is_dir:
                 if excluder.excluded_by_config(entry_abs, True) or excluder.ignored_by_git(entry_abs, True):
                     continue
                 subdirs.append((os.path.join(directory, entry.name), entry_abs))
-            elif is_file and entry.name.endswith(".py"):
+            elif entry.name.endswith(SOURCE_SUFFIXES):
+                # Whatever it is (a regular file, a FIFO, a broken symlink): the checker
+                # reports what it cannot read rather than skip it without a word.
                 if excluder.excluded_by_config(entry_abs, False) or excluder.ignored_by_git(entry_abs, False):
                     continue
                 yield _clean(os.path.join(directory, entry.name))

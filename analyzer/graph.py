@@ -76,6 +76,11 @@ def _kind_of(stmt, kinds: dict[int, str]) -> str | None:
 
 
 def render(path: str, name: str | None, fmt: str) -> str:
+    from analyzer.files import not_regular, not_regular_message
+
+    kind = not_regular(path)
+    if kind is not None:
+        raise GraphError(f"{path}: {not_regular_message(kind)}")
     try:
         with open(path, "rb") as fh:
             source = fh.read()

@@ -36,6 +36,7 @@ from pathlib import Path
 from analyzer import rules as rule_registry
 from analyzer.config import Config, ConfigError, Selection, check_codes, enabled_codes, known_codes, resolve_config
 from analyzer.diagnostics import Diagnostic, Fix
+from analyzer.files import not_regular, not_regular_message
 from analyzer.noqa import filter_noqa, split_lines
 
 __all__ = [
@@ -123,6 +124,8 @@ def decode_source(data: bytes | str) -> str:
 
 
 def _read_text(path: str) -> str | None:
+    if not_regular(path):
+        return None
     try:
         with open(path, "rb") as handle:
             return decode_source(handle.read())
@@ -389,7 +392,13 @@ def run_check(
     found: list[Diagnostic] = []
     pending: list[tuple[str, bytes, str | None]] = []  # path, bytes, cache key
     result = CheckResult(diagnostics=[], files_checked=len(files) + (1 if stdin else 0))
+    unopened: set[str] = set()  # not regular files: never opened, by anyone
     for path in files:
+        kind = not_regular(path)
+        if kind is not None:
+            found.append(_file_diagnostic(path, PARSE_ERROR, not_regular_message(kind)))
+            unopened.add(path)
+            continue
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
@@ -407,7 +416,7 @@ def run_check(
                 continue
         pending.append((path, data, key))
 
-    all_files = list(files) + ([stdin[0]] if stdin else [])
+    all_files = [f for f in files if f not in unopened] + ([stdin[0]] if stdin else [])
     if pending:
         outcomes = _analyze_all(pending, all_files, roots, jobs, progress, opset)
         for (path, data, key), (diagnostics, deps, cacheable) in zip(pending, outcomes):

@@ -41,8 +41,10 @@ class ReportContext:
             from analyzer.noqa import split_lines
             from analyzer.runner import decode_source
 
+            from analyzer.files import not_regular
+
             text = self.sources.get(path)
-            if text is None:
+            if text is None and not not_regular(path):
                 try:
                     with open(path, "rb") as handle:
                         text = decode_source(handle.read())
