@@ -165,6 +165,8 @@ def _check(args: argparse.Namespace) -> int:
     if found.stdin:
         data = sys.stdin.buffer.read() if sys.stdin is not None else b""
         stdin = (args.stdin_filename or "-", data)
+    for directory, reason in found.unreadable:
+        print(f"untrace: warning: cannot read directory {directory}: {reason}", file=sys.stderr)
     if not found.files and stdin is None:
         print("untrace: warning: no Python files found under the given paths", file=sys.stderr)
 
@@ -184,8 +186,15 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
 
     diagnostics = result.diagnostics
-    context = ReportContext(files_checked=result.files_checked, sources=result.sources, unsafe_fixes=args.unsafe_fixes)
-    internal = bool(result.internal_errors)
+    context = ReportContext(
+        files_checked=result.files_checked,
+        sources=result.sources,
+        unsafe_fixes=args.unsafe_fixes,
+        unreadable=len(found.unreadable),
+    )
+    # Exit 2 when not everything was checked: a file whose analysis failed, or a
+    # directory that could not be listed (its files were never seen).
+    internal = bool(result.internal_errors) or bool(found.unreadable)
 
     if args.diff:
         outcomes = fix_files(diagnostics, unsafe=args.unsafe_fixes, write=False, sources=result.sources)

@@ -14,6 +14,8 @@ file, then the command line. A layer with ``select`` starts again from that sele
 
 from __future__ import annotations
 
+import os
+
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -87,11 +89,13 @@ class Config:
 def find_config(start: Path | str | None = None) -> Path | None:
     """The nearest ``pyproject.toml`` with a ``[tool.untrace]`` table at or above ``start``."""
     here = Path(start if start is not None else Path.cwd()).absolute()
-    if not here.is_dir():
+    if not os.path.isdir(here):
         here = here.parent
     for directory in (here, *here.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
+        # os.path.isfile: a directory that cannot be searched holds no configuration we
+        # can read (pathlib's is_file raises PermissionError there)
+        if os.path.isfile(candidate):
             try:
                 text = candidate.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):

@@ -14,6 +14,7 @@ symlink): the checker reports what it cannot read, it is never skipped without a
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,9 @@ SOURCE_SUFFIXES = (".py",)  # what a directory walk collects
 class Discovered:
     files: list[str]  # paths as the user spelled them (joined for walked directories)
     stdin: bool  # "-" was among the paths
+    # (directory, reason) for each directory below a named one that could not be listed:
+    # what it holds was not checked, so the run is not clean
+    unreadable: tuple[tuple[str, str], ...] = ()
 
 
 class Excluder:
@@ -134,7 +138,7 @@ class Excluder:
         chain = self._chains.get(directory)
         if chain is None:
             parent = directory.parent
-            if parent == directory or directory == self.git_top or (directory / ".git").exists():
+            if parent == directory or directory == self.git_top or os.path.exists(directory / ".git"):
                 chain = (directory,)
             else:
                 chain = self._chain(parent) + (directory,)
@@ -147,16 +151,22 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
     excluder = Excluder(config)
     files: list[str] = []
     seen: set[Path] = set()
+    unreadable: list[tuple[str, str]] = []
     stdin = False
     for raw in paths or ["."]:
         if raw == STDIN:
             stdin = True
             continue
-        path = Path(raw)
         absolute = Path(os.path.abspath(raw))
-        if not path.exists() and not path.is_symlink():
-            raise ConfigError(f"path does not exist: {raw}")
-        if path.is_dir():
+        try:
+            is_dir = stat.S_ISDIR(os.stat(raw).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            if not os.path.islink(raw):
+                raise ConfigError(f"path does not exist: {raw}") from None
+            is_dir = False  # a broken symlink: reading it reports that
+        except OSError:
+            is_dir = False  # e.g. in a directory without search permission: reading it reports that
+        if is_dir:
             # A directory named explicitly is walked even if excluded itself (ruff does
             # the same), unless --force-exclude; what is below it is filtered.
             walker = excluder
@@ -164,7 +174,7 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
                 if force_exclude:
                     continue
                 walker = Excluder(config, root=absolute, git_top=absolute)
-            for found in _walk(path, absolute, walker):
+            for found in _walk(raw, absolute, walker, unreadable):
                 key = Path(os.path.abspath(found))
                 if key not in seen:
                     seen.add(key)
@@ -175,7 +185,7 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
             if absolute not in seen:
                 seen.add(absolute)
                 files.append(raw)
-    return Discovered(files=sorted(files, key=_sort_key), stdin=stdin)
+    return Discovered(files=sorted(files, key=_sort_key), stdin=stdin, unreadable=tuple(unreadable))
 
 
 def _sort_key(path: str) -> tuple:
@@ -194,16 +204,24 @@ def _excluded(excluder: Excluder, absolute: Path, is_dir: bool) -> bool:
     return excluder.ignored_by_git(absolute, is_dir)
 
 
-def _walk(top: str | Path, absolute_top: Path, excluder: Excluder) -> Iterable[str]:
-    """Files under ``top`` (spelled as the user did), pruning excluded directories."""
+def _walk(top: str | Path, absolute_top: Path, excluder: Excluder, unreadable: list[tuple[str, str]]) -> Iterable[str]:
+    """Files under ``top`` (spelled as the user did), pruning excluded directories. A
+    directory below ``top`` that cannot be listed is added to ``unreadable``; ``top``
+    itself raises :class:`ConfigError`."""
     stack = [(str(top), absolute_top)]
     while stack:
         directory, absolute = stack.pop()
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue  # vanished or unreadable directory: nothing to check there
+        except FileNotFoundError:
+            continue  # vanished since its parent was listed: nothing to check there
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            if absolute == absolute_top:
+                raise ConfigError(f"cannot read directory {_clean(directory)}: {reason}") from None
+            unreadable.append((_clean(directory), reason))
+            continue
         subdirs = []
         for entry in entries:
             entry_abs = absolute / entry.name

@@ -32,6 +32,7 @@ class ReportContext:
     sources: dict[str, str] = field(default_factory=dict)  # in-memory files (stdin)
     fixed: int = 0  # how many findings --fix repaired
     unsafe_fixes: bool = False
+    unreadable: int = 0  # directories a walk could not list (their files were not checked)
     cwd: Path = field(default_factory=Path.cwd)
     _lines: dict[str, list[str] | None] = field(default_factory=dict, repr=False)
 
@@ -89,18 +90,23 @@ def plural(count: int, word: str, plural_form: str | None = None) -> str:
 def summary(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     """``Found 12 hazards in 5 files (30 files checked).`` and the fix hints."""
     checked = plural(context.files_checked, "file")
+    unread = (
+        f"; {plural(context.unreadable, 'directory', 'directories')} could not be read" if context.unreadable else ""
+    )
     lines = []
     if context.fixed:
         lines.append(f"Fixed {plural(context.fixed, 'hazard')}.")
     if diagnostics:
         files = len({d.path for d in diagnostics})
-        lines.append(f"Found {plural(len(diagnostics), 'hazard')} in {plural(files, 'file')} ({checked} checked).")
+        lines.append(f"Found {plural(len(diagnostics), 'hazard')} in {plural(files, 'file')} ({checked} checked){unread}.")
         fixable = sum(1 for d in diagnostics if context.fixable(d))
         if fixable:
             lines.append(f"[*] {fixable} fixable with the `--fix` option.")
         hidden = sum(1 for d in diagnostics if d.fix is not None and not context.fixable(d))
         if hidden:
             lines.append(f"({hidden} more fixable with the `--unsafe-fixes` option.)")
+    elif context.unreadable:
+        lines.append(f"No hazards found in what could be read ({checked} checked){unread}.")
     else:
         lines.append(f"No hazards found ({checked} checked).")
     return "\n".join(lines)

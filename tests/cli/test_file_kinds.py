@@ -3,6 +3,7 @@ never a traceback, never a false "clean"."""
 
 from __future__ import annotations
 
+import builtins
 import os
 
 import pytest
@@ -70,3 +71,106 @@ def test_walk_reports_a_broken_py_symlink_instead_of_skipping_it(tmp_path):
         "src/link.py:1:1: UT000 cannot read file: No such file or directory",
         "Found 1 hazard in 1 file (2 files checked).",
     ]
+
+
+# -- directories that cannot be read --------------------------------------------------
+
+
+@pytest.fixture
+def lock(monkeypatch):
+    """``lock(directory)`` makes ``directory`` behave as with mode 000 for a user that is
+    not root (the tests run as root, which reads every directory): listing it, and
+    ``stat`` or ``open`` of anything in it, fail with EACCES. In this process only."""
+    locked: list[str] = []
+    real_scandir, real_stat, real_open = os.scandir, os.stat, builtins.open
+
+    def denied(path) -> OSError:
+        return PermissionError(13, "Permission denied", os.fspath(path))
+
+    def inside(path) -> bool:
+        absolute = os.path.abspath(os.fspath(path))
+        return any(absolute.startswith(d + os.sep) for d in locked)
+
+    def scandir(path="."):
+        if os.path.abspath(os.fspath(path)) in locked or inside(path):
+            raise denied(path)
+        return real_scandir(path)
+
+    def stat(path, *args, **kwargs):
+        if not isinstance(path, int) and inside(path):
+            raise denied(path)
+        return real_stat(path, *args, **kwargs)
+
+    def opener(path, *args, **kwargs):
+        if not isinstance(path, int) and inside(path):
+            raise denied(path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "stat", stat)
+    monkeypatch.setattr(builtins, "open", opener)
+    return lambda directory: locked.append(os.path.abspath(directory))
+
+
+def _locked_tree(root):
+    (root / "src" / "locked").mkdir(parents=True)
+    (root / "src" / "ok.py").write_text("x = 1\n")
+    (root / "src" / "locked" / "model.py").write_text(MODEL)
+
+
+def test_walk_into_an_unreadable_directory_warns_and_exits_2(tmp_path, monkeypatch, cli, lock):
+    monkeypatch.chdir(tmp_path)
+    _locked_tree(tmp_path)
+    lock("src/locked")
+    code, out, err = cli("check", "--no-cache", "-j1", "src")
+    assert err == "untrace: warning: cannot read directory src/locked: Permission denied\n"
+    assert out == "No hazards found in what could be read (1 file checked); 1 directory could not be read.\n"
+    assert code == 2
+
+
+def test_walk_into_an_unreadable_directory_with_findings_elsewhere(tmp_path, monkeypatch, cli, lock):
+    monkeypatch.chdir(tmp_path)
+    _locked_tree(tmp_path)
+    (tmp_path / "src" / "model.py").write_text(MODEL)
+    lock("src/locked")
+    code, out, err = cli("check", "--no-cache", "-j1", "--output-format", "concise", "--exit-zero", "src")
+    assert err == "untrace: warning: cannot read directory src/locked: Permission denied\n"
+    assert out.splitlines()[2] == "Found 2 hazards in 1 file (2 files checked); 1 directory could not be read."
+    assert code == 2  # --exit-zero forgives findings, not a tree that was not all checked
+
+
+def test_unreadable_directory_named_directly_is_a_usage_error(tmp_path, monkeypatch, cli, lock):
+    monkeypatch.chdir(tmp_path)
+    _locked_tree(tmp_path)
+    lock("src/locked")
+    code, out, err = cli("check", "--no-cache", "src/locked")
+    assert (code, out) == (2, "")
+    assert err == "untrace: error: cannot read directory src/locked: Permission denied\n"
+
+
+def test_file_in_an_unsearchable_directory_named_directly_is_ut000(tmp_path, monkeypatch, cli, lock):
+    monkeypatch.chdir(tmp_path)
+    _locked_tree(tmp_path)
+    lock("src/locked")
+    code, out, err = cli("check", "--no-cache", "--output-format", "concise", "src/locked/model.py")
+    assert (code, err) == (1, "")
+    assert out == (
+        "src/locked/model.py:1:1: UT000 cannot read file: Permission denied\n"
+        "Found 1 hazard in 1 file (1 file checked).\n"
+    )
+
+
+@pytest.mark.xfail(os.geteuid() == 0, reason="root reads a directory whatever its mode", strict=True)
+def test_unreadable_directory_for_real(tmp_path):
+    _locked_tree(tmp_path)
+    locked = tmp_path / "src" / "locked"
+    locked.chmod(0)
+    try:
+        walked = run_untrace("check", "--no-cache", "src", cwd=tmp_path)
+        named = run_untrace("check", "--no-cache", "src/locked", cwd=tmp_path)
+    finally:
+        locked.chmod(0o755)
+    assert walked.returncode == 2
+    assert walked.stderr.decode() == "untrace: warning: cannot read directory src/locked: Permission denied\n"
+    assert named.returncode == 2
+    assert named.stderr.decode() == "untrace: error: cannot read directory src/locked: Permission denied\n"
