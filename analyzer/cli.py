@@ -144,7 +144,7 @@ def _check(args: argparse.Namespace) -> int:
     from analyzer.config import ConfigError, Selection, parse_codes, resolve_config
     from analyzer.discovery import discover
     from analyzer.report import ReportContext, render, render_statistics
-    from analyzer.runner import fix_files
+    from analyzer.runner import fix_files, report_path
     from analyzer.runner import run_check as run
 
     if args.fix and args.diff:
@@ -164,7 +164,8 @@ def _check(args: argparse.Namespace) -> int:
     stdin = None
     if found.stdin:
         data = sys.stdin.buffer.read() if sys.stdin is not None else b""
-        stdin = (args.stdin_filename or "-", data)
+        # spelled as the findings will be (see runner.report_path), so that --fix finds it
+        stdin = (report_path(args.stdin_filename) if args.stdin_filename else "-", data)
     for directory, reason in found.unreadable:
         print(f"untrace: warning: cannot read directory {directory}: {reason}", file=sys.stderr)
     if not found.files and stdin is None:

@@ -30,7 +30,7 @@ import tokenize
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analyzer import rules as rule_registry
@@ -381,6 +381,8 @@ def run_check(
 ) -> CheckResult:
     """Check ``files`` (and an in-memory ``stdin`` = (path, bytes)); see the module doc."""
     keep = Filter(config, cli)
+    if stdin is not None:
+        stdin = (report_path(stdin[0]), stdin[1])  # the name its findings and source go by
     roots = [str(config.root)]
     opset = config.opset or DEFAULT_OPSET
     cache = None
@@ -431,12 +433,69 @@ def run_check(
         result.sources[path] = decode_source(data)
         result.analyzed += 1
 
-    result.diagnostics = sorted({d for d in found if keep.keep(d)}, key=_sort_key)
+    result.diagnostics = _reported(found, keep)
     return result
 
 
+def report_path(path: str) -> str:
+    """The one spelling of a path in findings, as ruff prints them: relative to the
+    working directory when the file is under it, else absolute. ``-`` (stdin) and
+    other non-paths stay as they are."""
+    if path in ("-", "<stdin>", "<string>"):
+        return path
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute)
+    except ValueError:  # another drive (Windows)
+        return absolute
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return absolute
+    return relative
+
+
+def _reported(found: Iterable[Diagnostic], keep: "Filter") -> list[Diagnostic]:
+    """What is reported, in its order: the kept diagnostics, each path spelled one way
+    (`report_path`), one finding per (path, line, column, code) listing every call path
+    that reaches it (a UT000 also per message: two different failures stay two), sorted
+    on every field so that the report is the same bytes whatever the hash seed."""
+    spelled: dict[str, str] = {}
+    sites: dict[tuple, list[Diagnostic]] = {}
+    for diag in found:
+        if not keep.keep(diag):
+            continue
+        path = spelled.get(diag.path)
+        if path is None:
+            path = spelled[diag.path] = report_path(diag.path)
+        if path != diag.path:
+            diag = replace(diag, path=path)
+        key = (diag.path, diag.line, diag.column, diag.code)
+        if diag.code == "UT000":
+            key += (diag.name, diag.message)
+        sites.setdefault(key, []).append(diag)
+    merged = []
+    for group in sites.values():
+        if len(group) == 1 and not group[0].call_paths:
+            merged.append(group[0])
+            continue
+        group.sort(key=lambda d: (_path_order(d.call_path), _sort_key(d)))
+        paths = sorted({p for d in group for p in d.all_call_paths}, key=_path_order)
+        merged.append(replace(group[0], call_paths=tuple(paths)))
+    return sorted(merged, key=_sort_key)
+
+
+def _path_order(call_path: tuple[str, ...]) -> tuple:
+    return (len(call_path), call_path)
+
+
 def _sort_key(diag: Diagnostic) -> tuple:
-    return (diag.path, diag.line, diag.column, diag.code, diag.end_line, diag.end_column, diag.message)
+    fix = diag.fix
+    return (
+        diag.path, diag.line, diag.column, diag.code, diag.end_line, diag.end_column, diag.message,
+        diag.name, diag.severity, diag.function or "", _path_order(diag.call_path),
+        tuple(_path_order(p) for p in diag.all_call_paths), diag.suggestion or "",
+        (True, fix.message, fix.applicability, tuple((e.line, e.column, e.end_line, e.end_column, e.content) for e in fix.edits))
+        if fix is not None else (False,),
+    )
 
 
 def default_jobs() -> int:
@@ -622,7 +681,7 @@ def check_source(
     keep = Filter(config, _cli_selection(select, ignore, extend_select))
     diagnostics, _, _ = analyze_source(path, source, _engine().Project([path], [str(config.root)]),
                                        config.opset or DEFAULT_OPSET)
-    return sorted({d for d in diagnostics if keep.keep(d)}, key=_sort_key)
+    return _reported(diagnostics, keep)
 
 
 def check_paths(

@@ -112,6 +112,15 @@ def summary(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     return "\n".join(lines)
 
 
+def via_paths(diag: Diagnostic) -> list[str]:
+    """The call paths to show as ``via``: every one when several lead to the site, else
+    the one path when it goes through a call (a site in ``forward`` itself needs none)."""
+    paths = diag.all_call_paths
+    if len(paths) == 1 and len(paths[0]) <= 1:
+        return []
+    return [" -> ".join(p) for p in paths]
+
+
 def display_width(text: str) -> int:
     """Terminal cells taken by ``text`` (wide East Asian characters take two)."""
     width = 0

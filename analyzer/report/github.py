@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analyzer.diagnostics import Diagnostic
-from analyzer.report import ReportContext
+from analyzer.report import ReportContext, via_paths
 
 
 def _data(text: str) -> str:
@@ -40,7 +40,7 @@ def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
         message = d.message
         if d.suggestion:
             message += f"\nhelp: {d.suggestion}"
-        if len(d.call_path) > 1:
-            message += f"\nvia: {' -> '.join(d.call_path)}"
+        for path in via_paths(d):
+            message += f"\nvia: {path}"
         lines.append(f"::{level} {properties}::{_data(message)}")
     return "".join(line + "\n" for line in lines)

@@ -100,22 +100,27 @@ def _result(diag: Diagnostic, index: int, context: ReportContext) -> dict:
     }
     if index >= 0:
         result["ruleIndex"] = index
-    if len(diag.call_path) > 1:
+    flows = []
+    for call_path in diag.all_call_paths:
+        if len(call_path) <= 1:
+            continue
         steps = []
-        for depth, function in enumerate(diag.call_path):
+        for depth, function in enumerate(call_path):
             step: dict = {
                 "logicalLocations": [{"fullyQualifiedName": function, "kind": "function"}],
-                "message": {"text": f"calls {diag.call_path[depth + 1]}" if depth + 1 < len(diag.call_path) else "hazard here"},
+                "message": {"text": f"calls {call_path[depth + 1]}" if depth + 1 < len(call_path) else "hazard here"},
             }
-            if depth == len(diag.call_path) - 1:
+            if depth == len(call_path) - 1:
                 step["physicalLocation"] = _physical(diag, context)
             steps.append({"location": step, "nestingLevel": depth})
-        result["codeFlows"] = [
+        flows.append(
             {
-                "message": {"text": "reached from " + " -> ".join(diag.call_path)},
+                "message": {"text": "reached from " + " -> ".join(call_path)},
                 "threadFlows": [{"locations": steps}],
             }
-        ]
+        )
+    if flows:  # one code flow per call path through calls that reaches the site
+        result["codeFlows"] = flows
     if diag.fix is not None:
         result["properties"] = {"fix": diag.fix.message, "applicability": diag.fix.applicability}
     return result

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analyzer.diagnostics import Diagnostic
-from analyzer.report import ReportContext, display_width, summary
+from analyzer.report import ReportContext, display_width, summary, via_paths
 
 TAB_WIDTH = 4
 MAX_LINE = 160  # longer source lines are shown as a window around the span
@@ -64,8 +64,7 @@ def render_one(diag: Diagnostic, context: ReportContext, style: _Style | None = 
     notes = []
     if diag.suggestion:
         notes.append(("help", diag.suggestion))
-    if len(diag.call_path) > 1:
-        notes.append(("via", " -> ".join(diag.call_path)))
+    notes.extend(("via", path) for path in via_paths(diag))
     if snippet is not None:
         number, shown, caret_at, caret_len = snippet
         gutter = " " * len(str(number))

@@ -74,6 +74,7 @@ DESIGN_FIELDS = [
     "end_column",
     "function",
     "call_path",
+    "call_paths",  # every call path to the site (issue 10): call_path is the first
     "suggestion",
     "fix",
 ]
@@ -97,6 +98,7 @@ def test_json_fields_exactly(fake, tree, cli):
         "end_column": 23,
         "function": "Net.forward",
         "call_path": ["Net.forward"],
+        "call_paths": [["Net.forward"]],
         "suggestion": "rewrite with torch.where",
         "fix": None,
     }
