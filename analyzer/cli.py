@@ -187,11 +187,18 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
 
     diagnostics = result.diagnostics
+    for path, why in result.skipped:
+        print(f"untrace: warning: {path}: {why}", file=sys.stderr)
+    if args.fix or args.diff:
+        for path, count in sorted(result.notebook_fixes.items()):
+            fixes = f"1 fix in {path} was" if count == 1 else f"{count} fixes in {path} were"
+            print(f"untrace: warning: fixes are not applied to notebooks: {fixes} not applied", file=sys.stderr)
     context = ReportContext(
         files_checked=result.files_checked,
         sources=result.sources,
         unsafe_fixes=args.unsafe_fixes,
         unreadable=len(found.unreadable),
+        notebooks=result.notebooks,
     )
     # Exit 2 when not everything was checked: a file whose analysis failed, or a
     # directory that could not be listed (its files were never seen).

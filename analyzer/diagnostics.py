@@ -46,6 +46,9 @@ class Diagnostic:
     # order): one finding per site however many ways lead to it. ``call_path`` is the
     # first of them. Empty when the finding was never merged: then it is ``call_path``.
     call_paths: tuple[tuple[str, ...], ...] = ()
+    # In a notebook: the cell (1-based among all its cells); `line`/`end_line` are then
+    # lines of that cell, as ruff reports them. None in a Python file.
+    cell: int | None = None
 
     @property
     def all_call_paths(self) -> tuple[tuple[str, ...], ...]:
@@ -55,11 +58,13 @@ class Diagnostic:
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        del data["call_paths"]
+        del data["call_paths"], data["cell"]
         out = {}
         for key, value in data.items():
             out[key] = value
-            if key == "call_path":
+            if key == "path":
+                out["cell"] = self.cell
+            elif key == "call_path":
                 out["call_path"] = list(self.call_path)
                 out["call_paths"] = [list(p) for p in self.all_call_paths]
         return out

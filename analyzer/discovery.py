@@ -57,7 +57,7 @@ DEFAULT_EXCLUDE = (
 
 STDIN = "-"
 
-SOURCE_SUFFIXES = (".py",)  # what a directory walk collects
+SOURCE_SUFFIXES = (".py", ".ipynb")  # what a directory walk collects (ruff's default includes)
 
 
 @dataclass(frozen=True)

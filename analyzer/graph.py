@@ -81,6 +81,8 @@ def render(path: str, name: str | None, fmt: str) -> str:
     kind = not_regular(path)
     if kind is not None:
         raise GraphError(f"{path}: {not_regular_message(kind)}")
+    if path.endswith(".ipynb"):
+        raise GraphError(f"{path}: a notebook; `untrace graph` reads Python files (`untrace check` reads notebooks)")
     try:
         with open(path, "rb") as fh:
             source = fh.read()

@@ -66,6 +66,9 @@ class CheckResult:
     cache_hits: int = 0
     analyzed: int = 0
     sources: dict[str, str] = field(default_factory=dict)  # in-memory sources (stdin)
+    notebooks: dict = field(default_factory=dict)  # reported path -> notebook.Notebook checked
+    notebook_fixes: dict[str, int] = field(default_factory=dict)  # fixes not offered, per notebook
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): read, not checked
 
     @property
     def internal_errors(self) -> list[Diagnostic]:
@@ -392,9 +395,10 @@ def run_check(
         cache = Cache(Path(cache_dir) if cache_dir is not None else config.root / CACHE_DIR_NAME)
 
     found: list[Diagnostic] = []
-    pending: list[tuple[str, bytes, str | None]] = []  # path, bytes, cache key
+    pending: list[tuple[str, bytes | str, str | None]] = []  # path, source, cache key
     result = CheckResult(diagnostics=[], files_checked=len(files) + (1 if stdin else 0))
     unopened: set[str] = set()  # not regular files: never opened, by anyone
+    notebooks: dict = {}  # path -> notebook.Notebook
     for path in files:
         kind = not_regular(path)
         if kind is not None:
@@ -407,6 +411,11 @@ def run_check(
         except OSError as error:
             found.append(read_error(path, error))
             continue
+        source: bytes | str = data
+        if path.endswith(".ipynb"):
+            source = _notebook_source(path, data, notebooks, found, result)
+            if source is None:
+                continue
         key = None
         if cache is not None:
             cache.remember(path, data)
@@ -416,25 +425,70 @@ def run_check(
                 found.extend(hit)
                 result.cache_hits += 1
                 continue
-        pending.append((path, data, key))
+        pending.append((path, source, key))
 
-    all_files = [f for f in files if f not in unopened] + ([stdin[0]] if stdin else [])
+    # what other files' analysis may open and import from: no notebook is importable
+    all_files = [f for f in files if f not in unopened and f not in notebooks] + ([stdin[0]] if stdin else [])
     if pending:
         outcomes = _analyze_all(pending, all_files, roots, jobs, progress, opset)
         for (path, data, key), (diagnostics, deps, cacheable) in zip(pending, outcomes):
+            if path in notebooks:
+                diagnostics = _notebook().in_cells(diagnostics, path, notebooks[path])
             found.extend(diagnostics)
             if cache is not None and key is not None and cacheable:
                 cache.put(key, diagnostics, deps)
         result.analyzed = len(pending)
     if stdin is not None:
         path, data = stdin
-        diagnostics, _, _ = analyze_source(path, data, _engine().Project(all_files, roots), opset)
-        found.extend(diagnostics)
         result.sources[path] = decode_source(data)
-        result.analyzed += 1
+        source = _notebook_source(path, data, notebooks, found, result) if path.endswith(".ipynb") else data
+        if source is not None:
+            diagnostics, _, _ = analyze_source(path, source, _engine().Project(all_files, roots), opset)
+            if path in notebooks:
+                diagnostics = _notebook().in_cells(diagnostics, path, notebooks[path])
+            found.extend(diagnostics)
+            result.analyzed += 1
 
+    result.files_checked -= len(result.skipped)
     result.diagnostics = _reported(found, keep)
+    if notebooks:
+        result.notebooks = {report_path(path): notebook for path, notebook in notebooks.items()}
+        result.diagnostics = _without_notebook_fixes(result.diagnostics, result)
     return result
+
+
+def _notebook():
+    from analyzer import notebook
+
+    return notebook
+
+
+def _notebook_source(path: str, data: bytes, notebooks: dict, found: list, result: CheckResult) -> str | None:
+    """The Python source of a notebook's code cells, or None when it is not checked (a
+    UT000 in ``found``, or in ``result.skipped`` for another language)."""
+    nb = _notebook()
+    try:
+        notebook = nb.read_notebook(data)
+    except nb.NotebookError as error:
+        found.append(_file_diagnostic(path, PARSE_ERROR, str(error)))
+        return None
+    if not notebook.is_python:
+        result.skipped.append((report_path(path), f"not a Python notebook (language {notebook.language}); not checked"))
+        return None
+    notebooks[path] = notebook
+    return notebook.source
+
+
+def _without_notebook_fixes(reported: list[Diagnostic], result: CheckResult) -> list[Diagnostic]:
+    """--fix does not write notebooks: their findings carry no fix (counted, so that the
+    command can say what was left alone)."""
+    out = []
+    for diag in reported:
+        if diag.fix is not None and diag.path in result.notebooks:
+            result.notebook_fixes[diag.path] = result.notebook_fixes.get(diag.path, 0) + 1
+            diag = replace(diag, fix=None)
+        out.append(diag)
+    return out
 
 
 def report_path(path: str) -> str:

@@ -33,6 +33,7 @@ class ReportContext:
     fixed: int = 0  # how many findings --fix repaired
     unsafe_fixes: bool = False
     unreadable: int = 0  # directories a walk could not list (their files were not checked)
+    notebooks: dict = field(default_factory=dict)  # path -> notebook.Notebook (its cells' lines)
     cwd: Path = field(default_factory=Path.cwd)
     _lines: dict[str, list[str] | None] = field(default_factory=dict, repr=False)
 
@@ -59,6 +60,13 @@ class ReportContext:
         if lines is None or not 1 <= number <= len(lines):
             return None
         return lines[number - 1]
+
+    def source_line(self, diag: Diagnostic) -> str | None:
+        """The line a finding starts on: in its notebook cell, or in its file."""
+        if diag.cell is not None:
+            notebook = self.notebooks.get(diag.path)
+            return notebook.cell_line(diag.cell, diag.line) if notebook is not None else None
+        return self.line(diag.path, diag.line)
 
     def relative_uri(self, path: str) -> str:
         """``path`` relative to the working directory with forward slashes, or an
@@ -110,6 +118,12 @@ def summary(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     else:
         lines.append(f"No hazards found ({checked} checked).")
     return "\n".join(lines)
+
+
+def location(diag: Diagnostic) -> str:
+    """``path:line:column``, or ``nb.ipynb:cell 3:2:9`` in a notebook (as ruff)."""
+    cell = f"cell {diag.cell}:" if diag.cell is not None else ""
+    return f"{diag.path}:{cell}{diag.line}:{diag.column}"
 
 
 def via_paths(diag: Diagnostic) -> list[str]:

@@ -26,18 +26,14 @@ def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     lines = []
     for d in diagnostics:
         level = "warning" if d.severity == "warning" else "error"
+        where = [("file", context.relative_uri(d.path))]
+        if d.cell is None:
+            where += [("line", d.line), ("col", d.column), ("endLine", d.end_line), ("endColumn", d.end_column)]
         properties = ",".join(
-            f"{key}={_property(str(value))}"
-            for key, value in (
-                ("file", context.relative_uri(d.path)),
-                ("line", d.line),
-                ("col", d.column),
-                ("endLine", d.end_line),
-                ("endColumn", d.end_column),
-                ("title", f"{d.code} {d.name}"),
-            )
+            f"{key}={_property(str(value))}" for key, value in (*where, ("title", f"{d.code} {d.name}"))
         )
-        message = d.message
+        # a line of a notebook's JSON is not a line of its cell: the cell is in the message
+        message = d.message if d.cell is None else f"cell {d.cell}, line {d.line}: {d.message}"
         if d.suggestion:
             message += f"\nhelp: {d.suggestion}"
         for path in via_paths(d):

@@ -79,7 +79,7 @@ def _physical(diag: Diagnostic, context: ReportContext) -> dict:
     }
     if region["endLine"] == region["startLine"] and region["endColumn"] < region["startColumn"]:
         region["endColumn"] = region["startColumn"]
-    snippet = context.line(diag.path, diag.line)
+    snippet = context.source_line(diag)
     if snippet is not None and diag.end_line == diag.line and len(snippet) < 1000:
         region["snippet"] = {"text": snippet}
     return {"artifactLocation": artifact, "region": region}
@@ -87,6 +87,9 @@ def _physical(diag: Diagnostic, context: ReportContext) -> dict:
 
 def _result(diag: Diagnostic, index: int, context: ReportContext) -> dict:
     text = diag.message
+    if diag.cell is not None:
+        # SARIF has no notebook cells: the region's lines are those of the cell named here
+        text = f"cell {diag.cell}, line {diag.line}: {text}"
     if diag.suggestion:
         text += f" Help: {diag.suggestion}"
     location: dict = {"physicalLocation": _physical(diag, context)}
@@ -123,6 +126,8 @@ def _result(diag: Diagnostic, index: int, context: ReportContext) -> dict:
         result["codeFlows"] = flows
     if diag.fix is not None:
         result["properties"] = {"fix": diag.fix.message, "applicability": diag.fix.applicability}
+    if diag.cell is not None:
+        result.setdefault("properties", {})["cell"] = diag.cell
     return result
 
 

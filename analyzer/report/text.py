@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analyzer.diagnostics import Diagnostic
-from analyzer.report import ReportContext, display_width, summary, via_paths
+from analyzer.report import ReportContext, display_width, location, summary, via_paths
 
 TAB_WIDTH = 4
 MAX_LINE = 160  # longer source lines are shown as a window around the span
@@ -50,7 +50,7 @@ def render_one(diag: Diagnostic, context: ReportContext, style: _Style | None = 
     style = style or _Style(False)
     fix_mark = " " + style("[*]", "cyan") if context.fixable(diag) else ""
     head = (
-        style(f"{diag.path}:{diag.line}:{diag.column}:", "bold")
+        style(f"{location(diag)}:", "bold")
         + " "
         + style(diag.code, "bold red")
         + fix_mark
@@ -84,7 +84,7 @@ def render_one(diag: Diagnostic, context: ReportContext, style: _Style | None = 
 
 def _snippet(diag: Diagnostic, context: ReportContext) -> tuple[int, str, int, int] | None:
     """(line number, line as displayed, caret offset, caret length) or None."""
-    line = context.line(diag.path, diag.line)
+    line = context.source_line(diag)
     if line is None or not line.strip():
         return None
     line = line.rstrip()

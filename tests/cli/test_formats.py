@@ -68,6 +68,7 @@ DESIGN_FIELDS = [
     "message",
     "severity",
     "path",
+    "cell",  # the notebook cell, or None (issue 10)
     "line",
     "column",
     "end_line",
@@ -92,6 +93,7 @@ def test_json_fields_exactly(fake, tree, cli):
         "message": "`if` on tensor data: `x.sum() > 0`",
         "severity": "error",
         "path": "pkg/model.py",
+        "cell": None,
         "line": 6,
         "column": 9,
         "end_line": 6,
