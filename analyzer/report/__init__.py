@@ -123,7 +123,7 @@ def summary(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
 def location(diag: Diagnostic) -> str:
     """``path:line:column``, or ``nb.ipynb:cell 3:2:9`` in a notebook (as ruff)."""
     cell = f"cell {diag.cell}:" if diag.cell is not None else ""
-    return f"{diag.path}:{cell}{diag.line}:{diag.column}"
+    return f"{printable(diag.path)}:{cell}{diag.line}:{diag.column}"
 
 
 def via_paths(diag: Diagnostic) -> list[str]:
@@ -133,6 +133,25 @@ def via_paths(diag: Diagnostic) -> list[str]:
     if len(paths) == 1 and len(paths[0]) <= 1:
         return []
     return [" -> ".join(p) for p in paths]
+
+
+# C0 and C1 control characters and DEL, and the bidirectional formatting characters
+# (which reorder what a terminal shows: "Trojan Source"). Tab is shown as such in a
+# source line (expanded) and escaped elsewhere.
+_UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))} | {0x09: "\\t"}
+_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+_UNPRINTABLE_IN_LINE = {c: text for c, text in _UNPRINTABLE.items() if c != 0x09}
+_UNPRINTABLE_BUT_LINES = {c: text for c, text in _UNPRINTABLE.items() if c not in (0x0A, 0x0D)}
+
+
+def printable(text: str, *, keep_tabs: bool = False, keep_newlines: bool = False) -> str:
+    """``text`` with the characters a terminal would act on escaped (``\x1b``), so that
+    a scanned file cannot move the cursor, retitle the window or reorder the line.
+    ``keep_newlines`` for a format that encodes line breaks itself (GitHub's ``%0A``)."""
+    if text.isprintable():
+        return text
+    table = _UNPRINTABLE_IN_LINE if keep_tabs else _UNPRINTABLE_BUT_LINES if keep_newlines else _UNPRINTABLE
+    return text.translate(table)
 
 
 def display_width(text: str) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analyzer.diagnostics import Diagnostic
-from analyzer.report import ReportContext, display_width, location, summary, via_paths
+from analyzer.report import ReportContext, display_width, location, printable, summary, via_paths
 
 TAB_WIDTH = 4
 MAX_LINE = 160  # longer source lines are shown as a window around the span
@@ -57,14 +57,14 @@ def render_one(diag: Diagnostic, context: ReportContext, style: _Style | None = 
         + " "
         + style(f"[{diag.name}]", "dim")
         + " "
-        + style(diag.message, "")
+        + style(printable(diag.message), "")
     )
     lines = [head]
     snippet = _snippet(diag, context)
     notes = []
     if diag.suggestion:
-        notes.append(("help", diag.suggestion))
-    notes.extend(("via", path) for path in via_paths(diag))
+        notes.append(("help", printable(diag.suggestion)))
+    notes.extend(("via", printable(path)) for path in via_paths(diag))
     if snippet is not None:
         number, shown, caret_at, caret_len = snippet
         gutter = " " * len(str(number))
@@ -99,9 +99,10 @@ def _snippet(diag: Diagnostic, context: ReportContext) -> tuple[int, str, int, i
         right = min(len(line), left + MAX_LINE)
         head = "…" if left > 0 else ""
         tail = "…" if right < len(line) else ""
-    prefix = head + line[left:start]
-    span = line[start : max(start + 1, min(end, right))]
-    shown = (head + line[left:right] + tail).expandtabs(TAB_WIDTH)
+    # control characters of the file are shown escaped (`\x1b`), and measured so
+    prefix = head + printable(line[left:start], keep_tabs=True)
+    span = printable(line[start : max(start + 1, min(end, right))], keep_tabs=True)
+    shown = (head + printable(line[left:right], keep_tabs=True) + tail).expandtabs(TAB_WIDTH)
     caret_at = display_width(prefix.expandtabs(TAB_WIDTH))
     caret_len = max(1, display_width(_expand_from(prefix, span)))
     return diag.line, shown, caret_at, caret_len

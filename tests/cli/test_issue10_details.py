@@ -1,0 +1,54 @@
+"""Smaller reporting and argument fixes of issue 10, each with its exact behaviour:
+control characters from a scanned file, Mermaid quotes, error positions and counts,
+stub files, an empty --select, CPython-only syntax errors, a deleted working folder."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from .conftest import run_untrace
+
+ESCAPING = (
+    "import torch\n"
+    "\n"
+    "\n"
+    "class Net(torch.nn.Module):\n"
+    "    def forward(self, x):\n"
+    '        if x.sum() > len("\x1b[2J\x1b]0;owned\x07"):\n'
+    "            return x\n"
+    "        return -x\n"
+)
+
+
+@pytest.fixture
+def escaping(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "esc.py").write_text(ESCAPING)
+
+
+def test_text_output_escapes_control_characters_of_the_file(escaping, cli):
+    code, out, _ = cli("check", "--no-cache", "esc.py")
+    assert code == 1
+    assert "\x1b" not in out and "\x07" not in out
+    lines = out.splitlines()
+    shown = '`if` on tensor values (`x.sum() > len("\\x1b[2J\\x1b]0;owned\\x07")`)'
+    assert lines[0] == f"esc.py:6:9: UT101 [data-dependent-branch] {shown}: tracing records only the branch the example input takes"
+    assert lines[2] == '6 |         if x.sum() > len("\\x1b[2J\\x1b]0;owned\\x07"):'
+    assert lines[3] == "  |         " + "^" * len('if x.sum() > len("\\x1b[2J\\x1b]0;owned\\x07")')
+
+
+@pytest.mark.parametrize("fmt", ["concise", "github"])
+def test_concise_and_github_escape_control_characters(escaping, cli, fmt):
+    code, out, _ = cli("check", "--no-cache", "--output-format", fmt, "esc.py")
+    assert code == 1
+    assert "\x1b" not in out and "\x07" not in out
+    assert 'len("\\x1b[2J\\x1b]0;owned\\x07")' in out
+
+
+def test_json_keeps_the_text_exact(escaping, cli):
+    _, out, _ = cli("check", "--no-cache", "--output-format", "json", "esc.py")
+    (finding,) = json.loads(out)
+    assert '"\x1b[2J\x1b]0;owned\x07"' in finding["message"]  # JSON escapes it itself
