@@ -52,3 +52,24 @@ def test_json_keeps_the_text_exact(escaping, cli):
     _, out, _ = cli("check", "--no-cache", "--output-format", "json", "esc.py")
     (finding,) = json.loads(out)
     assert '"\x1b[2J\x1b]0;owned\x07"' in finding["message"]  # JSON escapes it itself
+
+
+QUOTES = (
+    "import torch\n"
+    "\n"
+    "\n"
+    "class Net(torch.nn.Module):\n"
+    "    def forward(self, x, mode: str):\n"
+    '        if mode == "a\\"b<c>#quot;":\n'
+    "            return x\n"
+    "        return -x\n"
+)
+
+
+def test_mermaid_labels_keep_quotes_with_entity_codes(tmp_path, monkeypatch, cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "q.py").write_text(QUOTES)
+    code, out, _ = cli("graph", "q.py", "--format", "mermaid")
+    assert code == 0
+    # `"` as #quot;, and the characters Mermaid would read as markup or as an entity too
+    assert '    n2{"L6 if (mode == \'a#quot;b#lt;c#gt;#35;quot;\') [static]"}' in out.splitlines()
