@@ -96,17 +96,26 @@ def plural(count: int, word: str, plural_form: str | None = None) -> str:
 
 
 def summary(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
-    """``Found 12 hazards in 5 files (30 files checked).`` and the fix hints."""
+    """``Found 12 hazards in 5 files (30 files checked); 1 file could not be parsed.``
+    and the fix hints."""
     checked = plural(context.files_checked, "file")
-    unread = (
-        f"; {plural(context.unreadable, 'directory', 'directories')} could not be read" if context.unreadable else ""
-    )
+    # A file that could not be parsed (UT000) is an error, not a hazard: counted apart.
+    hazards = [d for d in diagnostics if d.code != "UT000"]
+    unparsed = {d.path for d in diagnostics if d.code == "UT000" and d.name != "internal-error"}
+    failed = {d.path for d in diagnostics if d.name == "internal-error"}
+    notes = ""
+    if unparsed:
+        notes += f"; {plural(len(unparsed), 'file')} could not be parsed"
+    if failed:
+        notes += f"; {plural(len(failed), 'file')} could not be analysed (internal error)"
+    if context.unreadable:
+        notes += f"; {plural(context.unreadable, 'directory', 'directories')} could not be read"
     lines = []
     if context.fixed:
         lines.append(f"Fixed {plural(context.fixed, 'hazard')}.")
-    if diagnostics:
-        files = len({d.path for d in diagnostics})
-        lines.append(f"Found {plural(len(diagnostics), 'hazard')} in {plural(files, 'file')} ({checked} checked){unread}.")
+    if hazards:
+        files = len({d.path for d in hazards})
+        lines.append(f"Found {plural(len(hazards), 'hazard')} in {plural(files, 'file')} ({checked} checked){notes}.")
         fixable = sum(1 for d in diagnostics if context.fixable(d))
         if fixable:
             lines.append(f"[*] {fixable} fixable with the `--fix` option.")
@@ -114,9 +123,9 @@ def summary(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
         if hidden:
             lines.append(f"({hidden} more fixable with the `--unsafe-fixes` option.)")
     elif context.unreadable:
-        lines.append(f"No hazards found in what could be read ({checked} checked){unread}.")
+        lines.append(f"No hazards found in what could be read ({checked} checked){notes}.")
     else:
-        lines.append(f"No hazards found ({checked} checked).")
+        lines.append(f"No hazards found ({checked} checked){notes}.")
     return "\n".join(lines)
 
 

@@ -33,7 +33,7 @@ def test_text_output_of_a_fifo_finding_does_not_open_it_for_the_snippet(tmp_path
     done = run_untrace("check", "--no-cache", "fifo.py", cwd=tmp_path, timeout=60)
     assert done.returncode == 1
     assert done.stdout.decode() == (
-        f"fifo.py:1:1: UT000 [parse-error] {FIFO_MESSAGE}\n\nFound 1 hazard in 1 file (1 file checked).\n"
+        f"fifo.py:1:1: UT000 [parse-error] {FIFO_MESSAGE}\n\nNo hazards found (1 file checked); 1 file could not be parsed.\n"
     )
 
 
@@ -47,7 +47,7 @@ def test_walk_reports_a_py_fifo_and_skips_other_fifos_silently(tmp_path):
     assert done.returncode == 1, done.stderr
     assert done.stdout.decode().splitlines() == [
         f"src/pipe.py:1:1: UT000 {FIFO_MESSAGE}",
-        "Found 1 hazard in 1 file (2 files checked).",
+        "No hazards found (2 files checked); 1 file could not be parsed.",
     ]
     assert done.stderr == b""
 
@@ -69,7 +69,7 @@ def test_walk_reports_a_broken_py_symlink_instead_of_skipping_it(tmp_path):
     assert done.returncode == 1, done.stderr
     assert done.stdout.decode().splitlines() == [
         "src/link.py:1:1: UT000 cannot read file: No such file or directory",
-        "Found 1 hazard in 1 file (2 files checked).",
+        "No hazards found (2 files checked); 1 file could not be parsed.",
     ]
 
 
@@ -156,7 +156,7 @@ def test_file_in_an_unsearchable_directory_named_directly_is_ut000(tmp_path, mon
     assert (code, err) == (1, "")
     assert out == (
         "src/locked/model.py:1:1: UT000 cannot read file: Permission denied\n"
-        "Found 1 hazard in 1 file (1 file checked).\n"
+        "No hazards found (1 file checked); 1 file could not be parsed.\n"
     )
 
 

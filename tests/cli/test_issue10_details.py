@@ -73,3 +73,48 @@ def test_mermaid_labels_keep_quotes_with_entity_codes(tmp_path, monkeypatch, cli
     assert code == 0
     # `"` as #quot;, and the characters Mermaid would read as markup or as an entity too
     assert '    n2{"L6 if (mode == \'a#quot;b#lt;c#gt;#35;quot;\') [static]"}' in out.splitlines()
+
+
+# -- positions of parse errors, and how they are counted ------------------------------
+
+NESTED = "x = " + "(" * 1000 + "1" + ")" * 1000 + "\n"
+FORWARD = "import torch\n\n\nclass N(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+
+
+@pytest.mark.parametrize(
+    "name, data, expected",
+    [
+        ("undecodable.py", b"x = 1\ny = '\xff\xfe'\n",
+         "undecodable.py:2:6: UT000 cannot analyse this file: cannot decode the file as utf-8: invalid start byte (0xff)"),
+        ("tabs.py", b"if x:\n\tif y:\n        pass\n",
+         "tabs.py:3:1: UT000 cannot analyse this file: syntax error: inconsistent use of tabs and spaces in indentation"),
+        ("dedent.py", b"if x:\n        a = 1\n    b = 2\n",
+         "dedent.py:3:10: UT000 cannot analyse this file: syntax error: unindent does not match any outer indentation level"),
+        ("late.py", b"x = 1\ny = 2\ndef f(:\n",
+         "late.py:3:7: UT000 cannot analyse this file: syntax error: invalid syntax"),
+        ("nested.py", NESTED.encode(),
+         "nested.py:1:205: UT000 cannot analyse this file: syntax error: too many nested parentheses"),
+        ("nested_forward.py", (FORWARD + "y = " + NESTED[4:]).encode(),
+         "nested_forward.py:7:205: UT000 cannot analyse this file: syntax error: too many nested parentheses"),
+    ],
+)
+def test_parse_errors_are_reported_where_they_are(tmp_path, monkeypatch, cli, name, data, expected):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_bytes(data)
+    code, out, _ = cli("check", "--no-cache", "--output-format", "concise", name)
+    assert code == 1
+    assert out.splitlines()[0] == expected
+
+
+def test_parse_errors_are_counted_apart_from_hazards(tmp_path, monkeypatch, cli):
+    from .conftest import MODEL
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tabs.py").write_bytes(b"if x:\n\tif y:\n        pass\n")
+    (tmp_path / "model.py").write_text(MODEL)
+    code, out, _ = cli("check", "--no-cache", "--output-format", "concise", ".")
+    assert code == 1
+    assert out.splitlines()[3] == "Found 2 hazards in 1 file (2 files checked); 1 file could not be parsed."
+    code, out, _ = cli("check", "--no-cache", "tabs.py")
+    assert code == 1
+    assert out.splitlines()[-1] == "No hazards found (1 file checked); 1 file could not be parsed."

@@ -125,7 +125,7 @@ def test_invalid_json_is_ut000_with_a_clear_message(tmp_path, monkeypatch, cli):
     assert out == (
         "broken.ipynb:1:1: UT000 not a valid notebook: invalid JSON at line 3, column 1: "
         "Expecting property name enclosed in double quotes\n"
-        "Found 1 hazard in 1 file (1 file checked).\n"
+        "No hazards found (1 file checked); 1 file could not be parsed.\n"
     )
 
 
@@ -143,7 +143,7 @@ def test_a_syntax_error_in_a_cell_is_reported_in_that_cell(tmp_path, monkeypatch
     code, out, _ = cli("check", "--no-cache", "--output-format", "json", "bad.ipynb")
     assert code == 1
     (finding,) = json.loads(out)
-    assert (finding["code"], finding["cell"], finding["line"], finding["column"]) == ("UT000", 3, 2, 6)
+    assert (finding["code"], finding["cell"], finding["line"], finding["column"]) == ("UT000", 3, 2, 5)
 
 
 def test_directory_walks_collect_notebooks_but_not_checkpoints(tmp_path, monkeypatch, cli):
