@@ -149,6 +149,10 @@ def _check(args: argparse.Namespace) -> int:
 
     if args.fix and args.diff:
         raise UsageError("--fix and --diff cannot be combined (--diff shows what --fix would do)")
+    _require_cwd()
+    if args.select is not None and not parse_codes(args.select):
+        # an empty selection would check nothing and report the tree clean
+        raise UsageError("--select: no rule codes given (ALL selects every rule; --ignore turns rules off)")
     paths = args.paths or ["."]
     try:
         config = resolve_config(paths, args.config)
@@ -259,6 +263,15 @@ def _check(args: argparse.Namespace) -> int:
     if diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _require_cwd() -> None:
+    """Paths are reported relative to the working directory, and the configuration is
+    looked up from it: a deleted one is the user's to fix, not an internal error."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise UsageError("the working directory does not exist any more; cd to one that does") from None
 
 
 def _isatty(stream) -> bool:

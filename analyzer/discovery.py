@@ -1,6 +1,7 @@
 """Which files ``untrace check`` reads.
 
-Directories are walked recursively for ``*.py`` files. A path is skipped when it matches
+Directories are walked recursively for ``*.py``, ``*.pyi`` and ``*.ipynb`` files (ruff's
+default includes). A path is skipped when it matches
 the excludes (ruff's default list, replaced by ``exclude`` and extended by
 ``extend-exclude``, gitignore-style globs relative to the configuration's directory) or
 a ``.gitignore`` on the way down (nested ones too, the deepest deciding, as git does).
@@ -57,7 +58,7 @@ DEFAULT_EXCLUDE = (
 
 STDIN = "-"
 
-SOURCE_SUFFIXES = (".py", ".ipynb")  # what a directory walk collects (ruff's default includes)
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")  # what a directory walk collects (ruff's default includes)
 
 
 @dataclass(frozen=True)

@@ -427,8 +427,10 @@ def run_check(
                 continue
         pending.append((path, source, key))
 
-    # what other files' analysis may open and import from: no notebook is importable
-    all_files = [f for f in files if f not in unopened and f not in notebooks] + ([stdin[0]] if stdin else [])
+    # what other files' analysis may open and import from: no notebook is importable, and
+    # an import resolves to the module, not to its stub (`blocks.pyi` beside `blocks.py`)
+    all_files = [f for f in files if f not in unopened and f not in notebooks and not f.endswith(".pyi")]
+    all_files += [stdin[0]] if stdin else []
     if pending:
         outcomes = _analyze_all(pending, all_files, roots, jobs, progress, opset)
         for (path, data, key), (diagnostics, deps, cacheable) in zip(pending, outcomes):

@@ -118,3 +118,65 @@ def test_parse_errors_are_counted_apart_from_hazards(tmp_path, monkeypatch, cli)
     code, out, _ = cli("check", "--no-cache", "tabs.py")
     assert code == 1
     assert out.splitlines()[-1] == "No hazards found (1 file checked); 1 file could not be parsed."
+
+
+# -- files and arguments ----------------------------------------------------------------
+
+
+def test_directory_walks_collect_stub_files(tmp_path, monkeypatch, cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "model.py").write_text(FORWARD)
+    (tmp_path / "pkg" / "model.pyi").write_text(
+        "import torch\n\n\nclass N(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0: ...\n"
+    )
+    code, out, _ = cli("check", "--no-cache", "--output-format", "concise", ".")
+    assert code == 1
+    assert out.splitlines()[0].startswith("pkg/model.pyi:6:9: UT101 ")
+    assert "(2 files checked)" in out
+
+
+def test_a_stub_next_to_its_module_does_not_hide_the_module_from_imports(tmp_path, monkeypatch, cli):
+    """`from pkg.blocks import Gate` still resolves to blocks.py with blocks.pyi beside it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "blocks.py").write_text(
+        "import torch\n\n\nclass Gate(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            return x\n        return -x\n"
+    )
+    (tmp_path / "pkg" / "blocks.pyi").write_text("import torch\n\nclass Gate(torch.nn.Module):\n    def forward(self, x: torch.Tensor) -> torch.Tensor: ...\n")
+    (tmp_path / "pkg" / "model.py").write_text(
+        "import torch\nfrom pkg.blocks import Gate\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.gate = Gate()\n\n    def forward(self, x):\n        return self.gate(x)\n"
+    )
+    code, out, _ = cli("check", "--no-cache", "--output-format", "json", ".")
+    assert code == 1
+    (finding,) = json.loads(out)
+    assert finding["call_paths"] == [["Gate.forward"], ["Net.forward", "Gate.forward"]]
+
+
+@pytest.mark.parametrize("value", ["", ",", " "])
+def test_an_empty_select_is_a_usage_error(tmp_path, monkeypatch, cli, value):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(FORWARD)
+    code, out, err = cli("check", "--no-cache", "--select", value, "m.py")
+    assert (code, out) == (2, "")
+    assert err == "untrace: error: --select: no rule codes given (ALL selects every rule; --ignore turns rules off)\n"
+
+
+def test_check_from_a_deleted_working_directory_is_a_usage_error(tmp_path):
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    script = "mkdir gone && cd gone && rmdir ../gone && exec \"$0\" -m analyzer.cli check"
+    done = subprocess.run(
+        ["sh", "-c", script, sys.executable], cwd=tmp_path, capture_output=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert done.stderr.decode() == (
+        "untrace: error: the working directory does not exist any more; cd to one that does\n"
+    )
