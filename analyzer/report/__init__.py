@@ -149,6 +149,10 @@ def via_paths(diag: Diagnostic) -> list[str]:
 # source line (expanded) and escaped elsewhere.
 _UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))} | {0x09: "\\t"}
 _UNPRINTABLE.update({c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+# A file name that is not UTF-8 holds its bytes as lone surrogates (surrogateescape):
+# shown as the bytes they stand for, other lone surrogates as code points.
+_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)})
+_UNPRINTABLE.update({c: f"\\x{c - 0xDC00:02x}" for c in range(0xDC80, 0xDD00)})
 _UNPRINTABLE_IN_LINE = {c: text for c, text in _UNPRINTABLE.items() if c != 0x09}
 _UNPRINTABLE_BUT_LINES = {c: text for c, text in _UNPRINTABLE.items() if c not in (0x0A, 0x0D)}
 
@@ -161,6 +165,23 @@ def printable(text: str, *, keep_tabs: bool = False, keep_newlines: bool = False
         return text
     table = _UNPRINTABLE_IN_LINE if keep_tabs else _UNPRINTABLE_BUT_LINES if keep_newlines else _UNPRINTABLE
     return text.translate(table)
+
+
+_SURROGATE = None
+
+
+def json_text(text: str) -> str:
+    """JSON from ``json.dumps(..., ensure_ascii=False)`` made valid UTF-8: a lone
+    surrogate (from a file name that is not UTF-8) becomes its ``\\udcff`` escape,
+    which JSON readers turn back into the same string."""
+    global _SURROGATE
+    if text.isascii():
+        return text
+    if _SURROGATE is None:
+        import re
+
+        _SURROGATE = re.compile("[\ud800-\udfff]")
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def display_width(text: str) -> int:

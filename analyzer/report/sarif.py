@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from analyzer import __version__
 from analyzer.diagnostics import Diagnostic
-from analyzer.report import ReportContext
+from analyzer.report import ReportContext, json_text
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/untrace/"
@@ -68,9 +68,9 @@ def rule_descriptors() -> list[dict]:
 def _physical(diag: Diagnostic, context: ReportContext) -> dict:
     path = context.relative_uri(diag.path)
     if path.startswith("/"):
-        artifact = {"uri": "file://" + quote(path)}
-    else:
-        artifact = {"uri": quote(path), "uriBaseId": "%SRCROOT%"}
+        artifact = {"uri": "file://" + quote(path, errors="surrogateescape")}
+    else:  # a name that is not UTF-8 is percent-encoded as its bytes
+        artifact = {"uri": quote(path, errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}
     region = {
         "startLine": max(1, diag.line),
         "startColumn": max(1, diag.column),
@@ -161,4 +161,4 @@ def to_sarif(diagnostics: Sequence[Diagnostic], context: ReportContext) -> dict:
 
 
 def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
-    return json.dumps(to_sarif(diagnostics, context), indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(to_sarif(diagnostics, context), indent=2, ensure_ascii=False)) + "\n"

@@ -180,3 +180,31 @@ def test_check_from_a_deleted_working_directory_is_a_usage_error(tmp_path):
     assert done.stderr.decode() == (
         "untrace: error: the working directory does not exist any more; cd to one that does\n"
     )
+
+
+# -- found while hunting: a file name that is not UTF-8 ---------------------------------
+
+needs_bytes_names = pytest.mark.skipif(os.name != "posix", reason="POSIX file names are bytes")
+
+
+@needs_bytes_names
+@pytest.mark.parametrize("fmt", ["text", "concise", "json", "sarif", "github"])
+def test_a_file_name_that_is_not_utf8_is_reported_in_every_format(tmp_path, fmt):
+    from .conftest import MODEL
+
+    (tmp_path / os.fsdecode(b"\xff.py")).write_text(MODEL)
+    for extra in ((), ("-o", "report.out")):
+        done = run_untrace("check", "--no-cache", "--output-format", fmt, *extra, ".", cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        assert b"internal error" not in done.stderr
+        out = (tmp_path / "report.out").read_bytes() if extra else done.stdout
+        text = out.decode("utf-8")  # valid UTF-8 whatever the name
+        if fmt in ("text", "concise"):
+            assert text.startswith("\\xff.py:6:9: UT101 ")
+        elif fmt == "github":
+            assert text.startswith("::error file=\\xff.py,line=6,")
+        elif fmt == "json":
+            assert {d["path"] for d in json.loads(text)} == {"\udcff.py"}
+        else:
+            uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in json.loads(text)["runs"][0]["results"]}
+            assert uris == {"%FF.py"}
