@@ -236,11 +236,21 @@ def _walk(top: str | Path, absolute_top: Path, excluder: Excluder, unreadable: l
                 subdirs.append((os.path.join(directory, entry.name), entry_abs))
             elif entry.name.endswith(SOURCE_SUFFIXES):
                 # Whatever it is (a regular file, a FIFO, a broken symlink): the checker
-                # reports what it cannot read rather than skip it without a word.
+                # reports what it cannot read rather than skip it without a word. A
+                # symlink to a directory is a directory, and those are not followed.
+                if _links_to_directory(entry):
+                    continue
                 if excluder.excluded_by_config(entry_abs, False) or excluder.ignored_by_git(entry_abs, False):
                     continue
                 yield _clean(os.path.join(directory, entry.name))
         stack.extend(reversed(subdirs))
+
+
+def _links_to_directory(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_symlink() and entry.is_dir()
+    except OSError:
+        return False
 
 
 def _clean(path: str) -> str:

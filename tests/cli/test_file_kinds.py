@@ -174,3 +174,11 @@ def test_unreadable_directory_for_real(tmp_path):
     assert walked.stderr.decode() == "untrace: warning: cannot read directory src/locked: Permission denied\n"
     assert named.returncode == 2
     assert named.stderr.decode() == "untrace: error: cannot read directory src/locked: Permission denied\n"
+
+
+def test_walk_does_not_report_a_directory_symlink_with_a_source_suffix(tmp_path):
+    (tmp_path / "src" / "real").mkdir(parents=True)
+    (tmp_path / "src" / "real" / "ok.py").write_text("x = 1\n")
+    os.symlink(tmp_path / "src" / "real", tmp_path / "src" / "linked.py")
+    done = run_untrace("check", "--no-cache", "--output-format", "concise", "src", cwd=tmp_path, timeout=60)
+    assert (done.returncode, done.stdout.decode()) == (0, "No hazards found (1 file checked).\n")
