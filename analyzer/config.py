@@ -98,8 +98,12 @@ def find_config(start: Path | str | None = None) -> Path | None:
         if os.path.isfile(candidate):
             try:
                 text = candidate.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+            except UnicodeDecodeError:
                 continue
+            except OSError:
+                # it may hold our table: load_config reports why it cannot be read,
+                # rather than the run going on with another configuration
+                return candidate
             try:
                 data = tomllib.loads(text)
             except tomllib.TOMLDecodeError:
@@ -114,7 +118,12 @@ def find_config(start: Path | str | None = None) -> Path | None:
 def load_config(path: Path | str) -> Config:
     """Read ``[tool.untrace]`` from ``path`` (a pyproject.toml, or any TOML file whose
     top level holds the same keys)."""
+    from analyzer.files import not_regular
+
     path = Path(path)
+    kind = not_regular(str(path))
+    if kind is not None:
+        raise ConfigError(f"{path}: cannot read configuration: not a regular file ({kind})")
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:

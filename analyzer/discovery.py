@@ -23,6 +23,7 @@ from pathlib import Path
 import pathspec
 
 from analyzer.config import Config, ConfigError
+from analyzer.files import not_regular
 
 # ruff's defaults, plus our own cache.
 DEFAULT_EXCLUDE = (
@@ -111,6 +112,8 @@ class Excluder:
         if directory not in self._gitignores:
             spec = None
             try:
+                if not_regular(str(directory / ".gitignore")):
+                    raise OSError("not a regular file")  # a FIFO would block the walk
                 lines = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
                 spec = pathspec.GitIgnoreSpec.from_lines(lines)
             except OSError:

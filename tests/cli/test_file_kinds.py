@@ -182,3 +182,43 @@ def test_walk_does_not_report_a_directory_symlink_with_a_source_suffix(tmp_path)
     os.symlink(tmp_path / "src" / "real", tmp_path / "src" / "linked.py")
     done = run_untrace("check", "--no-cache", "--output-format", "concise", "src", cwd=tmp_path, timeout=60)
     assert (done.returncode, done.stdout.decode()) == (0, "No hazards found (1 file checked).\n")
+
+
+# -- configuration and .gitignore files that cannot be read ------------------------------
+
+
+@needs_fifo
+def test_config_that_is_a_fifo_is_a_usage_error_not_a_hang(tmp_path):
+    os.mkfifo(tmp_path / "untrace.toml")
+    (tmp_path / "m.py").write_text("x = 1\n")
+    done = run_untrace("check", "--no-cache", "--config", "untrace.toml", "m.py", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.decode() == "untrace: error: untrace.toml: cannot read configuration: not a regular file (a named pipe)\n"
+
+
+@needs_fifo
+def test_a_gitignore_that_is_a_fifo_does_not_hang_the_walk(tmp_path):
+    (tmp_path / "src").mkdir()
+    os.mkfifo(tmp_path / "src" / ".gitignore")
+    (tmp_path / "src" / "ok.py").write_text("x = 1\n")
+    done = run_untrace("check", "--no-cache", "src", cwd=tmp_path, timeout=60)
+    assert (done.returncode, done.stdout.decode()) == (0, "No hazards found (1 file checked).\n")
+
+
+def test_an_unreadable_pyproject_is_a_usage_error_not_silently_skipped(tmp_path, monkeypatch, cli):
+    import pathlib
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.untrace]\nselect = ["ALL"]\n')
+    (tmp_path / "m.py").write_text(MODEL)
+    real = pathlib.Path.read_text
+
+    def read_text(self, *args, **kwargs):
+        if self.name == "pyproject.toml":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "read_text", read_text)
+    code, out, err = cli("check", "--no-cache", "m.py")
+    assert (code, out) == (2, "")
+    assert err == f"untrace: error: {tmp_path / 'pyproject.toml'}: cannot read configuration: Permission denied\n"
