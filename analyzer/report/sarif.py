@@ -153,11 +153,24 @@ def to_sarif(diagnostics: Sequence[Diagnostic], context: ReportContext) -> dict:
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": base}},
                 "columnKind": "unicodeCodePoints",
-                "invocations": [{"executionSuccessful": not internal}],
+                "invocations": [_invocation(internal, context)],
                 "results": results,
             }
         ],
     }
+
+
+def _invocation(internal: list, context: ReportContext) -> dict:
+    """Not successful when a file's analysis failed or a directory could not be read:
+    the results do not cover the whole tree."""
+    invocation: dict = {"executionSuccessful": not internal and not context.unreadable}
+    if context.unreadable:
+        count = context.unreadable
+        what = "1 directory" if count == 1 else f"{count} directories"
+        invocation["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": f"{what} could not be read; the files in them were not checked"}}
+        ]
+    return invocation
 
 
 def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:

@@ -222,3 +222,25 @@ def test_an_unreadable_pyproject_is_a_usage_error_not_silently_skipped(tmp_path,
     code, out, err = cli("check", "--no-cache", "m.py")
     assert (code, out) == (2, "")
     assert err == f"untrace: error: {tmp_path / 'pyproject.toml'}: cannot read configuration: Permission denied\n"
+
+
+def test_sarif_of_a_walk_with_an_unreadable_directory_is_not_successful(tmp_path, monkeypatch, cli, lock):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    _locked_tree(tmp_path)
+    lock("src/locked")
+    code, out, _ = cli("check", "--no-cache", "-j1", "--output-format", "sarif", "src")
+    assert code == 2
+    import jsonschema
+
+    from .test_formats import _schema_path
+
+    jsonschema.validate(json.loads(out), json.loads(_schema_path().read_text()))
+    (invocation,) = json.loads(out)["runs"][0]["invocations"]
+    assert invocation == {
+        "executionSuccessful": False,
+        "toolExecutionNotifications": [
+            {"level": "error", "message": {"text": "1 directory could not be read; the files in them were not checked"}}
+        ],
+    }

@@ -210,3 +210,12 @@ def test_graph_of_a_notebook_says_it_reads_python_files(nb, cli):
     code, out, err = cli("graph", "nb.ipynb")
     assert (code, out) == (2, "")
     assert err == "untrace: error: nb.ipynb: a notebook; `untrace graph` reads Python files (`untrace check` reads notebooks)\n"
+
+
+def test_noqa_in_a_cell_and_a_source_given_as_one_string(tmp_path, monkeypatch, cli):
+    monkeypatch.chdir(tmp_path)
+    document = json.loads(notebook(("code", "import torch\n"), ("code", NET.replace("> 0:", "> 0:  # noqa: UT101"))))
+    document["cells"][0]["source"] = "import torch\n"  # nbformat allows a string too
+    (tmp_path / "q.ipynb").write_text(json.dumps(document))
+    code, out, _ = cli("check", "--no-cache", "q.ipynb")
+    assert (code, out) == (0, "No hazards found (1 file checked).\n")
