@@ -9,7 +9,14 @@ process when there are several files and ``jobs != 1``; every worker builds its 
 suppresses; cache that; then keep the codes that ``select``/``ignore`` and
 ``per-file-ignores`` leave on. Whatever goes wrong with one file (unreadable, a crash in
 the analysis or a rule, a worker process dying) becomes a UT000 diagnostic for that
-file, and the other files are still checked: never a traceback.
+file, and the other files are still checked: never a traceback. A path that is not a
+regular file (a named pipe, a device) is UT000 without being opened. A notebook
+(``.ipynb``) is checked as its code cells (``analyzer.notebook``), its findings moved to
+their cell, and without fixes (``--fix`` does not write notebooks).
+
+What is reported (``_reported``): each path spelled one way (``report_path``: relative to
+the working directory under it, else absolute), one finding per (path, line, column,
+code) with every call path that reaches it in ``call_paths``, sorted on every field.
 
 ``apply_fixes`` / ``fix_files`` apply the edits of the diagnostics' fixes.
 """
