@@ -443,6 +443,13 @@ def run_check(
         for (path, data, key), (diagnostics, deps, cacheable) in zip(pending, outcomes):
             if path in notebooks:
                 diagnostics = _notebook().in_cells(diagnostics, path, notebooks[path])
+            # A finding in another file is kept under its absolute path: the entry is
+            # read again from other working directories (the file's own findings keep
+            # the spelling its key was made with).
+            diagnostics = [
+                d if d.path == path or d.path in _NOT_PATHS else replace(d, path=os.path.abspath(d.path))
+                for d in diagnostics
+            ]
             found.extend(diagnostics)
             if cache is not None and key is not None and cacheable:
                 cache.put(key, diagnostics, deps)
@@ -500,11 +507,14 @@ def _without_notebook_fixes(reported: list[Diagnostic], result: CheckResult) -> 
     return out
 
 
+_NOT_PATHS = ("-", "<stdin>", "<string>")
+
+
 def report_path(path: str) -> str:
     """The one spelling of a path in findings, as ruff prints them: relative to the
     working directory when the file is under it, else absolute. ``-`` (stdin) and
     other non-paths stay as they are."""
-    if path in ("-", "<stdin>", "<string>"):
+    if path in _NOT_PATHS:
         return path
     absolute = os.path.abspath(path)
     try:

@@ -89,3 +89,16 @@ def test_paths_outside_the_cwd_are_absolute_and_sarif_uris_follow(corpus, tmp_pa
         {"uri": "corpora/multi_file/model.py", "uriBaseId": "%SRCROOT%"},
     ]
     assert inside["runs"][0]["originalUriBaseIds"] == {"%SRCROOT%": {"uri": corpus.as_uri() + "/"}}
+
+
+def test_a_cached_finding_in_another_file_keeps_its_path_from_another_working_directory(corpus):
+    """The cache is shared by the whole project (its root is the configuration's); a
+    finding that checking model.py reports in blocks.py must not keep the working
+    directory of the run that cached it."""
+    (corpus / "pyproject.toml").write_text("[tool.untrace]\n")
+    files = [str(corpus / "corpora" / "multi_file" / name) for name in ("model.py", "blocks.py")]
+    first = run_untrace("check", "--output-format", "concise", *files, cwd=corpus)
+    again = run_untrace("check", "--output-format", "concise", *files, cwd=corpus / "corpora")
+    assert _concise_paths(first) == ["corpora/multi_file/blocks.py"]
+    assert (corpus / ".untrace_cache").is_dir()
+    assert _concise_paths(again) == ["multi_file/blocks.py"]
