@@ -777,6 +777,12 @@ def check_paths(
     paths = [os.fspath(p) for p in paths]
     config = config if config is not None else resolve_config(paths)
     found = discover(paths, config)
+    if found.unreadable:
+        import warnings
+
+        for directory, reason in found.unreadable:
+            # the API's way of the command's warning and exit 2: what is returned is not all
+            warnings.warn(f"cannot read directory {directory}: {reason}; its files were not checked", stacklevel=2)
     return run_check(
         found.files,
         config=config,

@@ -244,3 +244,13 @@ def test_sarif_of_a_walk_with_an_unreadable_directory_is_not_successful(tmp_path
             {"level": "error", "message": {"text": "1 directory could not be read; the files in them were not checked"}}
         ],
     }
+
+
+def test_check_paths_warns_about_an_unreadable_directory(tmp_path, monkeypatch, lock):
+    from analyzer import check_paths
+
+    monkeypatch.chdir(tmp_path)
+    _locked_tree(tmp_path)
+    lock("src/locked")
+    with pytest.warns(UserWarning, match=r"^cannot read directory src/locked: Permission denied; its files were not checked$"):
+        assert check_paths(["src"], jobs=1, use_cache=False) == []
