@@ -528,7 +528,7 @@ def report_path(path: str) -> str:
 
 def _reported(found: Iterable[Diagnostic], keep: "Filter") -> list[Diagnostic]:
     """What is reported, in its order: the kept diagnostics, each path spelled one way
-    (`report_path`), one finding per (path, line, column, code) listing every call path
+    (`report_path`), one finding per (path, cell, line, column, code) listing every call path
     that reaches it (a UT000 also per message: two different failures stay two), sorted
     on every field so that the report is the same bytes whatever the hash seed."""
     spelled: dict[str, str] = {}
@@ -541,7 +541,7 @@ def _reported(found: Iterable[Diagnostic], keep: "Filter") -> list[Diagnostic]:
             path = spelled[diag.path] = report_path(diag.path)
         if path != diag.path:
             diag = replace(diag, path=path)
-        key = (diag.path, diag.line, diag.column, diag.code)
+        key = (diag.path, diag.cell or 0, diag.line, diag.column, diag.code)
         if diag.code == "UT000":
             key += (diag.name, diag.message)
         sites.setdefault(key, []).append(diag)
@@ -563,7 +563,7 @@ def _path_order(call_path: tuple[str, ...]) -> tuple:
 def _sort_key(diag: Diagnostic) -> tuple:
     fix = diag.fix
     return (
-        diag.path, diag.line, diag.column, diag.code, diag.end_line, diag.end_column, diag.message,
+        diag.path, diag.cell or 0, diag.line, diag.column, diag.code, diag.end_line, diag.end_column, diag.message,
         diag.name, diag.severity, diag.function or "", _path_order(diag.call_path),
         tuple(_path_order(p) for p in diag.all_call_paths), diag.suggestion or "",
         (True, fix.message, fix.applicability, tuple((e.line, e.column, e.end_line, e.end_column, e.content) for e in fix.edits))

@@ -219,3 +219,13 @@ def test_noqa_in_a_cell_and_a_source_given_as_one_string(tmp_path, monkeypatch, 
     (tmp_path / "q.ipynb").write_text(json.dumps(document))
     code, out, _ = cli("check", "--no-cache", "q.ipynb")
     assert (code, out) == (0, "No hazards found (1 file checked).\n")
+
+
+def test_the_same_line_in_two_cells_is_two_findings_in_cell_order(tmp_path, monkeypatch, cli):
+    monkeypatch.chdir(tmp_path)
+    second = NET.replace("class Net", "class Other")
+    cells = [("code", "import torch\n")] + [("markdown", "filler")] * 8 + [("code", second), ("code", NET)]
+    (tmp_path / "two.ipynb").write_text(notebook(*cells))
+    code, out, _ = cli("check", "--no-cache", "--output-format", "concise", "two.ipynb")
+    assert code == 1
+    assert [line.split(": UT")[0] for line in out.splitlines()[:2]] == ["two.ipynb:cell 10:3:9", "two.ipynb:cell 11:3:9"]
