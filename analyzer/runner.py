@@ -516,11 +516,13 @@ def report_path(path: str) -> str:
     other non-paths stay as they are."""
     if path in _NOT_PATHS:
         return path
-    absolute = os.path.abspath(path)
     try:
+        absolute = os.path.abspath(path)
         relative = os.path.relpath(absolute)
     except ValueError:  # another drive (Windows)
-        return absolute
+        return os.path.abspath(path)
+    except OSError:  # no working directory any more (the command refuses to start then)
+        return path
     if relative == os.pardir or relative.startswith(os.pardir + os.sep):
         return absolute
     return relative
