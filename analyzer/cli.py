@@ -144,12 +144,16 @@ def _check(args: argparse.Namespace) -> int:
     from analyzer.config import ConfigError, Selection, parse_codes, resolve_config
     from analyzer.discovery import discover
     from analyzer.report import ReportContext, render, render_statistics
-    from analyzer.runner import fix_files
     from analyzer.outputs import output_problem
+    from analyzer.runner import fix_files, report_path
     from analyzer.runner import run_check as run
 
     if args.fix and args.diff:
         raise UsageError("--fix and --diff cannot be combined (--diff shows what --fix would do)")
+    _require_cwd()
+    if args.select is not None and not parse_codes(args.select):
+        # an empty selection would check nothing and report the tree clean
+        raise UsageError("--select: no rule codes given (ALL selects every rule; --ignore turns rules off)")
     paths = args.paths or ["."]
     try:
         config = resolve_config(paths, args.config)
@@ -170,7 +174,10 @@ def _check(args: argparse.Namespace) -> int:
     stdin = None
     if found.stdin:
         data = sys.stdin.buffer.read() if sys.stdin is not None else b""
-        stdin = (args.stdin_filename or "-", data)
+        # spelled as the findings will be (see runner.report_path), so that --fix finds it
+        stdin = (report_path(args.stdin_filename) if args.stdin_filename else "-", data)
+    for directory, reason in found.unreadable:
+        print(f"untrace: warning: cannot read directory {directory}: {reason}", file=sys.stderr)
     if not found.files and stdin is None:
         print("untrace: warning: no Python files found under the given paths", file=sys.stderr)
 
@@ -192,7 +199,22 @@ def _check(args: argparse.Namespace) -> int:
             raise UsageError(str(error)) from None
 
     result = check_files(stdin)
-    context = ReportContext(files_checked=result.files_checked, sources=result.sources, unsafe_fixes=args.unsafe_fixes)
+    for path, why in result.skipped:
+        print(f"untrace: warning: {path}: {why}", file=sys.stderr)
+    if args.fix or args.diff:
+        for path, count in sorted(result.notebook_fixes.items()):
+            fixes = f"1 fix in {path} was" if count == 1 else f"{count} fixes in {path} were"
+            print(f"untrace: warning: fixes are not applied to notebooks: {fixes} not applied", file=sys.stderr)
+    context = ReportContext(
+        files_checked=result.files_checked,
+        sources=result.sources,
+        unsafe_fixes=args.unsafe_fixes,
+        unreadable=len(found.unreadable),
+        notebooks=result.notebooks,
+    )
+    # Exit 2 when not everything was checked: a file whose analysis failed, or a
+    # directory that could not be listed (its files were never seen).
+    unreadable = bool(found.unreadable)
 
     if args.diff:
         outcomes = fix_files(result.diagnostics, unsafe=args.unsafe_fixes, write=False, sources=result.sources,
@@ -202,7 +224,7 @@ def _check(args: argparse.Namespace) -> int:
         _warn_not_fixed((o.path, o.status) for o in outcomes if o.status is not None)
         count = sum(len(o.applied) for o in shown)
         print(f"Would fix {count} hazard{'s' if count != 1 else ''}." if count else "No fixes available.", file=sys.stderr)
-        if result.internal_errors:
+        if result.internal_errors or unreadable:
             return EXIT_ERROR
         return EXIT_FINDINGS if count and not args.exit_zero else EXIT_CLEAN
 
@@ -216,7 +238,7 @@ def _check(args: argparse.Namespace) -> int:
             _stdout_write(result.sources.get(stdin[0], ""))
             report_stream_is_stdout = False
     diagnostics = result.diagnostics
-    internal = bool(result.internal_errors)
+    internal = bool(result.internal_errors) or unreadable
 
     if args.statistics:
         text = render_statistics("json" if args.output_format == "json" else "text", diagnostics, context)
@@ -295,6 +317,15 @@ def _warn_not_fixed(skipped) -> None:
     """One line per file whose fixes were not applied, and why (path, status)."""
     for path, status in skipped:
         print(f"untrace: warning: {path}: {status}", file=sys.stderr)
+
+
+def _require_cwd() -> None:
+    """Paths are reported relative to the working directory, and the configuration is
+    looked up from it: a deleted one is the user's to fix, not an internal error."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise UsageError("the working directory does not exist any more; cd to one that does") from None
 
 
 def _isatty(stream) -> bool:

@@ -14,6 +14,8 @@ file, then the command line. A layer with ``select`` starts again from that sele
 
 from __future__ import annotations
 
+import os
+
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -87,15 +89,21 @@ class Config:
 def find_config(start: Path | str | None = None) -> Path | None:
     """The nearest ``pyproject.toml`` with a ``[tool.untrace]`` table at or above ``start``."""
     here = Path(start if start is not None else Path.cwd()).absolute()
-    if not here.is_dir():
+    if not os.path.isdir(here):
         here = here.parent
     for directory in (here, *here.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
+        # os.path.isfile: a directory that cannot be searched holds no configuration we
+        # can read (pathlib's is_file raises PermissionError there)
+        if os.path.isfile(candidate):
             try:
                 text = candidate.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+            except UnicodeDecodeError:
                 continue
+            except OSError:
+                # it may hold our table: load_config reports why it cannot be read,
+                # rather than the run going on with another configuration
+                return candidate
             try:
                 data = tomllib.loads(text)
             except tomllib.TOMLDecodeError:
@@ -110,7 +118,12 @@ def find_config(start: Path | str | None = None) -> Path | None:
 def load_config(path: Path | str) -> Config:
     """Read ``[tool.untrace]`` from ``path`` (a pyproject.toml, or any TOML file whose
     top level holds the same keys)."""
+    from analyzer.files import not_regular
+
     path = Path(path)
+    kind = not_regular(str(path))
+    if kind is not None:
+        raise ConfigError(f"{path}: cannot read configuration: not a regular file ({kind})")
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:

@@ -42,18 +42,43 @@ class Diagnostic:
     call_path: tuple[str, ...] = field(default_factory=tuple)
     suggestion: str | None = None
     fix: Fix | None = None
+    # Every call path from a `forward` that reaches the site, shortest first (then in
+    # order): one finding per site however many ways lead to it. ``call_path`` is the
+    # first of them. Empty when the finding was never merged: then it is ``call_path``.
+    call_paths: tuple[tuple[str, ...], ...] = ()
+    # In a notebook: the cell (1-based among all its cells); `line`/`end_line` are then
+    # lines of that cell, as ruff reports them. None in a Python file.
+    cell: int | None = None
+
+    @property
+    def all_call_paths(self) -> tuple[tuple[str, ...], ...]:
+        if self.call_paths:
+            return self.call_paths
+        return (self.call_path,) if self.call_path else ()
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        data["call_path"] = list(self.call_path)
-        return data
+        del data["call_paths"], data["cell"]
+        out = {}
+        for key, value in data.items():
+            out[key] = value
+            if key == "path":
+                out["cell"] = self.cell
+            elif key == "call_path":
+                out["call_path"] = list(self.call_path)
+                out["call_paths"] = [list(p) for p in self.all_call_paths]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> "Diagnostic":
         fix = data.get("fix")
         if fix is not None:
             fix = Fix(fix["message"], tuple(Edit(**e) for e in fix["edits"]), fix.get("applicability", "safe"))
-        return cls(**{**data, "call_path": tuple(data.get("call_path", ())), "fix": fix})
+        call_path = tuple(data.get("call_path", ()))
+        call_paths = tuple(tuple(p) for p in data.get("call_paths", ()))
+        if call_paths == ((call_path,) if call_path else ()):
+            call_paths = ()  # what `to_dict` writes for a finding never merged
+        return cls(**{**data, "call_path": call_path, "call_paths": call_paths, "fix": fix})
 
     @property
     def sort_key(self) -> tuple:

@@ -1,17 +1,21 @@
 """Which files ``untrace check`` reads.
 
-Directories are walked recursively for ``*.py`` files. A path is skipped when it matches
+Directories are walked recursively for ``*.py``, ``*.pyi`` and ``*.ipynb`` files (ruff's
+default includes). A path is skipped when it matches
 the excludes (ruff's default list, replaced by ``exclude`` and extended by
 ``extend-exclude``, gitignore-style globs relative to the configuration's directory) or
 a ``.gitignore`` on the way down (nested ones too, the deepest deciding, as git does).
 A file named on the command line is always checked, as in ruff, unless
 ``force_exclude`` (what the pre-commit hook uses, since pre-commit names every file).
 ``-`` stands for standard input. Directory symlinks are not followed (no cycles).
+A walked entry with a source suffix is collected whatever it is (a named pipe, a broken
+symlink): the checker reports what it cannot read, it is never skipped without a word.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +23,7 @@ from pathlib import Path
 import pathspec
 
 from analyzer.config import Config, ConfigError
+from analyzer.files import not_regular
 
 # ruff's defaults, plus our own cache.
 DEFAULT_EXCLUDE = (
@@ -54,11 +59,16 @@ DEFAULT_EXCLUDE = (
 
 STDIN = "-"
 
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")  # what a directory walk collects (ruff's default includes)
+
 
 @dataclass(frozen=True)
 class Discovered:
     files: list[str]  # paths as the user spelled them (joined for walked directories)
     stdin: bool  # "-" was among the paths
+    # (directory, reason) for each directory below a named one that could not be listed:
+    # what it holds was not checked, so the run is not clean
+    unreadable: tuple[tuple[str, str], ...] = ()
 
 
 class Excluder:
@@ -102,6 +112,8 @@ class Excluder:
         if directory not in self._gitignores:
             spec = None
             try:
+                if not_regular(str(directory / ".gitignore")):
+                    raise OSError("not a regular file")  # a FIFO would block the walk
                 lines = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
                 spec = pathspec.GitIgnoreSpec.from_lines(lines)
             except OSError:
@@ -130,7 +142,7 @@ class Excluder:
         chain = self._chains.get(directory)
         if chain is None:
             parent = directory.parent
-            if parent == directory or directory == self.git_top or (directory / ".git").exists():
+            if parent == directory or directory == self.git_top or os.path.exists(directory / ".git"):
                 chain = (directory,)
             else:
                 chain = self._chain(parent) + (directory,)
@@ -143,16 +155,22 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
     excluder = Excluder(config)
     files: list[str] = []
     seen: set[Path] = set()
+    unreadable: list[tuple[str, str]] = []
     stdin = False
     for raw in paths or ["."]:
         if raw == STDIN:
             stdin = True
             continue
-        path = Path(raw)
         absolute = Path(os.path.abspath(raw))
-        if not path.exists() and not path.is_symlink():
-            raise ConfigError(f"path does not exist: {raw}")
-        if path.is_dir():
+        try:
+            is_dir = stat.S_ISDIR(os.stat(raw).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            if not os.path.islink(raw):
+                raise ConfigError(f"path does not exist: {raw}") from None
+            is_dir = False  # a broken symlink: reading it reports that
+        except OSError:
+            is_dir = False  # e.g. in a directory without search permission: reading it reports that
+        if is_dir:
             # A directory named explicitly is walked even if excluded itself (ruff does
             # the same), unless --force-exclude; what is below it is filtered.
             walker = excluder
@@ -160,7 +178,7 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
                 if force_exclude:
                     continue
                 walker = Excluder(config, root=absolute, git_top=absolute)
-            for found in _walk(path, absolute, walker):
+            for found in _walk(raw, absolute, walker, unreadable):
                 key = Path(os.path.abspath(found))
                 if key not in seen:
                     seen.add(key)
@@ -171,7 +189,7 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
             if absolute not in seen:
                 seen.add(absolute)
                 files.append(raw)
-    return Discovered(files=sorted(files, key=_sort_key), stdin=stdin)
+    return Discovered(files=sorted(files, key=_sort_key), stdin=stdin, unreadable=tuple(unreadable))
 
 
 def _sort_key(path: str) -> tuple:
@@ -190,33 +208,52 @@ def _excluded(excluder: Excluder, absolute: Path, is_dir: bool) -> bool:
     return excluder.ignored_by_git(absolute, is_dir)
 
 
-def _walk(top: str | Path, absolute_top: Path, excluder: Excluder) -> Iterable[str]:
-    """Files under ``top`` (spelled as the user did), pruning excluded directories."""
+def _walk(top: str | Path, absolute_top: Path, excluder: Excluder, unreadable: list[tuple[str, str]]) -> Iterable[str]:
+    """Files under ``top`` (spelled as the user did), pruning excluded directories. A
+    directory below ``top`` that cannot be listed is added to ``unreadable``; ``top``
+    itself raises :class:`ConfigError`."""
     stack = [(str(top), absolute_top)]
     while stack:
         directory, absolute = stack.pop()
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue  # vanished or unreadable directory: nothing to check there
+        except FileNotFoundError:
+            continue  # vanished since its parent was listed: nothing to check there
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            if absolute == absolute_top:
+                raise ConfigError(f"cannot read directory {_clean(directory)}: {reason}") from None
+            unreadable.append((_clean(directory), reason))
+            continue
         subdirs = []
         for entry in entries:
             entry_abs = absolute / entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
-                is_file = not is_dir and entry.is_file()
             except OSError:
-                continue
+                is_dir = False
             if is_dir:
                 if excluder.excluded_by_config(entry_abs, True) or excluder.ignored_by_git(entry_abs, True):
                     continue
                 subdirs.append((os.path.join(directory, entry.name), entry_abs))
-            elif is_file and entry.name.endswith(".py"):
+            elif entry.name.endswith(SOURCE_SUFFIXES):
+                # Whatever it is (a regular file, a FIFO, a broken symlink): the checker
+                # reports what it cannot read rather than skip it without a word. A
+                # symlink to a directory is a directory, and those are not followed.
+                if _links_to_directory(entry):
+                    continue
                 if excluder.excluded_by_config(entry_abs, False) or excluder.ignored_by_git(entry_abs, False):
                     continue
                 yield _clean(os.path.join(directory, entry.name))
         stack.extend(reversed(subdirs))
+
+
+def _links_to_directory(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_symlink() and entry.is_dir()
+    except OSError:
+        return False
 
 
 def _clean(path: str) -> str:

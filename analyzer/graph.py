@@ -76,6 +76,13 @@ def _kind_of(stmt, kinds: dict[int, str]) -> str | None:
 
 
 def render(path: str, name: str | None, fmt: str) -> str:
+    from analyzer.files import not_regular, not_regular_message
+
+    kind = not_regular(path)
+    if kind is not None:
+        raise GraphError(f"{path}: {not_regular_message(kind)}")
+    if path.endswith(".ipynb"):
+        raise GraphError(f"{path}: a notebook; `untrace graph` reads Python files (`untrace check` reads notebooks)")
     try:
         with open(path, "rb") as fh:
             source = fh.read()
@@ -132,7 +139,7 @@ def _mermaid(cfg: Cfg, kinds) -> str:
     lines = ["flowchart TD"]
     for node in cfg.nodes:
         label, kind = _label(node, kinds)
-        text = label.replace('"', "'") + (f" [{kind}]" if kind else "")
+        text = _mermaid_text(label) + (f" [{kind}]" if kind else "")
         shape = ('{"%s"}' if node.kind in ("if", "loop") else '["%s"]') % text
         lines.append(f"    n{node.id}{shape}")
         if kind:
@@ -141,6 +148,12 @@ def _mermaid(cfg: Cfg, kinds) -> str:
         for succ in node.succ:
             lines.append(f"    n{node.id} --> n{succ.id}")
     return "\n".join(lines) + "\n"
+
+
+def _mermaid_text(label: str) -> str:
+    """A label inside Mermaid's `"..."`, with its entity codes: `"` cannot appear there
+    at all, `#` would start an entity, and `<`/`>` would be read as HTML."""
+    return label.replace("#", "#35;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
 
 
 def _dot(cfg: Cfg, kinds, title: str) -> str:

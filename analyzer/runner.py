@@ -9,7 +9,14 @@ process when there are several files and ``jobs != 1``; every worker builds its 
 suppresses; cache that; then keep the codes that ``select``/``ignore`` and
 ``per-file-ignores`` leave on. Whatever goes wrong with one file (unreadable, a crash in
 the analysis or a rule, a worker process dying) becomes a UT000 diagnostic for that
-file, and the other files are still checked: never a traceback.
+file, and the other files are still checked: never a traceback. A path that is not a
+regular file (a named pipe, a device) is UT000 without being opened. A notebook
+(``.ipynb``) is checked as its code cells (``analyzer.notebook``), its findings moved to
+their cell, and without fixes (``--fix`` does not write notebooks).
+
+What is reported (``_reported``): each path spelled one way (``report_path``: relative to
+the working directory under it, else absolute), one finding per (path, line, column,
+code) with every call path that reaches it in ``call_paths``, sorted on every field.
 
 ``apply_fixes`` / ``fix_files`` (from ``analyzer.fixes.apply``) apply the edits of the
 diagnostics' fixes, to the bytes analysed only (``CheckResult.hashes``).
@@ -28,13 +35,14 @@ import tokenize
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analyzer import rules as rule_registry
 from analyzer.cache import content_hash
 from analyzer.config import Config, ConfigError, Selection, check_codes, enabled_codes, known_codes, resolve_config
 from analyzer.diagnostics import Diagnostic
+from analyzer.files import not_regular, not_regular_message
 from analyzer.fixes.apply import FixOutcome, apply_fixes, fix_files  # noqa: F401 - part of this module's API
 from analyzer.noqa import filter_noqa
 
@@ -63,7 +71,11 @@ class CheckResult:
     cache_hits: int = 0
     analyzed: int = 0
     sources: dict[str, str] = field(default_factory=dict)  # in-memory sources (stdin)
-    # sha256 of the bytes analysed, per file given: fixes are applied to those bytes only
+    notebooks: dict = field(default_factory=dict)  # reported path -> notebook.Notebook checked
+    notebook_fixes: dict[str, int] = field(default_factory=dict)  # fixes not offered, per notebook
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): read, not checked
+    # sha256 of the bytes analysed, per file given (by its reported path): fixes are
+    # applied to those bytes only
     hashes: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -123,6 +135,8 @@ def decode_source(data: bytes | str) -> str:
 
 
 def _read_text(path: str) -> str | None:
+    if not_regular(path):
+        return None
     try:
         with open(path, "rb") as handle:
             return decode_source(handle.read())
@@ -378,26 +392,43 @@ def run_check(
 ) -> CheckResult:
     """Check ``files`` (and an in-memory ``stdin`` = (path, bytes)); see the module doc."""
     keep = Filter(config, cli)
+    if stdin is not None:
+        stdin = (report_path(stdin[0]), stdin[1])  # the name its findings and source go by
     roots = [str(config.root)]
     opset = config.opset or DEFAULT_OPSET
+    # What other files' analysis may open and import from: no notebook is importable, an
+    # import resolves to the module, not to its stub (`blocks.pyi` beside `blocks.py`),
+    # and what is not a regular file is never opened, by anyone.
+    unopened = {path: kind for path in files if (kind := not_regular(path)) is not None}
+    all_files = [f for f in files if f not in unopened and not f.endswith((".ipynb", ".pyi"))]
+    all_files += [stdin[0]] if stdin else []
     cache = None
     if use_cache and files:
         from analyzer.cache import CACHE_DIR_NAME, Cache
 
-        cache = Cache(Path(cache_dir) if cache_dir is not None else config.root / CACHE_DIR_NAME,
-                      list(files) + ([stdin[0]] if stdin else []))
+        # the same files as the analysis' Project: cached import answers are checked against it
+        cache = Cache(Path(cache_dir) if cache_dir is not None else config.root / CACHE_DIR_NAME, all_files)
 
     found: list[Diagnostic] = []
-    pending: list[tuple[str, bytes, str | None]] = []  # path, bytes, cache key
+    pending: list[tuple[str, bytes | str, str | None]] = []  # path, source, cache key
     result = CheckResult(diagnostics=[], files_checked=len(files) + (1 if stdin else 0))
+    notebooks: dict = {}  # path -> notebook.Notebook
     for path in files:
+        if path in unopened:
+            found.append(_file_diagnostic(path, PARSE_ERROR, not_regular_message(unopened[path])))
+            continue
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
         except OSError as error:
             found.append(read_error(path, error))
             continue
-        result.hashes[path] = content_hash(data)
+        result.hashes[report_path(path)] = content_hash(data)
+        source: bytes | str = data
+        if path.endswith(".ipynb"):
+            source = _notebook_source(path, data, notebooks, found, result)
+            if source is None:
+                continue
         key = None
         if cache is not None:
             cache.remember(path, data)
@@ -407,29 +438,141 @@ def run_check(
                 found.extend(hit)
                 result.cache_hits += 1
                 continue
-        pending.append((path, data, key))
+        pending.append((path, source, key))
 
-    all_files = list(files) + ([stdin[0]] if stdin else [])
     if pending:
         outcomes = _analyze_all(pending, all_files, roots, jobs, progress, opset)
         for (path, data, key), (diagnostics, deps, cacheable) in zip(pending, outcomes):
+            if path in notebooks:
+                diagnostics = _notebook().in_cells(diagnostics, path, notebooks[path])
+            # A finding in another file is kept under its absolute path: the entry is
+            # read again from other working directories (the file's own findings keep
+            # the spelling its key was made with).
+            diagnostics = [
+                d if d.path == path or d.path in _NOT_PATHS else replace(d, path=os.path.abspath(d.path))
+                for d in diagnostics
+            ]
             found.extend(diagnostics)
             if cache is not None and key is not None and cacheable:
                 cache.put(key, diagnostics, deps)
         result.analyzed = len(pending)
     if stdin is not None:
         path, data = stdin
-        diagnostics, _, _ = analyze_source(path, data, _engine().Project(all_files, roots), opset)
-        found.extend(diagnostics)
         result.sources[path] = decode_source(data)
-        result.analyzed += 1
+        source = _notebook_source(path, data, notebooks, found, result) if path.endswith(".ipynb") else data
+        if source is not None:
+            diagnostics, _, _ = analyze_source(path, source, _engine().Project(all_files, roots), opset)
+            if path in notebooks:
+                diagnostics = _notebook().in_cells(diagnostics, path, notebooks[path])
+            found.extend(diagnostics)
+            result.analyzed += 1
 
-    result.diagnostics = sorted({d for d in found if keep.keep(d)}, key=_sort_key)
+    result.files_checked -= len(result.skipped)
+    result.diagnostics = _reported(found, keep)
+    if notebooks:
+        result.notebooks = {report_path(path): notebook for path, notebook in notebooks.items()}
+        result.diagnostics = _without_notebook_fixes(result.diagnostics, result)
     return result
 
 
+def _notebook():
+    from analyzer import notebook
+
+    return notebook
+
+
+def _notebook_source(path: str, data: bytes, notebooks: dict, found: list, result: CheckResult) -> str | None:
+    """The Python source of a notebook's code cells, or None when it is not checked (a
+    UT000 in ``found``, or in ``result.skipped`` for another language)."""
+    nb = _notebook()
+    try:
+        notebook = nb.read_notebook(data)
+    except nb.NotebookError as error:
+        found.append(_file_diagnostic(path, PARSE_ERROR, str(error)))
+        return None
+    if not notebook.is_python:
+        result.skipped.append((report_path(path), f"not a Python notebook (language {notebook.language}); not checked"))
+        return None
+    notebooks[path] = notebook
+    return notebook.source
+
+
+def _without_notebook_fixes(reported: list[Diagnostic], result: CheckResult) -> list[Diagnostic]:
+    """--fix does not write notebooks: their findings carry no fix (counted, so that the
+    command can say what was left alone)."""
+    out = []
+    for diag in reported:
+        if diag.fix is not None and diag.path in result.notebooks:
+            result.notebook_fixes[diag.path] = result.notebook_fixes.get(diag.path, 0) + 1
+            diag = replace(diag, fix=None)
+        out.append(diag)
+    return out
+
+
+_NOT_PATHS = ("-", "<stdin>", "<string>")
+
+
+def report_path(path: str) -> str:
+    """The one spelling of a path in findings, as ruff prints them: relative to the
+    working directory when the file is under it, else absolute. ``-`` (stdin) and
+    other non-paths stay as they are."""
+    if path in _NOT_PATHS:
+        return path
+    try:
+        absolute = os.path.abspath(path)
+        relative = os.path.relpath(absolute)
+    except ValueError:  # another drive (Windows)
+        return os.path.abspath(path)
+    except OSError:  # no working directory any more (the command refuses to start then)
+        return path
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return absolute
+    return relative
+
+
+def _reported(found: Iterable[Diagnostic], keep: "Filter") -> list[Diagnostic]:
+    """What is reported, in its order: the kept diagnostics, each path spelled one way
+    (`report_path`), one finding per (path, cell, line, column, code) listing every call path
+    that reaches it (a UT000 also per message: two different failures stay two), sorted
+    on every field so that the report is the same bytes whatever the hash seed."""
+    spelled: dict[str, str] = {}
+    sites: dict[tuple, list[Diagnostic]] = {}
+    for diag in found:
+        if not keep.keep(diag):
+            continue
+        path = spelled.get(diag.path)
+        if path is None:
+            path = spelled[diag.path] = report_path(diag.path)
+        if path != diag.path:
+            diag = replace(diag, path=path)
+        key = (diag.path, diag.cell or 0, diag.line, diag.column, diag.code)
+        if diag.code == "UT000":
+            key += (diag.name, diag.message)
+        sites.setdefault(key, []).append(diag)
+    merged = []
+    for group in sites.values():
+        if len(group) == 1 and not group[0].call_paths:
+            merged.append(group[0])
+            continue
+        group.sort(key=lambda d: (_path_order(d.call_path), _sort_key(d)))
+        paths = sorted({p for d in group for p in d.all_call_paths}, key=_path_order)
+        merged.append(replace(group[0], call_paths=tuple(paths)))
+    return sorted(merged, key=_sort_key)
+
+
+def _path_order(call_path: tuple[str, ...]) -> tuple:
+    return (len(call_path), call_path)
+
+
 def _sort_key(diag: Diagnostic) -> tuple:
-    return (diag.path, diag.line, diag.column, diag.code, diag.end_line, diag.end_column, diag.message)
+    fix = diag.fix
+    return (
+        diag.path, diag.cell or 0, diag.line, diag.column, diag.code, diag.end_line, diag.end_column, diag.message,
+        diag.name, diag.severity, diag.function or "", _path_order(diag.call_path),
+        tuple(_path_order(p) for p in diag.all_call_paths), diag.suggestion or "",
+        (True, fix.message, fix.applicability, tuple((e.line, e.column, e.end_line, e.end_column, e.content) for e in fix.edits))
+        if fix is not None else (False,),
+    )
 
 
 def default_jobs() -> int:
@@ -615,7 +758,7 @@ def check_source(
     keep = Filter(config, _cli_selection(select, ignore, extend_select))
     diagnostics, _, _ = analyze_source(path, source, _engine().Project([path], [str(config.root)]),
                                        config.opset or DEFAULT_OPSET)
-    return sorted({d for d in diagnostics if keep.keep(d)}, key=_sort_key)
+    return _reported(diagnostics, keep)
 
 
 def check_paths(
@@ -638,6 +781,12 @@ def check_paths(
     paths = [os.fspath(p) for p in paths]
     config = config if config is not None else resolve_config(paths)
     found = discover(paths, config)
+    if found.unreadable:
+        import warnings
+
+        for directory, reason in found.unreadable:
+            # the API's way of the command's warning and exit 2: what is returned is not all
+            warnings.warn(f"cannot read directory {directory}: {reason}; its files were not checked", stacklevel=2)
     return run_check(
         found.files,
         config=config,

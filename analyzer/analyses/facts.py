@@ -7,7 +7,7 @@ the analysis never decides which code a finding gets.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from analyzer.analyses.levels import Level
 from analyzer.diagnostics import Fix

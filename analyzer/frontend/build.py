@@ -16,7 +16,7 @@ import re
 
 import libcst as cst
 from analyzer.frontend import ir
-from analyzer.frontend.positions import DeferredPositions
+from analyzer.frontend.positions import DeferredPositions, cpython_parse, statement_lines
 
 
 class ParseError(Exception):
@@ -60,18 +60,33 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
+        # CPython's position and words when it refuses the file too: libcst's tokenizer
+        # errors (tabs, dedents) have no position, and its parser's often points past
+        # the error (the next token it could not use)
+        _, error = cpython_parse(source)
+        if isinstance(error, SyntaxError) and error.lineno:
+            raise ParseError(f"syntax error: {error.msg}", error.lineno, max(1, error.offset or 1)) from None
         where = re.search(r"error at (\d+):(\d+)", exc.message)
         line, column = (int(where.group(1)), int(where.group(2))) if where else (exc.raw_line, exc.raw_column + 1)
         line, column = max(1, line), max(1, column)
         raise ParseError(f"syntax error: {exc.message}", line, column) from None
-    except (UnicodeDecodeError, LookupError) as exc:
+    except UnicodeDecodeError as exc:
+        line, column = _decode_position(exc)
+        bad = exc.object[exc.start : exc.start + 1].hex() if isinstance(exc.object, bytes) else ""
+        raise ParseError(f"cannot decode the file as {exc.encoding}: {exc.reason}" + (f" (0x{bad})" if bad else ""), line, column) from None
+    except LookupError as exc:
         raise ParseError(f"cannot decode the file: {exc}") from None
     except RecursionError:
         raise ParseError("nesting too deep to parse") from None
     except Exception as exc:  # libcst raises assorted errors on exotic input
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
     text = _text(source, tree)
-    syntax = DeferredPositions(tree, text)
+    # CPython's parse, which the spans use for the line of each statement, also catches
+    # CPython's own limits that libcst does not have (1000 nested parentheses)
+    parsed, error = cpython_parse(text)
+    if isinstance(error, SyntaxError) and error.msg in _CPYTHON_LIMITS and error.lineno:
+        raise ParseError(f"syntax error: {error.msg}", error.lineno, max(1, error.offset or 1))
+    syntax = DeferredPositions(tree, text, statement_lines(text, tree, parsed))
     builder = _Builder(syntax, strict)
     body: list[ir.Stmt] = []
     try:
@@ -82,6 +97,26 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
     except RecursionError:
         raise ParseError("nesting too deep to analyse") from None
     return ir.Module(path=path, body=body, source=text, syntax=syntax)
+
+
+# What CPython refuses whatever its version, while libcst accepts it. Other refusals are
+# left to libcst: CPython refuses the syntax of versions newer than the one running.
+_CPYTHON_LIMITS = frozenset({
+    "too many nested parentheses",
+    "too many levels of indentation",
+    "too many statically nested blocks",
+})
+
+
+def _decode_position(exc: UnicodeDecodeError) -> tuple[int, int]:
+    """The line and column (in characters) of the first byte that does not decode."""
+    data = exc.object
+    if not isinstance(data, (bytes, bytearray)):
+        return 1, 1
+    before = bytes(data[: exc.start])
+    line_start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
+    column = len(before[line_start:].decode(exc.encoding if exc.encoding else "utf-8", errors="replace")) + 1
+    return before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1, column
 
 
 def _string_value(node: cst.SimpleString | cst.ConcatenatedString):

@@ -94,22 +94,29 @@ class Positions:
         return (*self._point(r[0]), *self._point(r[1]))
 
 
-def cpython_ast(source: str | bytes, filename: str = "<unknown>") -> ast.Module | None:
-    """CPython's own parse of `source` (many times faster than libcst's), or None when
-    it refuses it."""
+def cpython_parse(source: str | bytes, filename: str = "<unknown>") -> tuple[ast.Module | None, Exception | None]:
+    """CPython's own parse of `source` (many times faster than libcst's), or None and
+    why it refuses it."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to print
-            return compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
-        return None
+            return compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True), None
+    except Exception as error:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
+        return None, error
 
 
-def statement_lines(text: str, tree: cst.Module) -> list[int] | None:
+def cpython_ast(source: str | bytes, filename: str = "<unknown>") -> ast.Module | None:
+    """CPython's own parse of `source`, or None when it refuses it."""
+    return cpython_parse(source, filename)[0]
+
+
+def statement_lines(text: str, tree: cst.Module, parsed: ast.Module | None | bool = False) -> list[int] | None:
     """The line each top-level statement of `tree` starts on (its syntactic start: the
     `def`/`class` line of a decorated one), from CPython's parser, which is many times
-    faster than generating the code before it; None when the two parsers disagree."""
-    parsed = cpython_ast(text)
+    faster than generating the code before it; None when the two parsers disagree.
+    ``parsed``: CPython's parse of ``text`` when the caller has it (None: it refused)."""
+    if parsed is False:
+        parsed = cpython_ast(text)
     if parsed is None:
         return None
     body = parsed.body
@@ -131,11 +138,11 @@ class DeferredPositions:
 
     __slots__ = ("tree", "text", "_positions", "_lines", "_pieces")
 
-    def __init__(self, tree: cst.Module, text: str):
+    def __init__(self, tree: cst.Module, text: str, lines: list[int] | None | bool = False):
         self.tree = tree
         self.text = text
         self._positions: Positions | None = None
-        self._lines: list[int] | None | bool = False  # False: not computed yet
+        self._lines: list[int] | None | bool = lines  # False: not computed yet
         self._pieces: dict[int, Positions] = {}
 
     def positions(self) -> Positions:

@@ -32,6 +32,8 @@ class ReportContext:
     sources: dict[str, str] = field(default_factory=dict)  # in-memory files (stdin)
     fixed: int = 0  # how many findings --fix repaired
     unsafe_fixes: bool = False
+    unreadable: int = 0  # directories a walk could not list (their files were not checked)
+    notebooks: dict = field(default_factory=dict)  # path -> notebook.Notebook (its cells' lines)
     cwd: Path = field(default_factory=Path.cwd)
     _lines: dict[str, list[str] | None] = field(default_factory=dict, repr=False)
 
@@ -41,8 +43,10 @@ class ReportContext:
             from analyzer.noqa import split_lines
             from analyzer.runner import decode_source
 
+            from analyzer.files import not_regular
+
             text = self.sources.get(path)
-            if text is None:
+            if text is None and not not_regular(path):
                 try:
                     with open(path, "rb") as handle:
                         text = decode_source(handle.read())
@@ -56,6 +60,13 @@ class ReportContext:
         if lines is None or not 1 <= number <= len(lines):
             return None
         return lines[number - 1]
+
+    def source_line(self, diag: Diagnostic) -> str | None:
+        """The line a finding starts on: in its notebook cell, or in its file."""
+        if diag.cell is not None:
+            notebook = self.notebooks.get(diag.path)
+            return notebook.cell_line(diag.cell, diag.line) if notebook is not None else None
+        return self.line(diag.path, diag.line)
 
     def relative_uri(self, path: str) -> str:
         """``path`` relative to the working directory with forward slashes, or an
@@ -85,23 +96,92 @@ def plural(count: int, word: str, plural_form: str | None = None) -> str:
 
 
 def summary(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
-    """``Found 12 hazards in 5 files (30 files checked).`` and the fix hints."""
+    """``Found 12 hazards in 5 files (30 files checked); 1 file could not be parsed.``
+    and the fix hints."""
     checked = plural(context.files_checked, "file")
+    # A file that could not be parsed (UT000) is an error, not a hazard: counted apart.
+    hazards = [d for d in diagnostics if d.code != "UT000"]
+    unparsed = {d.path for d in diagnostics if d.code == "UT000" and d.name != "internal-error"}
+    failed = {d.path for d in diagnostics if d.name == "internal-error"}
+    notes = ""
+    if unparsed:
+        notes += f"; {plural(len(unparsed), 'file')} could not be parsed"
+    if failed:
+        notes += f"; {plural(len(failed), 'file')} could not be analysed (internal error)"
+    if context.unreadable:
+        notes += f"; {plural(context.unreadable, 'directory', 'directories')} could not be read"
     lines = []
     if context.fixed:
         lines.append(f"Fixed {plural(context.fixed, 'hazard')}.")
-    if diagnostics:
-        files = len({d.path for d in diagnostics})
-        lines.append(f"Found {plural(len(diagnostics), 'hazard')} in {plural(files, 'file')} ({checked} checked).")
+    if hazards:
+        files = len({d.path for d in hazards})
+        lines.append(f"Found {plural(len(hazards), 'hazard')} in {plural(files, 'file')} ({checked} checked){notes}.")
         fixable = sum(1 for d in diagnostics if context.fixable(d))
         if fixable:
             lines.append(f"[*] {fixable} fixable with the `--fix` option.")
         hidden = sum(1 for d in diagnostics if d.fix is not None and not context.fixable(d))
         if hidden:
             lines.append(f"({hidden} more fixable with the `--unsafe-fixes` option.)")
+    elif context.unreadable:
+        lines.append(f"No hazards found in what could be read ({checked} checked){notes}.")
     else:
-        lines.append(f"No hazards found ({checked} checked).")
+        lines.append(f"No hazards found ({checked} checked){notes}.")
     return "\n".join(lines)
+
+
+def location(diag: Diagnostic) -> str:
+    """``path:line:column``, or ``nb.ipynb:cell 3:2:9`` in a notebook (as ruff)."""
+    cell = f"cell {diag.cell}:" if diag.cell is not None else ""
+    return f"{printable(diag.path)}:{cell}{diag.line}:{diag.column}"
+
+
+def via_paths(diag: Diagnostic) -> list[str]:
+    """The call paths to show as ``via``: every one when several lead to the site, else
+    the one path when it goes through a call (a site in ``forward`` itself needs none)."""
+    paths = diag.all_call_paths
+    if len(paths) == 1 and len(paths[0]) <= 1:
+        return []
+    return [" -> ".join(p) for p in paths]
+
+
+# C0 and C1 control characters and DEL, and the bidirectional formatting characters
+# (which reorder what a terminal shows: "Trojan Source"). Tab is shown as such in a
+# source line (expanded) and escaped elsewhere.
+_UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))} | {0x09: "\\t"}
+_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+# A file name that is not UTF-8 holds its bytes as lone surrogates (surrogateescape):
+# shown as the bytes they stand for, other lone surrogates as code points.
+_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)})
+_UNPRINTABLE.update({c: f"\\x{c - 0xDC00:02x}" for c in range(0xDC80, 0xDD00)})
+_UNPRINTABLE_IN_LINE = {c: text for c, text in _UNPRINTABLE.items() if c != 0x09}
+_UNPRINTABLE_BUT_LINES = {c: text for c, text in _UNPRINTABLE.items() if c not in (0x0A, 0x0D)}
+
+
+def printable(text: str, *, keep_tabs: bool = False, keep_newlines: bool = False) -> str:
+    """``text`` with the characters a terminal would act on escaped (``\x1b``), so that
+    a scanned file cannot move the cursor, retitle the window or reorder the line.
+    ``keep_newlines`` for a format that encodes line breaks itself (GitHub's ``%0A``)."""
+    if text.isprintable():
+        return text
+    table = _UNPRINTABLE_IN_LINE if keep_tabs else _UNPRINTABLE_BUT_LINES if keep_newlines else _UNPRINTABLE
+    return text.translate(table)
+
+
+_SURROGATE = None
+
+
+def json_text(text: str) -> str:
+    """JSON from ``json.dumps(..., ensure_ascii=False)`` made valid UTF-8: a lone
+    surrogate (from a file name that is not UTF-8) becomes its ``\\udcff`` escape,
+    which JSON readers turn back into the same string."""
+    global _SURROGATE
+    if text.isascii():
+        return text
+    if _SURROGATE is None:
+        import re
+
+        _SURROGATE = re.compile("[\ud800-\udfff]")
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def display_width(text: str) -> int:

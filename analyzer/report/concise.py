@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analyzer.diagnostics import Diagnostic
-from analyzer.report import ReportContext, summary
+from analyzer.report import ReportContext, location, printable, summary
 
 
 def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     lines = [
-        f"{d.path}:{d.line}:{d.column}: {d.code}{' [*]' if context.fixable(d) else ''} {d.message}" for d in diagnostics
+        f"{location(d)}: {d.code}{' [*]' if context.fixable(d) else ''} {printable(d.message)}" for d in diagnostics
     ]
     lines.append(summary(diagnostics, context))
     return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analyzer.diagnostics import Diagnostic
-from analyzer.report import ReportContext
+from analyzer.report import ReportContext, printable, via_paths
 
 
 def _data(text: str) -> str:
@@ -26,21 +26,18 @@ def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
     lines = []
     for d in diagnostics:
         level = "warning" if d.severity == "warning" else "error"
+        where = [("file", printable(context.relative_uri(d.path)))]
+        if d.cell is None:
+            where += [("line", d.line), ("col", d.column), ("endLine", d.end_line), ("endColumn", d.end_column)]
         properties = ",".join(
-            f"{key}={_property(str(value))}"
-            for key, value in (
-                ("file", context.relative_uri(d.path)),
-                ("line", d.line),
-                ("col", d.column),
-                ("endLine", d.end_line),
-                ("endColumn", d.end_column),
-                ("title", f"{d.code} {d.name}"),
-            )
+            f"{key}={_property(str(value))}" for key, value in (*where, ("title", f"{d.code} {d.name}"))
         )
-        message = d.message
+        # a line of a notebook's JSON is not a line of its cell: the cell is in the message
+        # the file's control characters escaped (`\x1b`): workflow logs are terminals too
+        message = printable(d.message, keep_newlines=True) if d.cell is None else f"cell {d.cell}, line {d.line}: {printable(d.message, keep_newlines=True)}"
         if d.suggestion:
-            message += f"\nhelp: {d.suggestion}"
-        if len(d.call_path) > 1:
-            message += f"\nvia: {' -> '.join(d.call_path)}"
+            message += f"\nhelp: {printable(d.suggestion, keep_newlines=True)}"
+        for path in via_paths(d):
+            message += f"\nvia: {printable(path)}"
         lines.append(f"::{level} {properties}::{_data(message)}")
     return "".join(line + "\n" for line in lines)

@@ -8,8 +8,8 @@ import json
 from collections.abc import Sequence
 
 from analyzer.diagnostics import Diagnostic
-from analyzer.report import ReportContext
+from analyzer.report import ReportContext, json_text
 
 
 def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
-    return json.dumps([d.to_dict() for d in diagnostics], indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps([d.to_dict() for d in diagnostics], indent=2, ensure_ascii=False)) + "\n"

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from analyzer import __version__
 from analyzer.diagnostics import Diagnostic
-from analyzer.report import ReportContext
+from analyzer.report import ReportContext, json_text
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/untrace/"
@@ -68,9 +68,9 @@ def rule_descriptors() -> list[dict]:
 def _physical(diag: Diagnostic, context: ReportContext) -> dict:
     path = context.relative_uri(diag.path)
     if path.startswith("/"):
-        artifact = {"uri": "file://" + quote(path)}
-    else:
-        artifact = {"uri": quote(path), "uriBaseId": "%SRCROOT%"}
+        artifact = {"uri": "file://" + quote(path, errors="surrogateescape")}
+    else:  # a name that is not UTF-8 is percent-encoded as its bytes
+        artifact = {"uri": quote(path, errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}
     region = {
         "startLine": max(1, diag.line),
         "startColumn": max(1, diag.column),
@@ -79,7 +79,7 @@ def _physical(diag: Diagnostic, context: ReportContext) -> dict:
     }
     if region["endLine"] == region["startLine"] and region["endColumn"] < region["startColumn"]:
         region["endColumn"] = region["startColumn"]
-    snippet = context.line(diag.path, diag.line)
+    snippet = context.source_line(diag)
     if snippet is not None and diag.end_line == diag.line and len(snippet) < 1000:
         region["snippet"] = {"text": snippet}
     return {"artifactLocation": artifact, "region": region}
@@ -87,6 +87,9 @@ def _physical(diag: Diagnostic, context: ReportContext) -> dict:
 
 def _result(diag: Diagnostic, index: int, context: ReportContext) -> dict:
     text = diag.message
+    if diag.cell is not None:
+        # SARIF has no notebook cells: the region's lines are those of the cell named here
+        text = f"cell {diag.cell}, line {diag.line}: {text}"
     if diag.suggestion:
         text += f" Help: {diag.suggestion}"
     location: dict = {"physicalLocation": _physical(diag, context)}
@@ -100,24 +103,31 @@ def _result(diag: Diagnostic, index: int, context: ReportContext) -> dict:
     }
     if index >= 0:
         result["ruleIndex"] = index
-    if len(diag.call_path) > 1:
+    flows = []
+    for call_path in diag.all_call_paths:
+        if len(call_path) <= 1:
+            continue
         steps = []
-        for depth, function in enumerate(diag.call_path):
+        for depth, function in enumerate(call_path):
             step: dict = {
                 "logicalLocations": [{"fullyQualifiedName": function, "kind": "function"}],
-                "message": {"text": f"calls {diag.call_path[depth + 1]}" if depth + 1 < len(diag.call_path) else "hazard here"},
+                "message": {"text": f"calls {call_path[depth + 1]}" if depth + 1 < len(call_path) else "hazard here"},
             }
-            if depth == len(diag.call_path) - 1:
+            if depth == len(call_path) - 1:
                 step["physicalLocation"] = _physical(diag, context)
             steps.append({"location": step, "nestingLevel": depth})
-        result["codeFlows"] = [
+        flows.append(
             {
-                "message": {"text": "reached from " + " -> ".join(diag.call_path)},
+                "message": {"text": "reached from " + " -> ".join(call_path)},
                 "threadFlows": [{"locations": steps}],
             }
-        ]
+        )
+    if flows:  # one code flow per call path through calls that reaches the site
+        result["codeFlows"] = flows
     if diag.fix is not None:
         result["properties"] = {"fix": diag.fix.message, "applicability": diag.fix.applicability}
+    if diag.cell is not None:
+        result.setdefault("properties", {})["cell"] = diag.cell
     return result
 
 
@@ -143,12 +153,25 @@ def to_sarif(diagnostics: Sequence[Diagnostic], context: ReportContext) -> dict:
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": base}},
                 "columnKind": "unicodeCodePoints",
-                "invocations": [{"executionSuccessful": not internal}],
+                "invocations": [_invocation(internal, context)],
                 "results": results,
             }
         ],
     }
 
 
+def _invocation(internal: list, context: ReportContext) -> dict:
+    """Not successful when a file's analysis failed or a directory could not be read:
+    the results do not cover the whole tree."""
+    invocation: dict = {"executionSuccessful": not internal and not context.unreadable}
+    if context.unreadable:
+        count = context.unreadable
+        what = "1 directory" if count == 1 else f"{count} directories"
+        invocation["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": f"{what} could not be read; the files in them were not checked"}}
+        ]
+    return invocation
+
+
 def render(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
-    return json.dumps(to_sarif(diagnostics, context), indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(to_sarif(diagnostics, context), indent=2, ensure_ascii=False)) + "\n"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analyzer.diagnostics import Diagnostic
-from analyzer.report import ReportContext, display_width, summary
+from analyzer.report import ReportContext, display_width, location, printable, summary, via_paths
 
 TAB_WIDTH = 4
 MAX_LINE = 160  # longer source lines are shown as a window around the span
@@ -50,22 +50,21 @@ def render_one(diag: Diagnostic, context: ReportContext, style: _Style | None = 
     style = style or _Style(False)
     fix_mark = " " + style("[*]", "cyan") if context.fixable(diag) else ""
     head = (
-        style(f"{diag.path}:{diag.line}:{diag.column}:", "bold")
+        style(f"{location(diag)}:", "bold")
         + " "
         + style(diag.code, "bold red")
         + fix_mark
         + " "
         + style(f"[{diag.name}]", "dim")
         + " "
-        + style(diag.message, "")
+        + style(printable(diag.message), "")
     )
     lines = [head]
     snippet = _snippet(diag, context)
     notes = []
     if diag.suggestion:
-        notes.append(("help", diag.suggestion))
-    if len(diag.call_path) > 1:
-        notes.append(("via", " -> ".join(diag.call_path)))
+        notes.append(("help", printable(diag.suggestion)))
+    notes.extend(("via", printable(path)) for path in via_paths(diag))
     if snippet is not None:
         number, shown, caret_at, caret_len = snippet
         gutter = " " * len(str(number))
@@ -85,7 +84,7 @@ def render_one(diag: Diagnostic, context: ReportContext, style: _Style | None = 
 
 def _snippet(diag: Diagnostic, context: ReportContext) -> tuple[int, str, int, int] | None:
     """(line number, line as displayed, caret offset, caret length) or None."""
-    line = context.line(diag.path, diag.line)
+    line = context.source_line(diag)
     if line is None or not line.strip():
         return None
     line = line.rstrip()
@@ -100,9 +99,10 @@ def _snippet(diag: Diagnostic, context: ReportContext) -> tuple[int, str, int, i
         right = min(len(line), left + MAX_LINE)
         head = "…" if left > 0 else ""
         tail = "…" if right < len(line) else ""
-    prefix = head + line[left:start]
-    span = line[start : max(start + 1, min(end, right))]
-    shown = (head + line[left:right] + tail).expandtabs(TAB_WIDTH)
+    # control characters of the file are shown escaped (`\x1b`), and measured so
+    prefix = head + printable(line[left:start], keep_tabs=True)
+    span = printable(line[start : max(start + 1, min(end, right))], keep_tabs=True)
+    shown = (head + printable(line[left:right], keep_tabs=True) + tail).expandtabs(TAB_WIDTH)
     caret_at = display_width(prefix.expandtabs(TAB_WIDTH))
     caret_len = max(1, display_width(_expand_from(prefix, span)))
     return diag.line, shown, caret_at, caret_len

@@ -16,7 +16,13 @@ RULE = Rule(
     name="parse-error",
     summary="The file cannot be parsed or decoded, so it was not analysed.",
     what="Reports files that are not valid Python 3 (syntax errors, undecodable bytes, NUL bytes, "
-         "nesting too deep to parse). Every other file in the run is still checked.",
+         "nesting too deep to parse, CPython's limits such as 200 nested parentheses), at the "
+         "position of the error: the first byte that does not decode, or CPython's line and "
+         "column. Also files that cannot be read, paths that are not regular files (a named "
+         "pipe, a socket, a device: never opened), and notebooks that are not valid nbformat 4 "
+         "JSON. In a notebook, a syntax error is reported at its cell and the line in that "
+         "cell. Every other file in the run is still checked, and the summary counts these "
+         "files apart from the hazards.",
     why="A file untrace cannot read may hide trace hazards; the report says so rather than pass it silently.",
     example='print "hello"   # Python 2',
     use_instead='print("hello")',

@@ -1,5 +1,5 @@
-"""Which files are checked: recursion, .gitignore (nested, negated), excludes, default
-excludes, explicitly named files, --force-exclude."""
+"""Which files are checked: recursion (.py, .pyi, .ipynb), .gitignore (nested, negated),
+excludes, default excludes, explicitly named files, --force-exclude."""
 
 from __future__ import annotations
 
@@ -58,6 +58,7 @@ def test_recursive_with_default_excludes(project):
         "pkg/data/d.py",
         "pkg/gen/c.py",
         "pkg/gen/keep.py",
+        "stub.pyi",  # stubs are collected, as ruff does (issue 10)
         "sub/ok.py",
     ]
 
@@ -65,7 +66,7 @@ def test_recursive_with_default_excludes(project):
 def test_gitignore_nested_and_negated(project):
     (project / ".gitignore").write_text("pkg/data/\n")
     (project / "pkg" / ".gitignore").write_text("gen/*\n!gen/keep.py\n")
-    assert found(project) == ["a.py", "pkg/__init__.py", "pkg/b.py", "pkg/gen/keep.py", "sub/ok.py"]
+    assert found(project) == ["a.py", "pkg/__init__.py", "pkg/b.py", "pkg/gen/keep.py", "stub.pyi", "sub/ok.py"]
 
 
 def test_gitignore_of_a_parent_directory_applies_to_a_named_subdirectory(project):
@@ -75,7 +76,7 @@ def test_gitignore_of_a_parent_directory_applies_to_a_named_subdirectory(project
 
 
 def test_exclude_and_extend_exclude(project):
-    assert found(project, extend_exclude=("pkg/gen/", "a.py")) == ["pkg/__init__.py", "pkg/b.py", "pkg/data/d.py", "sub/ok.py"]
+    assert found(project, extend_exclude=("pkg/gen/", "a.py")) == ["pkg/__init__.py", "pkg/b.py", "pkg/data/d.py", "stub.pyi", "sub/ok.py"]
     # `exclude` replaces the defaults
     assert "build/f.py" in found(project, exclude=("pkg/",))
     assert "pkg/b.py" not in found(project, exclude=("pkg/",))

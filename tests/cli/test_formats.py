@@ -68,12 +68,14 @@ DESIGN_FIELDS = [
     "message",
     "severity",
     "path",
+    "cell",  # the notebook cell, or None (issue 10)
     "line",
     "column",
     "end_line",
     "end_column",
     "function",
     "call_path",
+    "call_paths",  # every call path to the site (issue 10): call_path is the first
     "suggestion",
     "fix",
 ]
@@ -91,12 +93,14 @@ def test_json_fields_exactly(fake, tree, cli):
         "message": "`if` on tensor data: `x.sum() > 0`",
         "severity": "error",
         "path": "pkg/model.py",
+        "cell": None,
         "line": 6,
         "column": 9,
         "end_line": 6,
         "end_column": 23,
         "function": "Net.forward",
         "call_path": ["Net.forward"],
+        "call_paths": [["Net.forward"]],
         "suggestion": "rewrite with torch.where",
         "fix": None,
     }
@@ -280,7 +284,7 @@ def test_output_file_is_written_atomically(fake, tree, cli):
 
 def test_output_file_in_missing_directory_is_usage_error(fake, tree, cli):
     code, _, err = cli("check", "pkg", "--no-cache", "--output-file", str(tree / "nope" / "r.txt"))
-    assert code == 2 and "cannot write" in err
+    assert code == 2 and f"folder {tree / 'nope'} does not exist" in err
 
 
 def test_fix_hint_for_unsafe(fake, tree, cli):

@@ -153,8 +153,7 @@ def test_soft_time_limit_in_process(fake, tmp_path, monkeypatch):
 
 def test_unreadable_file_is_reported_and_the_others_checked(fake, tree, cli):
     if os.geteuid() == 0:
-        # root reads everything: make the read fail another way (a dangling symlink,
-        # named explicitly since a directory walk skips it)
+        # root reads everything: make the read fail another way (a dangling symlink)
         os.symlink(tree / "missing.py", tree / "pkg" / "gone.py")
     else:
         secret = tree / "pkg" / "gone.py"

@@ -399,3 +399,15 @@ def test_graph_output_may_not_overwrite_its_source(tmp_path, monkeypatch, capsys
     code = main(["graph", "m.py", "-o", "m.py"])
     assert code == 2 and "is the file shown, which writing would destroy" in capsys.readouterr().err
     assert (tmp_path / "m.py").read_text() == FIXABLE
+
+
+@pytest.mark.parametrize("spelling", ["absolute", "outside the working directory"])
+def test_fix_finds_a_file_however_it_was_named(tmp_path, monkeypatch, capsys, spelling):
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    target = tmp_path / "proj" / "m.py"
+    target.write_text(FIXABLE)
+    monkeypatch.chdir(tmp_path / ("proj" if spelling == "absolute" else "elsewhere"))
+    named = str(target) if spelling == "absolute" else "../proj/m.py"
+    code, out, err = check(capsys, "--no-cache", "--fix", "--unsafe-fixes", named)
+    assert "torch.cond(" in target.read_text() and "not fixed" not in err

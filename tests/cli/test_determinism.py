@@ -1,0 +1,104 @@
+"""One finding per site, in one order, under one spelling of its path: the report of a
+tree is the same bytes run after run, whatever the hash seed or the way files are named."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from .conftest import REPO, run_untrace
+
+SITE = "multi_file/blocks.py"  # the UT101 that GatedClassifier reaches through GatedBlock
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    """A copy of ``corpora/multi_file`` and ``corpora/helper_function_branch.py`` (so that
+    no cache or other engineer's run interferes), importable as ``corpora.multi_file``."""
+    root = tmp_path / "project"
+    (root / "corpora").mkdir(parents=True)
+    shutil.copytree(REPO / "corpora" / "multi_file", root / "corpora" / "multi_file")
+    shutil.copy(REPO / "corpora" / "helper_function_branch.py", root / "corpora")
+    return root
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "text"])
+def test_report_is_byte_identical_whatever_the_hash_seed(corpus, fmt):
+    args = ("check", "--no-cache", "--select", "ALL", "--output-format", fmt, "corpora/multi_file", "corpora/helper_function_branch.py")
+    outputs = set()
+    for seed in ("0", "1", "4"):
+        done = run_untrace(*args, cwd=corpus, env={"PYTHONHASHSEED": seed})
+        assert done.returncode == 1, done.stderr
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
+
+
+def test_a_site_reached_through_two_call_paths_is_one_finding_listing_both(corpus):
+    done = run_untrace("check", "--no-cache", "--output-format", "json", "corpora/multi_file", cwd=corpus)
+    assert done.returncode == 1, done.stderr
+    findings = [d for d in json.loads(done.stdout) if d["code"] == "UT101"]
+    assert len(findings) == 1
+    (finding,) = findings
+    assert (finding["path"], finding["line"], finding["column"]) == ("corpora/" + SITE, 18, 9)
+    assert finding["call_path"] == ["GatedBlock.forward"]  # the shortest, as before
+    assert finding["call_paths"] == [["GatedBlock.forward"], ["GatedClassifier.forward", "GatedBlock.forward"]]
+
+    text = run_untrace("check", "--no-cache", "corpora/multi_file", cwd=corpus).stdout.decode()
+    assert text.count("corpora/multi_file/blocks.py:18:9: UT101") == 1
+    assert "   = via: GatedBlock.forward\n   = via: GatedClassifier.forward -> GatedBlock.forward\n" in text
+    assert "Found 1 hazard in 1 file (3 files checked)." in text
+
+
+def _concise_paths(done) -> list[str]:
+    return [line.split(":", 1)[0] for line in done.stdout.decode().splitlines() if ": UT" in line]
+
+
+def test_paths_are_relative_to_the_cwd_however_the_files_were_named(corpus):
+    here = corpus / "corpora"
+    blocks = str(here / "multi_file" / "blocks.py")  # absolute
+    done = run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "concise", "./multi_file/model.py", blocks, cwd=here)
+    assert done.returncode == 1, done.stderr
+    assert _concise_paths(done) == ["multi_file/blocks.py", "multi_file/model.py"]
+    assert done.stdout.decode().splitlines()[-2] == "Found 2 hazards in 2 files (2 files checked)."
+
+    data = json.loads(run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "json", "./multi_file/model.py", blocks, cwd=here).stdout)
+    assert [d["path"] for d in data] == ["multi_file/blocks.py", "multi_file/model.py"]
+
+
+def test_paths_outside_the_cwd_are_absolute_and_sarif_uris_follow(corpus, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    model = os.path.relpath(corpus / "corpora" / "multi_file" / "model.py", elsewhere)
+    blocks = os.path.relpath(corpus / "corpora" / "multi_file" / "blocks.py", elsewhere)
+    done = run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "concise", model, blocks, cwd=elsewhere)
+    assert _concise_paths(done) == [str(corpus / "corpora" / "multi_file" / "blocks.py"), str(corpus / "corpora" / "multi_file" / "model.py")]
+
+    sarif = json.loads(run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "sarif", model, blocks, cwd=elsewhere).stdout)
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in sarif["runs"][0]["results"]]
+    assert uris == [
+        {"uri": (corpus / "corpora" / "multi_file" / "blocks.py").as_uri()},
+        {"uri": (corpus / "corpora" / "multi_file" / "model.py").as_uri()},
+    ]
+    inside = json.loads(run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "sarif", "corpora/multi_file", cwd=corpus).stdout)
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in inside["runs"][0]["results"]]
+    assert uris == [
+        {"uri": "corpora/multi_file/blocks.py", "uriBaseId": "%SRCROOT%"},
+        {"uri": "corpora/multi_file/model.py", "uriBaseId": "%SRCROOT%"},
+    ]
+    assert inside["runs"][0]["originalUriBaseIds"] == {"%SRCROOT%": {"uri": corpus.as_uri() + "/"}}
+
+
+def test_a_cached_finding_in_another_file_keeps_its_path_from_another_working_directory(corpus):
+    """The cache is shared by the whole project (its root is the configuration's); a
+    finding that checking model.py reports in blocks.py must not keep the working
+    directory of the run that cached it."""
+    (corpus / "pyproject.toml").write_text("[tool.untrace]\n")
+    files = [str(corpus / "corpora" / "multi_file" / name) for name in ("model.py", "blocks.py")]
+    first = run_untrace("check", "--output-format", "concise", *files, cwd=corpus)
+    again = run_untrace("check", "--output-format", "concise", *files, cwd=corpus / "corpora")
+    assert _concise_paths(first) == ["corpora/multi_file/blocks.py"]
+    assert (corpus / ".untrace_cache").is_dir()
+    assert _concise_paths(again) == ["multi_file/blocks.py"]
