@@ -22,6 +22,7 @@ from analyzer.lines import NEWLINE, lines_with_ends, newline_of
 
 NOT_NAMED = "not among the files checked, not fixed"
 NOT_TEXT = "cannot be decoded, not fixed"
+NOT_ENCODABLE = "the fix cannot be written in the file's encoding, not fixed"
 
 
 @dataclass
@@ -179,7 +180,7 @@ def _fix_file(path: str, diags: list[Diagnostic], unsafe: bool, write: bool,
         try:
             outcome.status = files.rewrite(path, digest, bom + fixed.encode(encoding))
         except UnicodeEncodeError:
-            outcome.status = NOT_TEXT
+            outcome.status = NOT_ENCODABLE
         except OSError as error:
             outcome.status = f"cannot be written ({error.strerror or error}), not fixed"
     return outcome
