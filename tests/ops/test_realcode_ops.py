@@ -78,6 +78,24 @@ CASES: list[tuple] = [
      lambda *t, indexing: torch.meshgrid(*t, indexing=indexing)),
     ("meshgrid_list_xy", "torch.meshgrid", ([_t(5), _t(2, seed=1)],), {"indexing": "xy"},
      lambda t, indexing: torch.meshgrid(t, indexing=indexing)),
+    # index_add / index_copy / masked_scatter
+    ("index_add_dup_alpha", "torch.index_add", (_t(4, 3), 0, torch.tensor([1, 3, 1]), _t(3, 3, seed=1)),
+     {"alpha": 0.5}, torch.index_add),
+    ("index_add_dim1_int", "Tensor.index_add", (_t(2, 5, dtype=torch.int64), 1, torch.tensor([4, 0]),
+     _t(2, 2, dtype=torch.int64, seed=1)), {"alpha": 3}, lambda x, *a, **k: x.index_add(*a, **k)),
+    ("index_add_inplace", "Tensor.index_add_", (_t(3, 2, 2), -1, torch.tensor([1]), _t(3, 2, 1, seed=1)), {},
+     _inplace("index_add_")),
+    ("index_copy_dim1", "torch.index_copy", (_t(3, 4), 1, torch.tensor([3, 0]), _t(3, 2, seed=1)), {}, torch.index_copy),
+    ("index_copy_inplace", "Tensor.index_copy_", (_t(4, 2), 0, torch.tensor([2, 1]), _t(2, 2, seed=1)), {},
+     _inplace("index_copy_")),
+    ("masked_scatter", "Tensor.masked_scatter", (_t(3, 4), _t(3, 4, dtype=torch.bool, seed=1), _t(12, seed=2)), {},
+     lambda x, m, s: x.masked_scatter(m, s)),
+    ("masked_scatter_broadcast_mask", "torch.masked_scatter", (_t(3, 4), _t(4, dtype=torch.bool, seed=1),
+     _t(4, 4, seed=2)), {}, torch.masked_scatter),
+    ("masked_scatter_inplace", "Tensor.masked_scatter_", (_t(2, 3, dtype=torch.int64), _t(3, dtype=torch.bool, seed=4),
+     _t(7, dtype=torch.int64, seed=2)), {}, _inplace("masked_scatter_")),
+    ("masked_scatter_all_false", "Tensor.masked_scatter", (_t(2, 2), torch.zeros(2, 2, dtype=torch.bool), _t(0)), {},
+     lambda x, m, s: x.masked_scatter(m, s)),
     # unfold / fold
     ("unfold_windows", "Tensor.unfold", (_t(2, 9, 3), 1, 4, 2), {}, lambda x, *a: x.unfold(*a)),
     ("unfold_last", "Tensor.unfold", (_t(10), 0, 3, 3), {}, lambda x, *a: x.unfold(*a)),
@@ -157,6 +175,17 @@ def test_repeat_interleave_broadcast_one_repeat_dynamic():
     _run_many("torch.repeat_interleave", runs[0], {"dim": 0}, torch.repeat_interleave, runs)
 
 
+def test_masked_scatter_any_number_of_trues():
+    eager = lambda x, m, s: x.masked_scatter(m, s)  # noqa: E731
+    runs = [
+        (_t(3, 4), _t(3, 4, dtype=torch.bool, seed=1), _t(12, seed=2)),
+        (_t(2, 5, seed=3), torch.ones(2, 5, dtype=torch.bool), _t(10, seed=4)),
+        (_t(5, 1, seed=5), torch.zeros(5, 1, dtype=torch.bool), _t(3, seed=6)),
+        (_t(1, 7, seed=7), _t(1, 7, dtype=torch.bool, seed=8), _t(20, seed=9)),
+    ]
+    _run_many("Tensor.masked_scatter", runs[0], {}, eager, runs)
+
+
 # ---------------------------------------------------------------------- refusals
 #
 # (id, registry name, args, kwargs, a regex the LoweringError must match): each a case
@@ -170,6 +199,14 @@ REFUSALS: list[tuple] = [
     ("repeat_interleave_wrong_length", "torch.repeat_interleave", (_t(3), torch.tensor([1, 2])), {}, "same size"),
     ("meshgrid_2d", "torch.meshgrid", (_t(2, 2),), {}, "0D or 1D"),
     ("meshgrid_bad_indexing", "torch.meshgrid", (_t(2),), {"indexing": "xx"}, "indexing"),
+    ("index_add_dtype_mismatch", "torch.index_add", (_t(3), 0, torch.tensor([0]), _t(1, dtype=torch.int64)), {},
+     "same scalar type"),
+    ("index_add_float_index", "torch.index_add", (_t(3), 0, _t(1), _t(1)), {}, "int64 for index"),
+    ("index_add_float_alpha_int", "torch.index_add", (_t(3, dtype=torch.int64), 0, torch.tensor([0]),
+     _t(1, dtype=torch.int64)), {"alpha": 0.5}, "alpha"),
+    ("masked_scatter_int_mask", "Tensor.masked_scatter", (_t(3), _t(3, dtype=torch.int64), _t(3)), {}, "boolean"),
+    ("masked_scatter_inplace_grows", "Tensor.masked_scatter_", (_t(3), _t(2, 3, dtype=torch.bool), _t(6)), {},
+     "broadcast to self"),
     ("unfold_too_big", "Tensor.unfold", (_t(3), 0, 4, 1), {}, "maximum size"),
     ("unfold_step_0", "Tensor.unfold", (_t(3), 0, 1, 0), {}, "step"),
     ("fold_wrong_blocks", "torch.nn.functional.fold", (_t(1, 4, 5),), {"output_size": 3, "kernel_size": 2}, "sliding blocks"),
