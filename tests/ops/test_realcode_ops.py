@@ -96,6 +96,53 @@ CASES: list[tuple] = [
      _t(7, dtype=torch.int64, seed=2)), {}, _inplace("masked_scatter_")),
     ("masked_scatter_all_false", "Tensor.masked_scatter", (_t(2, 2), torch.zeros(2, 2, dtype=torch.bool), _t(0)), {},
      lambda x, m, s: x.masked_scatter(m, s)),
+    # searching and counting
+    ("bucketize_right", "torch.bucketize", (_t(4, 5), torch.tensor([-2.0, -0.5, 0.0, 1.0, 2.5])), {"right": True},
+     torch.bucketize),
+    ("bucketize_ties_int32", "torch.bucketize", (torch.tensor([[1, 2, 3], [0, 5, 2]]), torch.tensor([1, 2, 2, 4])),
+     {"out_int32": True}, torch.bucketize),
+    ("bucketize_nan", "torch.bucketize", (torch.tensor([float("nan"), 0.5, 3.0]), torch.tensor([0.0, 1.0])), {},
+     torch.bucketize),
+    ("searchsorted_nd_sorter", "torch.searchsorted", (torch.tensor([[3.0, 1.0, 2.0], [0.5, 0.1, 9.0]]), _t(2, 4)),
+     {"sorter": torch.tensor([[1, 2, 0], [1, 0, 2]]), "side": "right"}, torch.searchsorted),
+    ("searchsorted_scalar", "torch.searchsorted", (torch.tensor([1.0, 2.0, 2.0, 5.0]), 2.0), {"right": True},
+     torch.searchsorted),
+    ("searchsorted_int", "torch.searchsorted", (torch.tensor([1, 3, 3, 7]), torch.tensor([[3, 0], [8, 7]])),
+     {"out_int32": True}, torch.searchsorted),
+    ("histc_range", "torch.histc", (_t(50),), {"bins": 7, "min": -2, "max": 2.5}, torch.histc),
+    ("histc_data_range", "Tensor.histc", (_t(4, 6),), {"bins": 5}, lambda x, bins: x.histc(bins)),
+    ("histc_constant_input", "torch.histc", (torch.full((4,), 2.0),), {"bins": 4}, torch.histc),
+    ("histc_nan_ignored", "torch.histc", (torch.tensor([0.5, float("nan"), 1.0, 3.0]),), {"bins": 2, "min": 0, "max": 1},
+     torch.histc),
+    ("bincount", "torch.bincount", (torch.tensor([0, 4, 1, 4, 4]),), {}, torch.bincount),
+    ("bincount_minlength", "Tensor.bincount", (torch.tensor([2, 0, 2]),), {"minlength": 6},
+     lambda x, minlength: x.bincount(minlength=minlength)),
+    ("bincount_float_weights", "torch.bincount", (torch.tensor([1, 3, 1]), torch.tensor([0.5, 2.0, 0.25])), {},
+     torch.bincount),
+    ("bincount_int_weights_double", "torch.bincount", (torch.tensor([1, 3, 1]), torch.tensor([2, 5, 7])), {},
+     torch.bincount),
+    ("bincount_empty_minlength", "torch.bincount", (torch.zeros(0, dtype=torch.int64),), {"minlength": 3}, torch.bincount),
+    ("isin", "torch.isin", (_t(3, 4, dtype=torch.int64), torch.tensor([0, 2, -3])), {}, torch.isin),
+    ("isin_invert", "torch.isin", (_t(5), _t(2, 2)), {"invert": True}, torch.isin),
+    ("isin_scalar_test", "torch.isin", (torch.tensor([1, 2, 3]), 2), {}, torch.isin),
+    ("isin_empty_test", "torch.isin", (torch.tensor([1.0, 2.0]), torch.zeros(0)), {}, torch.isin),
+    ("isin_nan", "torch.isin", (torch.tensor([float("nan"), 1.0]), torch.tensor([float("nan"), 1.0])), {}, torch.isin),
+    # cummax / cummin
+    ("cummax_ties_nan", "torch.cummax", (torch.tensor([1.0, 3.0, 3.0, float("nan"), 2.0, float("nan"), 5.0]), 0), {},
+     torch.cummax),
+    ("cummin_dim1_int", "Tensor.cummin", (_t(3, 6, 2, dtype=torch.int64), 1), {}, lambda x, d: x.cummin(d)),
+    ("cummax_bool", "torch.cummax", (_t(2, 5, dtype=torch.bool), -1), {}, torch.cummax),
+    ("cummin_neg_inf", "torch.cummin", (torch.tensor([float("-inf"), 0.0, float("-inf")]), 0), {}, torch.cummin),
+    # cdist
+    ("cdist_p1", "torch.cdist", (_t(2, 4, 3), _t(2, 5, 3, seed=1)), {"p": 1.0}, torch.cdist),
+    ("cdist_p2_small", "torch.cdist", (_t(4, 3), _t(5, 3, seed=1)), {}, torch.cdist),
+    ("cdist_p2_mm_rows", "torch.cdist", (_t(30, 3), _t(5, 3, seed=1)), {}, torch.cdist),
+    ("cdist_p2_no_mm", "torch.cdist", (_t(30, 3), _t(27, 3, seed=1)), {"compute_mode": "donot_use_mm_for_euclid_dist"},
+     torch.cdist),
+    ("cdist_p0_inf_p3", "torch.cdist", (_t(1, 3, 2), _t(2, 1, 4, 2, seed=1), 3.0), {}, torch.cdist),
+    ("cdist_pinf", "torch.cdist", (_t(3, 2), _t(4, 2, seed=1)), {"p": float("inf")}, torch.cdist),
+    ("cdist_p0", "torch.cdist", (torch.tensor([[0.0, 1.0], [2.0, 2.0]]), torch.tensor([[0.0, 1.0], [2.0, 3.0]])),
+     {"p": 0.0}, torch.cdist),
     # unfold / fold
     ("unfold_windows", "Tensor.unfold", (_t(2, 9, 3), 1, 4, 2), {}, lambda x, *a: x.unfold(*a)),
     ("unfold_last", "Tensor.unfold", (_t(10), 0, 3, 3), {}, lambda x, *a: x.unfold(*a)),
@@ -186,6 +233,18 @@ def test_masked_scatter_any_number_of_trues():
     _run_many("Tensor.masked_scatter", runs[0], {}, eager, runs)
 
 
+def test_bincount_length_follows_the_data():
+    runs = [
+        (torch.tensor([0, 4, 1, 4]),),
+        (torch.tensor([9]),),
+        (torch.tensor([0, 0, 0, 1, 2, 2, 2, 2]),),
+        (torch.zeros(0, dtype=torch.int64),),
+    ]
+    _run_many("torch.bincount", runs[0], {"minlength": 2}, torch.bincount, runs)
+    wruns = [(torch.tensor([3, 1, 3]), torch.tensor([0.5, 1.0, 2.0])), (torch.tensor([7, 0]), torch.tensor([1.0, 3.0]))]
+    _run_many("torch.bincount", wruns[0], {}, torch.bincount, wruns)
+
+
 # ---------------------------------------------------------------------- refusals
 #
 # (id, registry name, args, kwargs, a regex the LoweringError must match): each a case
@@ -207,6 +266,17 @@ REFUSALS: list[tuple] = [
     ("masked_scatter_int_mask", "Tensor.masked_scatter", (_t(3), _t(3, dtype=torch.int64), _t(3)), {}, "boolean"),
     ("masked_scatter_inplace_grows", "Tensor.masked_scatter_", (_t(3), _t(2, 3, dtype=torch.bool), _t(6)), {},
      "broadcast to self"),
+    ("bucketize_2d_boundaries", "torch.bucketize", (_t(3), _t(2, 2)), {}, "1 dimension"),
+    ("searchsorted_side_right_conflict", "torch.searchsorted", (_t(3), _t(2)), {"side": "left", "right": True},
+     "opposites"),
+    ("searchsorted_nd_mismatch", "torch.searchsorted", (_t(2, 3), _t(4)), {}, "must match"),
+    ("histc_int", "torch.histc", (_t(3, dtype=torch.int64),), {}, "not implemented"),
+    ("histc_min_gt_max", "torch.histc", (_t(3),), {"min": 2, "max": 1}, "larger than min"),
+    ("bincount_2d", "torch.bincount", (_t(2, 2, dtype=torch.int64, low=0),), {}, "1-d"),
+    ("bincount_float", "torch.bincount", (_t(3),), {}, "not implemented"),
+    ("cdist_int", "torch.cdist", (_t(2, 2, dtype=torch.int64), _t(2, 2, dtype=torch.int64)), {}, "floating-point"),
+    ("cdist_negative_p", "torch.cdist", (_t(2, 2), _t(2, 2)), {"p": -1.0}, "non-negative"),
+    ("cdist_columns", "torch.cdist", (_t(2, 2), _t(2, 3)), {}, "same number of columns"),
     ("unfold_too_big", "Tensor.unfold", (_t(3), 0, 4, 1), {}, "maximum size"),
     ("unfold_step_0", "Tensor.unfold", (_t(3), 0, 1, 0), {}, "step"),
     ("fold_wrong_blocks", "torch.nn.functional.fold", (_t(1, 4, 5),), {"output_size": 3, "kernel_size": 2}, "sliding blocks"),
