@@ -1321,7 +1321,7 @@ LOWERED: dict[str, tuple[int, int] | None] = {
     'torch.nn.functional.gaussian_nll_loss': None,
     'torch.nn.functional.gelu': (17, 23),
     'torch.nn.functional.glu': (17, 23),
-    'torch.nn.functional.grid_sample': None,
+    'torch.nn.functional.grid_sample': (17, 23),
     'torch.nn.functional.group_norm': (17, 23),
     'torch.nn.functional.grouped_mm': None,
     'torch.nn.functional.gumbel_softmax': None,

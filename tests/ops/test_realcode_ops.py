@@ -143,6 +143,15 @@ CASES: list[tuple] = [
     ("cdist_pinf", "torch.cdist", (_t(3, 2), _t(4, 2, seed=1)), {"p": float("inf")}, torch.cdist),
     ("cdist_p0", "torch.cdist", (torch.tensor([[0.0, 1.0], [2.0, 2.0]]), torch.tensor([[0.0, 1.0], [2.0, 3.0]])),
      {"p": 0.0}, torch.cdist),
+    # grid_sample (4-D: every opset)
+    ("grid_sample_bilinear", "torch.nn.functional.grid_sample", (_t(2, 3, 5, 6), _t(2, 4, 3, 2, seed=1, low=-1.2, high=1.2)),
+     {"align_corners": False}, F.grid_sample),
+    ("grid_sample_nearest_border", "torch.nn.functional.grid_sample", (_t(1, 2, 4, 4), _t(1, 3, 3, 2, seed=1, low=-1.5, high=1.5)),
+     {"mode": "nearest", "padding_mode": "border", "align_corners": True}, F.grid_sample),
+    ("grid_sample_bicubic_reflection", "torch.nn.functional.grid_sample", (_t(1, 1, 5, 5), _t(1, 4, 4, 2, seed=2, low=-2, high=2)),
+     {"mode": "bicubic", "padding_mode": "reflection", "align_corners": False}, F.grid_sample),
+    ("grid_sample_default_align", "torch.nn.functional.grid_sample", (_t(1, 1, 3, 3), _t(1, 2, 2, 2, seed=3, low=-1, high=1)),
+     {}, F.grid_sample),
     # unfold / fold
     ("unfold_windows", "Tensor.unfold", (_t(2, 9, 3), 1, 4, 2), {}, lambda x, *a: x.unfold(*a)),
     ("unfold_last", "Tensor.unfold", (_t(10), 0, 3, 3), {}, lambda x, *a: x.unfold(*a)),
@@ -245,6 +254,34 @@ def test_bincount_length_follows_the_data():
     _run_many("torch.bincount", wruns[0], {}, torch.bincount, wruns)
 
 
+@pytest.mark.parametrize("opset", (20, 23))
+@pytest.mark.parametrize("mode", ("bilinear", "nearest"))
+def test_grid_sample_volumetric_from_opset_20(opset, mode):
+    args = (_t(1, 2, 3, 4, 5), _t(1, 2, 3, 4, 3, seed=1, low=-1.1, high=1.1))
+    kwargs = {"mode": mode, "padding_mode": "border", "align_corners": False}
+    for dynamic in (False, True):
+        got = harness.run_lowering("torch.nn.functional.grid_sample", args, kwargs, opset, dynamic=dynamic)
+        assert harness.compare(F.grid_sample(*args, **kwargs), got) is None
+
+
+@pytest.mark.parametrize("opset", (17, 18, 19))
+def test_grid_sample_volumetric_below_opset_20_is_refused(opset):
+    args = (_t(1, 2, 3, 4, 5), _t(1, 2, 3, 4, 3, seed=1))
+    with pytest.raises(harness.Refused, match="GridSample-20"):
+        harness.run_lowering("torch.nn.functional.grid_sample", args, {"align_corners": False}, opset)
+
+
+def test_grid_sample_nearest_rounds_half_to_even_like_torch():
+    # align_corners=True, W=5: x = (g + 1) * 2, so g = -0.75, -0.25, 0.25, 0.75 land on 0.5, 1.5, 2.5, 3.5.
+    x = torch.arange(10.0).reshape(1, 1, 2, 5)
+    gx = torch.tensor([-0.75, -0.25, 0.25, 0.75])
+    grid = torch.stack([gx, torch.full_like(gx, -1.0)], -1).reshape(1, 1, 4, 2)
+    kwargs = {"mode": "nearest", "align_corners": True}
+    for opset in OPSETS:
+        got = harness.run_lowering("torch.nn.functional.grid_sample", (x, grid), kwargs, opset)
+        assert harness.compare(F.grid_sample(x, grid, **kwargs), got) is None, opset
+
+
 # ---------------------------------------------------------------------- refusals
 #
 # (id, registry name, args, kwargs, a regex the LoweringError must match): each a case
@@ -277,6 +314,13 @@ REFUSALS: list[tuple] = [
     ("cdist_int", "torch.cdist", (_t(2, 2, dtype=torch.int64), _t(2, 2, dtype=torch.int64)), {}, "floating-point"),
     ("cdist_negative_p", "torch.cdist", (_t(2, 2), _t(2, 2)), {"p": -1.0}, "non-negative"),
     ("cdist_columns", "torch.cdist", (_t(2, 2), _t(2, 3)), {}, "same number of columns"),
+    ("grid_sample_bad_mode", "torch.nn.functional.grid_sample", (_t(1, 1, 2, 2), _t(1, 1, 1, 2)), {"mode": "area"},
+     "mode"),
+    ("grid_sample_bicubic_5d", "torch.nn.functional.grid_sample", (_t(1, 1, 2, 2, 2), _t(1, 1, 1, 1, 3)),
+     {"mode": "bicubic"}, "4D"),
+    ("grid_sample_int", "torch.nn.functional.grid_sample", (_t(1, 1, 2, 2, dtype=torch.int64), _t(1, 1, 1, 2)), {},
+     "floating point"),
+    ("grid_sample_3d_input", "torch.nn.functional.grid_sample", (_t(1, 2, 2), _t(1, 2, 1)), {}, "4-D or 5-D"),
     ("unfold_too_big", "Tensor.unfold", (_t(3), 0, 4, 1), {}, "maximum size"),
     ("unfold_step_0", "Tensor.unfold", (_t(3), 0, 1, 0), {}, "step"),
     ("fold_wrong_blocks", "torch.nn.functional.fold", (_t(1, 4, 5),), {"output_size": 3, "kernel_size": 2}, "sliding blocks"),
