@@ -152,6 +152,28 @@ CASES: list[tuple] = [
      {"mode": "bicubic", "padding_mode": "reflection", "align_corners": False}, F.grid_sample),
     ("grid_sample_default_align", "torch.nn.functional.grid_sample", (_t(1, 1, 3, 3), _t(1, 2, 2, 2, seed=3, low=-1, high=1)),
      {}, F.grid_sample),
+    # unique / unique_consecutive
+    ("unique_all_outputs", "torch.unique", (_t(3, 5, dtype=torch.int64),), {"return_inverse": True, "return_counts": True},
+     torch.unique),
+    ("unique_unsorted_float", "Tensor.unique", (torch.tensor([2.5, -1.0, 2.5, 0.0, -1.0]),), {"sorted": False, "return_inverse": True},
+     lambda x, **k: x.unique(**k)),
+    ("unique_nan_each_own", "torch.unique", (torch.tensor([float("nan"), 1.0, float("nan"), 0.0, 1.0]),),
+     {"return_inverse": True, "return_counts": True}, torch.unique),
+    ("unique_bool", "torch.unique", (_t(4, 4, dtype=torch.bool),), {"return_counts": True}, torch.unique),
+    ("unique_int32", "torch.unique", (torch.tensor([3, 1, 3], dtype=torch.int32),), {"return_inverse": True}, torch.unique),
+    ("unique_empty", "torch.unique", (torch.zeros(0, 3),), {"return_inverse": True, "return_counts": True}, torch.unique),
+    ("unique_dim0_rows", "torch.unique", (torch.tensor([[1, 2, 1], [0, 5, 0], [1, 2, 1], [0, 1, 0]]),),
+     {"dim": 0, "return_inverse": True, "return_counts": True}, torch.unique),
+    ("unique_dim1_bool", "torch.unique", (torch.tensor([[True, False, True], [False, False, False]]),),
+     {"dim": 1, "return_counts": True}, torch.unique),
+    ("unique_consecutive", "torch.unique_consecutive", (torch.tensor([1, 1, 2, 2, 2, 1, 3, 3]),),
+     {"return_inverse": True, "return_counts": True}, torch.unique_consecutive),
+    ("unique_consecutive_2d_flat", "Tensor.unique_consecutive", (torch.tensor([[1.0, 1.0], [1.0, 0.5]]),), {"return_counts": True},
+     lambda x, **k: x.unique_consecutive(**k)),
+    ("unique_consecutive_dim1", "torch.unique_consecutive", (torch.tensor([[1, 1, 2, 2], [0, 0, 0, 5]]),),
+     {"dim": 1, "return_inverse": True, "return_counts": True}, torch.unique_consecutive),
+    ("unique_consecutive_nan", "torch.unique_consecutive", (torch.tensor([float("nan"), float("nan"), 1.0]),),
+     {"return_counts": True}, torch.unique_consecutive),
     # unfold / fold
     ("unfold_windows", "Tensor.unfold", (_t(2, 9, 3), 1, 4, 2), {}, lambda x, *a: x.unfold(*a)),
     ("unfold_last", "Tensor.unfold", (_t(10), 0, 3, 3), {}, lambda x, *a: x.unfold(*a)),
@@ -282,6 +304,30 @@ def test_grid_sample_nearest_rounds_half_to_even_like_torch():
         assert harness.compare(F.grid_sample(x, grid, **kwargs), got) is None, opset
 
 
+def test_unique_any_number_of_values():
+    kwargs = {"return_inverse": True, "return_counts": True}
+    runs = [
+        (torch.tensor([[3, 1], [3, 0]]),),
+        (torch.tensor([[7]]),),
+        (torch.tensor([[5, 5, 5, 5, 5, 5]]),),
+        (torch.arange(12).reshape(4, 3).flip(0),),
+        (torch.zeros(0, 2, dtype=torch.int64),),
+    ]
+    _run_many("torch.unique", runs[0], kwargs, torch.unique, runs)
+
+
+def test_unique_consecutive_any_number_of_runs():
+    kwargs = {"return_inverse": True, "return_counts": True}
+    runs = [(torch.tensor([1.0, 1.0, 2.0]),), (torch.tensor([0.0]),), (torch.tensor([4.0, 3.0, 3.0, 3.0, 4.0, 4.0]),)]
+    _run_many("torch.unique_consecutive", runs[0], kwargs, torch.unique_consecutive, runs)
+
+
+def test_unique_rows_any_number_of_rows():
+    kwargs = {"dim": 0, "return_counts": True}
+    runs = [(torch.tensor([[1, 2], [1, 2], [0, 3]]),), (torch.tensor([[4, 4]]),), (torch.tensor([[1, 0], [0, 1], [1, 0], [2, 2]]),)]
+    _run_many("torch.unique", runs[0], kwargs, torch.unique, runs)
+
+
 # ---------------------------------------------------------------------- refusals
 #
 # (id, registry name, args, kwargs, a regex the LoweringError must match): each a case
@@ -321,6 +367,8 @@ REFUSALS: list[tuple] = [
     ("grid_sample_int", "torch.nn.functional.grid_sample", (_t(1, 1, 2, 2, dtype=torch.int64), _t(1, 1, 1, 2)), {},
      "floating point"),
     ("grid_sample_3d_input", "torch.nn.functional.grid_sample", (_t(1, 2, 2), _t(1, 2, 1)), {}, "4-D or 5-D"),
+    ("unique_dim_float", "torch.unique", (_t(3, 2),), {"dim": 0}, "NaN"),
+    ("unique_flag_tensor", "torch.unique", (_t(3),), {"sorted": torch.tensor(True)}, "Python bools"),
     ("unfold_too_big", "Tensor.unfold", (_t(3), 0, 4, 1), {}, "maximum size"),
     ("unfold_step_0", "Tensor.unfold", (_t(3), 0, 1, 0), {}, "step"),
     ("fold_wrong_blocks", "torch.nn.functional.fold", (_t(1, 4, 5),), {"output_size": 3, "kernel_size": 2}, "sliding blocks"),
