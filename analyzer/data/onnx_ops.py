@@ -823,7 +823,7 @@ LOWERED: dict[str, tuple[int, int] | None] = {
     'torch.fft.ihfft': None,
     'torch.fft.ihfft2': None,
     'torch.fft.ihfftn': None,
-    'torch.fft.irfft': None,
+    'torch.fft.irfft': (17, 23),
     'torch.fft.irfft2': None,
     'torch.fft.irfftn': None,
     'torch.fft.rfft': None,

@@ -174,6 +174,14 @@ CASES: list[tuple] = [
      {"dim": 1, "return_inverse": True, "return_counts": True}, torch.unique_consecutive),
     ("unique_consecutive_nan", "torch.unique_consecutive", (torch.tensor([float("nan"), float("nan"), 1.0]),),
      {"return_counts": True}, torch.unique_consecutive),
+    # irfft of a real spectrum (DFT-17 / DFT-20)
+    ("irfft_default", "torch.fft.irfft", (_t(3, 5),), {}, torch.fft.irfft),
+    ("irfft_n_odd", "torch.fft.irfft", (_t(3, 5),), {"n": 7}, torch.fft.irfft),
+    ("irfft_n_pads", "torch.fft.irfft", (_t(4, 3),), {"n": 10, "dim": -1}, torch.fft.irfft),
+    ("irfft_n_trims_dim0_ortho", "torch.fft.irfft", (_t(6, 2),), {"n": 4, "dim": 0, "norm": "ortho"}, torch.fft.irfft),
+    ("irfft_forward_norm", "torch.fft.irfft", (_t(2, 4, 3, dtype=torch.float64),), {"n": 6, "dim": 1, "norm": "forward"},
+     torch.fft.irfft),
+    ("irfft_int_input", "torch.fft.irfft", (_t(5, dtype=torch.int64),), {"n": 8}, torch.fft.irfft),
     # unfold / fold
     ("unfold_windows", "Tensor.unfold", (_t(2, 9, 3), 1, 4, 2), {}, lambda x, *a: x.unfold(*a)),
     ("unfold_last", "Tensor.unfold", (_t(10), 0, 3, 3), {}, lambda x, *a: x.unfold(*a)),
@@ -209,10 +217,18 @@ def _has_dims(x) -> bool:
     return isinstance(x, torch.Tensor) and x.dim() > 0
 
 
+# Cases that need a static dim and say so when it is symbolic (id -> message).
+DYNAMIC_REFUSALS = {"irfft_default": "pass n="}
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if _has_dims(c[2])], ids=lambda c: c[0])
 def test_case_dynamic(case):
     """The same cases with every input dim symbolic: these ops must not refuse then."""
-    _, qualname, args, kwargs, eager = case
+    name, qualname, args, kwargs, eager = case
+    if name in DYNAMIC_REFUSALS:
+        with pytest.raises(harness.Refused, match=DYNAMIC_REFUSALS[name]):
+            harness.run_lowering(qualname, args, kwargs, dynamic=True)
+        return
     actual = harness.run_lowering(qualname, args, kwargs, dynamic=True)
     why = harness.compare(eager(*args, **kwargs), actual)
     assert why is None, why
@@ -369,6 +385,12 @@ REFUSALS: list[tuple] = [
     ("grid_sample_3d_input", "torch.nn.functional.grid_sample", (_t(1, 2, 2), _t(1, 2, 1)), {}, "4-D or 5-D"),
     ("unique_dim_float", "torch.unique", (_t(3, 2),), {"dim": 0}, "NaN"),
     ("unique_flag_tensor", "torch.unique", (_t(3),), {"sorted": torch.tensor(True)}, "Python bools"),
+    ("rfft", "torch.fft.rfft", (_t(8),), {}, "ONNX has no complex tensors"),
+    ("view_as_real", "torch.view_as_real", (_t(3, 2),), {}, "ONNX has no complex tensors"),
+    ("view_as_complex", "torch.view_as_complex", (_t(3, 2),), {}, "ONNX has no complex tensors"),
+    ("polar", "torch.polar", (_t(3), _t(3)), {}, "ONNX has no complex tensors"),
+    ("irfft_complex", "torch.fft.irfft", (torch.randn(4, dtype=torch.complex64),), {}, "complex"),
+    ("irfft_bad_n", "torch.fft.irfft", (_t(4),), {"n": 0}, "invalid number"),
     ("unfold_too_big", "Tensor.unfold", (_t(3), 0, 4, 1), {}, "maximum size"),
     ("unfold_step_0", "Tensor.unfold", (_t(3), 0, 1, 0), {}, "step"),
     ("fold_wrong_blocks", "torch.nn.functional.fold", (_t(1, 4, 5),), {"output_size": 3, "kernel_size": 2}, "sliding blocks"),
