@@ -456,6 +456,18 @@ def cumsum(g, input, dim, *, dtype=None, out=None):
     return _accumulate(g, "CumSum", x, dtype, "cumsum", [d], False)
 
 
+@register("Tensor.cumsum_")
+def cumsum_(g, self, dim, *, dtype=None):
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)  (dtype, if given, must be self's)"""
+    x = require_value(g, self, "cumsum_")
+    if is_bool(x.dtype):
+        raise g.error("cumsum_: result type Long can't be cast to the desired output type Bool (torch raises)")
+    if dtype is not None and dtype != x.dtype:
+        raise g.error(f"cumsum_: bad in-place call: input tensor dtype {x.dtype} and output tensor dtype {dtype} "
+                      "should match (torch raises)")
+    return g.cast(cumsum(g, x, dim, dtype=dtype), x.dtype)
+
+
 # ---------------------------------------------------------------------------- softmax
 
 

@@ -182,6 +182,21 @@ CASES: list[tuple] = [
     ("irfft_forward_norm", "torch.fft.irfft", (_t(2, 4, 3, dtype=torch.float64),), {"n": 6, "dim": 1, "norm": "forward"},
      torch.fft.irfft),
     ("irfft_int_input", "torch.fft.irfft", (_t(5, dtype=torch.int64),), {"n": 8}, torch.fft.irfft),
+    # export-time queries
+    ("is_autocast_enabled", "torch.is_autocast_enabled", (), {}, torch.is_autocast_enabled),
+    ("is_autocast_enabled_cuda", "torch.is_autocast_enabled", ("cuda",), {}, torch.is_autocast_enabled),
+    ("is_autocast_cpu_enabled", "torch.is_autocast_cpu_enabled", (), {}, torch.is_autocast_cpu_enabled),
+    ("get_autocast_dtype", "torch.get_autocast_dtype", ("cpu",), {}, torch.get_autocast_dtype),
+    ("get_autocast_gpu_dtype", "torch.get_autocast_gpu_dtype", (), {}, lambda: torch.get_autocast_dtype("cuda")),
+    ("get_autocast_cpu_dtype", "torch.get_autocast_cpu_dtype", (), {}, lambda: torch.get_autocast_dtype("cpu")),
+    ("element_size", "Tensor.element_size", (_t(2, dtype=torch.float16),), {}, lambda x: x.element_size()),
+    ("stride_input", "Tensor.stride", (_t(2, 3, 4),), {}, lambda x: x.stride()),
+    ("stride_dim_empty_dims", "Tensor.stride", (torch.zeros(2, 0, 3),), {"dim": 0}, lambda x, dim: x.stride(dim)),
+    ("new_tensor_list", "Tensor.new_tensor", (_t(2, dtype=torch.int32), [1.7, 2.2]), {}, lambda x, d: x.new_tensor(d)),
+    ("new_tensor_copy_dtype", "Tensor.new_tensor", (_t(2), _t(3, dtype=torch.int64)), {"dtype": torch.float64},
+     lambda x, d, dtype: x.new_tensor(d, dtype=dtype)),
+    ("new_empty_1d", "Tensor.new", (_t(2, dtype=torch.int64),), {}, lambda x: x.new()),
+    ("cumsum_", "Tensor.cumsum_", (_t(3, 4, dtype=torch.int32),), {"dim": 1}, _inplace("cumsum_")),
     # unfold / fold
     ("unfold_windows", "Tensor.unfold", (_t(2, 9, 3), 1, 4, 2), {}, lambda x, *a: x.unfold(*a)),
     ("unfold_last", "Tensor.unfold", (_t(10), 0, 3, 3), {}, lambda x, *a: x.unfold(*a)),
@@ -344,6 +359,48 @@ def test_unique_rows_any_number_of_rows():
     _run_many("torch.unique", runs[0], kwargs, torch.unique, runs)
 
 
+def test_stride_of_a_computed_value_is_refused():
+    from lowering.errors import LoweringError
+    from lowering.graph import GraphBuilder
+
+    g = GraphBuilder()
+    x = g.add_input("x", torch.float32, (2, 3))
+    y = g.op("Transpose", x, perm=[1, 0])  # eager: x.t() has strides (1, 3)
+    with pytest.raises(LoweringError, match="memory layout"):
+        lookup("Tensor.stride")(g, y)
+    assert lookup("Tensor.stride")(g, x) == (3, 1)
+
+
+class _RealCode(torch.nn.Module):
+    """Real-code idioms in one forward: export-time queries, diff, repeat_interleave with
+    tensor repeats, masked_scatter, bincount, unique and meshgrid."""
+
+    def forward(self, x: torch.Tensor, repeats: torch.Tensor, mask: torch.Tensor):
+        if torch.is_autocast_enabled():  # False in the export, as in this eager run
+            x = x.half()
+        scale = x.element_size() * x.stride(0)
+        d = torch.diff(x, dim=1, prepend=x[:, :1])
+        rows = x.repeat_interleave(repeats, dim=0)
+        filled = x.masked_scatter(mask, d * scale)
+        labels = (x > 0).sum(1)
+        hist = torch.bincount(labels, minlength=2)
+        values, counts = torch.unique(labels, return_counts=True)
+        gy, gx = torch.meshgrid(torch.arange(x.shape[0]), torch.arange(x.shape[1]), indexing="ij")
+        return rows, filled, hist, values, counts, gy + gx
+
+
+def test_export_real_code_idioms_with_dynamic_axes():
+    from tests.export.harness import export_and_compare
+
+    def inputs(n, seed):
+        return (_t(n, 5, seed=seed), torch.randint(0, 3, (n,), generator=torch.Generator().manual_seed(seed)),
+                _t(n, 5, dtype=torch.bool, seed=seed + 1))
+
+    example = inputs(4, 0)
+    export_and_compare(_RealCode(), example, [example, inputs(7, 2), inputs(1, 4)],
+                       dynamic_shapes={"x": {0: "n"}, "repeats": {0: "n"}, "mask": {0: "n"}})
+
+
 # ---------------------------------------------------------------------- refusals
 #
 # (id, registry name, args, kwargs, a regex the LoweringError must match): each a case
@@ -391,6 +448,12 @@ REFUSALS: list[tuple] = [
     ("polar", "torch.polar", (_t(3), _t(3)), {}, "ONNX has no complex tensors"),
     ("irfft_complex", "torch.fft.irfft", (torch.randn(4, dtype=torch.complex64),), {}, "complex"),
     ("irfft_bad_n", "torch.fft.irfft", (_t(4),), {"n": 0}, "invalid number"),
+    ("as_strided", "Tensor.as_strided", (_t(4), (2, 2), (1, 1)), {}, "storage"),
+    ("torch_as_strided", "torch.as_strided", (_t(4), (2,), (2,)), {}, "no ONNX graph is right"),
+    ("new_from_list", "Tensor.new", (_t(2), [1.0, 2.0]), {}, "data forms"),
+    ("new_from_tensor", "Tensor.new", (_t(2), _t(2)), {}, "data forms"),
+    ("cumsum_bool", "Tensor.cumsum_", (_t(3, dtype=torch.bool), 0), {}, "Bool"),
+    ("cumsum_dtype_mismatch", "Tensor.cumsum_", (_t(3), 0), {"dtype": torch.float64}, "should match"),
     ("unfold_too_big", "Tensor.unfold", (_t(3), 0, 4, 1), {}, "maximum size"),
     ("unfold_step_0", "Tensor.unfold", (_t(3), 0, 1, 0), {}, "step"),
     ("fold_wrong_blocks", "torch.nn.functional.fold", (_t(1, 4, 5),), {"output_size": 3, "kernel_size": 2}, "sliding blocks"),
