@@ -574,10 +574,12 @@ def _index_scatter_nd(g: GraphBuilder, x: Value, d: int, i: Value, src: Value, r
     shape = [1] * rank
     shape[d] = -1
     idx = g.op("Expand", reshape(g, i, shape), g.shape_of(src))
-    if is_bool(x.dtype) and reduction == "add":
-        # bool + bool is "or" in torch: add as int64, nonzero is True.
-        out = g.op("ScatterElements", g.cast(x, torch.int64), idx, g.cast(src, torch.int64), axis=d, reduction="add")
-        return g.cast(out, torch.bool)
+    if reduction == "add" and x.dtype in (torch.bool, torch.float16, torch.bfloat16):
+        # bool + bool is "or" in torch: add as int64, nonzero is True.  onnxruntime has no
+        # half-precision ScatterElements(add): the sums are made in float32.
+        work = torch.int64 if is_bool(x.dtype) else torch.float32
+        out = g.op("ScatterElements", g.cast(x, work), idx, g.cast(src, work), axis=d, reduction="add")
+        return g.cast(out, x.dtype)
     return g.op("ScatterElements", x, idx, src, axis=d, reduction=reduction)
 
 
@@ -625,7 +627,10 @@ def _masked_scatter(g: GraphBuilder, name: str, input: Any, mask: Any, source: A
     # One padding element keeps the Gather in range when source is empty and the mask all False.
     flat_src = g.op("Concat", reshape(g, src, [-1]), g.const(torch.zeros(1, dtype=x.dtype)), axis=0)
     picked = g.op("Gather", flat_src, k, axis=0)
-    out = _where(g, flat_m, picked, flat_x)
+    if x.dtype in (torch.int16, torch.uint16):  # onnxruntime has no int16 Where
+        out = g.cast(g.op("Where", flat_m, g.cast(picked, torch.int32), g.cast(flat_x, torch.int32)), x.dtype)
+    else:
+        out = _where(g, flat_m, picked, flat_x)
     return reshape(g, out, g.shape_of(xb))
 
 

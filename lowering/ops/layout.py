@@ -280,8 +280,10 @@ def fold(g, input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     c: int | Value = ck // (kh * kw) if isinstance(ck, int) else g.op("Div", ck, g.const(kh * kw, torch.int64))
     cols = reshape(g, x, [nb, c, kh * kw * blocks])
     idx = g.op("Expand", g.const(pos.reshape(1, 1, -1).to(torch.int64)), g.shape_of(cols))
-    zeros = g.op("Expand", g.const(torch.zeros((), dtype=x.dtype)), g.shape_tensor([nb, c, hp * wp]))
-    img = g.op("ScatterElements", zeros, idx, cols, axis=2, reduction="add")
+    # onnxruntime has no half-precision or bool ScatterElements(add): sum in float32 / int64.
+    work = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.bool: torch.int64}.get(x.dtype, x.dtype)
+    zeros = g.op("Expand", g.const(torch.zeros((), dtype=work)), g.shape_tensor([nb, c, hp * wp]))
+    img = g.cast(g.op("ScatterElements", zeros, idx, g.cast(cols, work), axis=2, reduction="add"), x.dtype)
     img = reshape(g, img, [nb, c, hp, wp])
     if ph or pw:
         img = g.op("Slice", img, g.const([ph, pw], torch.int64), g.const([ph + oh, pw + ow], torch.int64),

@@ -8,7 +8,7 @@ in torch (NaN sorts last).  NaN *boundaries* count as larger than every value; t
 binary search over them depends on where its probes land (a sequence with NaN is not
 sorted in the sense the op requires).  The cost is a (values x boundaries)
 comparison, fine for the bucket tables models use.  ``histc`` bins by
-``(x - min) / (max - min) * bins`` (the value at ``max`` in the last bin, values outside
+``(x - min) * bins / (max - min)`` as torch rounds it (the value at ``max`` in the last bin, values outside
 or NaN dropped) and adds with ScatterElements; ``min == max`` takes the data's range as
 torch does.  ``bincount``'s length is data (``max(input) + 1`` or ``minlength``): a
 ConstantOfShape of that length and one ScatterElements(add), so it runs for any input.
@@ -133,12 +133,15 @@ def histc(g, input, bins=100, min=0, max=0, *, out=None):
         lo = g.op("Where", same, g.op("Sub", lo, g.const(1.0, x.dtype)), lo)
         hi = g.op("Where", same, g.op("Add", hi, g.const(1.0, x.dtype)), hi)
     inside = g.op("And", g.op("GreaterOrEqual", flat, lo), g.op("LessOrEqual", flat, hi))
-    pos = g.op("Mul", g.op("Div", g.op("Sub", flat, lo), g.op("Sub", hi, lo)), g.const(float(bins), x.dtype))
+    # torch's order of operations (HistogramKernel, LINEAR_INTERPOLATION): (x - min) * bins / (max - min).
+    pos = g.op("Div", g.op("Mul", g.op("Sub", flat, lo), g.const(float(bins), x.dtype)), g.op("Sub", hi, lo))
     pos = g.op("Where", inside, pos, g.const(0.0, x.dtype))
     idx = g.op("Min", g.cast(g.op("Floor", pos), torch.int64), g.const(bins - 1, torch.int64))
     idx = g.op("Max", idx, g.const(0, torch.int64))
-    counts = g.op("Expand", g.const(torch.zeros(bins, dtype=x.dtype)), g.const([bins], torch.int64))
-    return g.op("ScatterElements", counts, idx, g.cast(inside, x.dtype), axis=0, reduction="add")
+    # Counts are exact in float32 up to 2**24 per bin; onnxruntime has no half-precision ScatterElements(add).
+    work = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    counts = g.op("Expand", g.const(torch.zeros(bins, dtype=work)), g.const([bins], torch.int64))
+    return g.cast(g.op("ScatterElements", counts, idx, g.cast(inside, work), axis=0, reduction="add"), x.dtype)
 
 
 @register("torch.bincount", "Tensor.bincount")
