@@ -15,18 +15,17 @@ of every column into the padded image at constant positions.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
 
 from lowering.graph import GraphBuilder, Value, is_bool, is_int
-from lowering.ops._common import check_out, require_value
+from lowering.ops._common import _tensor_attr, check_out, require_value
 from lowering.ops.registry import register
 from lowering.ops.shape import (
     INT64_MAX,
-    dims_of,
     dim_size,
+    dims_of,
     int_arg,
     is_graph_int,
     known_rank,
@@ -66,7 +65,7 @@ def diff(g, input, n=1, dim=-1, prepend=None, append=None, *, out=None):
             raise g.error(f"diff: {what} must be a tensor (torch raises for a number)")
         e = require_value(g, extra, "diff", what)
         if e.rank != rank:
-            raise g.error(f"diff expects prepend or append to be the same dimension as input (torch raises)")
+            raise g.error("diff expects prepend or append to be the same dimension as input (torch raises)")
         parts.append((what, e))
     if parts:
         dt = g.result_type(x, *[e for _, e in parts])
@@ -118,8 +117,6 @@ def _source_index(g: GraphBuilder, reps: Value) -> Value:
 
 
 def _i64_attr(v: int):
-    from lowering.ops._common import _tensor_attr
-
     return _tensor_attr(torch.tensor(v, dtype=torch.int64))
 
 

@@ -11,8 +11,6 @@ different graph to get right, not a faithful one for free.
 
 from __future__ import annotations
 
-import torch
-
 from lowering.graph import GraphBuilder, Value, is_float
 from lowering.ops._common import require_value
 from lowering.ops.registry import register

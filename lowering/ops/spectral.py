@@ -24,7 +24,7 @@ import torch
 from lowering.graph import GraphBuilder, Value, is_float
 from lowering.ops._common import require_value
 from lowering.ops.registry import register
-from lowering.ops.shape import INT64_MAX, known_rank, normalize_axis, slice_axis
+from lowering.ops.shape import known_rank, normalize_axis, slice_axis
 
 _NO_COMPLEX = (
     "ONNX has no complex tensors (onnxruntime computes no op on them), so untrace cannot represent {what}"

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from lowering.graph import GraphBuilder, Value, is_bool, is_float
-from lowering.ops._common import _tensor_attr, check_out, require_value
+from lowering.ops._common import require_value
 from lowering.ops.registry import register
 from lowering.ops.shape import INT64_MAX, known_rank, normalize_axis, reshape, slice_axis
 

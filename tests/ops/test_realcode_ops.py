@@ -11,8 +11,6 @@ Refusals are listed with the reason they must give.
 
 from __future__ import annotations
 
-import numpy as np
-import onnx
 import pytest
 import torch
 import torch.nn.functional as F
@@ -263,7 +261,7 @@ def test_case_dynamic(case):
 
 
 def _run_many(qualname, build_args, kwargs, eager, runs):
-    model, feeds, flat = harness.build_model(qualname, build_args, kwargs, dynamic=True)
+    model, _, flat = harness.build_model(qualname, build_args, kwargs, dynamic=True)
     sess = harness._session(model)
     names = [i.name for i in sess.get_inputs()]
     for run_args in runs:
@@ -292,7 +290,7 @@ def test_repeat_interleave_broadcast_one_repeat_dynamic():
 
 
 def test_masked_scatter_any_number_of_trues():
-    eager = lambda x, m, s: x.masked_scatter(m, s)  # noqa: E731
+    eager = lambda x, m, s: x.masked_scatter(m, s)
     runs = [
         (_t(3, 4), _t(3, 4, dtype=torch.bool, seed=1), _t(12, seed=2)),
         (_t(2, 5, seed=3), torch.ones(2, 5, dtype=torch.bool), _t(10, seed=4)),
