@@ -224,9 +224,7 @@ def new(g, self, *args, device=None):
         return g.const(torch.zeros(0, dtype=x.dtype))
     if len(args) == 1 and isinstance(args[0], torch.Size):
         args = tuple(args[0])
-    elif len(args) == 1 and isinstance(args[0], (list, tuple, Value, torch.Tensor)) or any(
-        isinstance(a, float) for a in args
-    ):
+    elif any(isinstance(a, (list, tuple, float, torch.Tensor)) or (isinstance(a, Value) and a.rank != 0) for a in args):
         raise g.error(
             "Tensor.new(data): the legacy constructor's data forms (a sequence, or a tensor whose storage the result "
             "shares) are not supported",

@@ -201,6 +201,7 @@ CASES: list[tuple] = [
     ("new_tensor_copy_dtype", "Tensor.new_tensor", (_t(2), _t(3, dtype=torch.int64)), {"dtype": torch.float64},
      lambda x, d, dtype: x.new_tensor(d, dtype=dtype)),
     ("new_empty_1d", "Tensor.new", (_t(2, dtype=torch.int64),), {}, lambda x: x.new()),
+    ("new_size_shape", "Tensor.new", (_t(2, dtype=torch.int32), 2, 3), {}, lambda x, *s: x.new(*s).zero_()),
     ("cumsum_", "Tensor.cumsum_", (_t(3, 4, dtype=torch.int32),), {"dim": 1}, _inplace("cumsum_")),
     # unfold / fold
     ("unfold_windows", "Tensor.unfold", (_t(2, 9, 3), 1, 4, 2), {}, lambda x, *a: x.unfold(*a)),
