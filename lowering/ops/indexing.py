@@ -22,9 +22,10 @@ written values, as on torch's CPU backend (which one is unspecified in both).
 
 ``index_add``/``index_copy`` are one ScatterElements (reduction add / none) with the
 1-d index broadcast along ``dim`` to ``source``'s shape.  ``masked_scatter`` gives the
-k-th True position of the (broadcast) mask source's k-th element: a CumSum over the
-flat mask, one Gather from the flat source and a Where -- however many Trues the mask
-holds at run time.
+k-th True position of the (broadcast) mask source's k-th element: one ScatterND of the
+first ``count`` source elements at ``NonZero(mask)`` -- however many Trues the mask holds
+at run time.  Where torch raises on the data (a negative index, a source shorter than the
+mask's Trues), the graph fails on onnxruntime instead of answering.
 """
 
 from __future__ import annotations
@@ -573,6 +574,9 @@ def _index_scatter_nd(g: GraphBuilder, x: Value, d: int, i: Value, src: Value, r
     assert rank is not None
     shape = [1] * rank
     shape[d] = -1
+    # torch rejects a negative index here, ScatterElements would wrap it: make it out of
+    # range (INT64_MAX), so onnxruntime fails where torch raises.
+    i = g.op("Where", g.op("Less", i, g.const(0, torch.int64)), g.const(INT64_MAX, torch.int64), i)
     idx = g.op("Expand", reshape(g, i, shape), g.shape_of(src))
     if reduction == "add" and x.dtype in (torch.bool, torch.float16, torch.bfloat16):
         # bool + bool is "or" in torch: add as int64, nonzero is True.  onnxruntime has no
@@ -621,16 +625,13 @@ def _masked_scatter(g: GraphBuilder, name: str, input: Any, mask: Any, source: A
     mb = g.op("Expand", m, g.shape_of(xb))
     flat_m = reshape(g, mb, [-1])
     flat_x = reshape(g, xb, [-1])
-    # The k-th True position takes source's k-th element: k = CumSum(mask) - 1.
-    k = g.op("Sub", g.op("CumSum", g.cast(flat_m, torch.int64), g.const(0, torch.int64)), g.const(1, torch.int64))
-    k = g.op("Max", k, g.const(0, torch.int64))
-    # One padding element keeps the Gather in range when source is empty and the mask all False.
-    flat_src = g.op("Concat", reshape(g, src, [-1]), g.const(torch.zeros(1, dtype=x.dtype)), axis=0)
-    picked = g.op("Gather", flat_src, k, axis=0)
-    if x.dtype in (torch.int16, torch.uint16):  # onnxruntime has no int16 Where
-        out = g.cast(g.op("Where", flat_m, g.cast(picked, torch.int32), g.cast(flat_x, torch.int32)), x.dtype)
-    else:
-        out = _where(g, flat_m, picked, flat_x)
+    # The k-th True position takes source's k-th element: ScatterND of source[:count] at
+    # NonZero(mask).  A source with fewer elements than the mask has Trues makes the
+    # ScatterND fail at run time, as torch raises.
+    where_true = g.op("Transpose", g.op("NonZero", flat_m), perm=[1, 0])  # (count, 1)
+    count = g.op("Shape", where_true, start=0, end=1)
+    picked = g.op("Slice", reshape(g, src, [-1]), g.const([0], torch.int64), count, g.const([0], torch.int64))
+    out = g.op("ScatterND", flat_x, where_true, picked)
     return reshape(g, out, g.shape_of(xb))
 
 

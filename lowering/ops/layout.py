@@ -111,6 +111,8 @@ def _source_index(g: GraphBuilder, reps: Value) -> Value:
     slots = g.op("Add", total, g.const(1, torch.int64))
     zeros = g.op("ConstantOfShape", g.unsqueeze(slots, [0]), value=_i64_attr(0))
     ones = g.op("ConstantOfShape", g.shape_of(reps), value=_i64_attr(1))
+    # A negative repeat (torch raises) gets an out-of-range position: onnxruntime fails too.
+    ends = g.op("Where", g.op("Less", reps, g.const(0, torch.int64)), g.const(INT64_MAX, torch.int64), ends)
     marks = g.op("ScatterElements", zeros, ends, ones, axis=0, reduction="add")
     starts = g.op("CumSum", marks, g.const(0, torch.int64))
     return g.op("Slice", starts, g.const([0], torch.int64), g.unsqueeze(total, [0]), g.const([0], torch.int64))

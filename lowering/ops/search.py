@@ -23,7 +23,7 @@ import torch
 from lowering.graph import GraphBuilder, Value, is_bool, is_float, is_int
 from lowering.ops._common import _tensor_attr, check_out, require_value
 from lowering.ops.registry import register
-from lowering.ops.shape import known_rank, reshape
+from lowering.ops.shape import INT64_MAX, known_rank, reshape
 
 
 def _zeros(g: GraphBuilder, length: Value, dtype: torch.dtype) -> Value:
@@ -169,7 +169,9 @@ def bincount(g, input, weights=None, minlength=0):
             raise g.error("bincount: weights should be 1-d and have the same length as input (torch raises)")
         dt = torch.float32 if w.dtype == torch.float32 else torch.float64
         upd = g.cast(w, dt)
-    return g.op("ScatterElements", _zeros(g, length, dt), x, upd, axis=0, reduction="add")
+    # ScatterElements would wrap a negative value (torch raises): out of range instead, so onnxruntime fails too.
+    idx = g.op("Where", g.op("Less", x, g.const(0, torch.int64)), g.const(INT64_MAX, torch.int64), x)
+    return g.op("ScatterElements", _zeros(g, length, dt), idx, upd, axis=0, reduction="add")
 
 
 @register("torch.isin")

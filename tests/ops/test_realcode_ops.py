@@ -407,6 +407,35 @@ def test_export_real_code_idioms_with_dynamic_axes():
                        dynamic_shapes={"x": {0: "n"}, "repeats": {0: "n"}, "mask": {0: "n"}})
 
 
+# Data torch rejects at run time (a negative index, a negative repeat, a short source):
+# the graph must fail on onnxruntime too, never answer.
+RUNTIME_ERRORS = [
+    ("index_add_negative_index", "torch.index_add", (_t(3), 0, torch.tensor([-1]), _t(1)), {}),
+    ("index_copy_negative_index", "torch.index_copy", (_t(3), 0, torch.tensor([-1]), _t(1)), {}),
+    ("index_add_index_too_large", "torch.index_add", (_t(3), 0, torch.tensor([3]), _t(1)), {}),
+    ("bincount_negative", "torch.bincount", (torch.tensor([1, -1]),), {}),
+    ("repeat_interleave_negative", "torch.repeat_interleave", (_t(3), torch.tensor([2, -1, 1])), {}),
+    ("masked_scatter_short_source", "Tensor.masked_scatter", (_t(5), torch.ones(5, dtype=torch.bool), _t(4)), {}),
+]
+
+
+@pytest.mark.parametrize(("qualname", "args", "kwargs"), [pytest.param(*r[1:], id=r[0]) for r in RUNTIME_ERRORS])
+def test_data_torch_rejects_fails_on_onnxruntime(qualname, args, kwargs):
+    assert lookup(qualname) is not None
+    with pytest.raises((RuntimeError, IndexError)):
+        _eager(qualname)(*args, **kwargs)
+    for dynamic in (False, True):
+        with pytest.raises(Exception, match="ONNXRuntimeError|out of bounds|out of range|invalid"):
+            harness.run_lowering(qualname, args, kwargs, dynamic=dynamic)
+
+
+def _eager(qualname):
+    owner, name = qualname.rsplit(".", 1)
+    if owner == "Tensor":
+        return lambda x, *a, **k: getattr(x, name)(*a, **k)
+    return getattr(torch, name)
+
+
 # ---------------------------------------------------------------------- refusals
 #
 # (id, registry name, args, kwargs, a regex the LoweringError must match): each a case
