@@ -566,6 +566,18 @@ def _index_scatter(g: GraphBuilder, name: str, input: Any, dim: Any, index: Any,
         return g.squeeze(_index_scatter_nd(g, x1, 0, i1, s1, reduction), [0])
     if i.rank == 0:
         i = g.unsqueeze(i, [0])
+    if x.shape is not None and src.shape is not None:
+        for a, (n, m) in enumerate(zip(x.shape, src.shape)):
+            if a != d and isinstance(n, int) and isinstance(m, int) and n != m:
+                raise g.error(f"{name}(): source's dim {a} ({m}) must match self's ({n}) (torch raises)")
+    k, m = i.shape[0], src.shape[d]
+    if isinstance(k, int) and isinstance(m, int):
+        if k != m:
+            raise g.error(f"{name}(): number of indices ({k}) should be equal to source.size(dim) ({m}) (torch raises)")
+    else:
+        # Sizes known only at run time: a mismatch (torch raises) makes every index out of range.
+        same = g.op("Equal", g.op("Shape", i), g.op("Shape", src, start=d, end=d + 1))
+        i = g.op("Where", same, i, g.const(INT64_MAX, torch.int64))
     return _index_scatter_nd(g, x, d, i, src, reduction)
 
 

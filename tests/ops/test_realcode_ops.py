@@ -415,6 +415,7 @@ RUNTIME_ERRORS = [
     ("index_add_index_too_large", "torch.index_add", (_t(3), 0, torch.tensor([3]), _t(1)), {}),
     ("bincount_negative", "torch.bincount", (torch.tensor([1, -1]),), {}),
     ("repeat_interleave_negative", "torch.repeat_interleave", (_t(3), torch.tensor([2, -1, 1])), {}),
+    ("index_add_fewer_indices", "torch.index_add", (_t(3, 2), 0, torch.tensor([1]), _t(3, 2)), {}),
     ("masked_scatter_short_source", "Tensor.masked_scatter", (_t(5), torch.ones(5, dtype=torch.bool), _t(4)), {}),
 ]
 
@@ -424,7 +425,8 @@ def test_data_torch_rejects_fails_on_onnxruntime(qualname, args, kwargs):
     assert lookup(qualname) is not None
     with pytest.raises((RuntimeError, IndexError)):
         _eager(qualname)(*args, **kwargs)
-    for dynamic in (False, True):
+    dynamics = (True,) if qualname == "torch.index_add" and args[2].numel() != args[3].shape[args[1]] else (False, True)
+    for dynamic in dynamics:  # a size mismatch known at export time is refused instead (below)
         with pytest.raises(Exception, match="ONNXRuntimeError|out of bounds|out of range|invalid"):
             harness.run_lowering(qualname, args, kwargs, dynamic=dynamic)
 
@@ -451,6 +453,8 @@ REFUSALS: list[tuple] = [
     ("meshgrid_bad_indexing", "torch.meshgrid", (_t(2),), {"indexing": "xx"}, "indexing"),
     ("index_add_dtype_mismatch", "torch.index_add", (_t(3), 0, torch.tensor([0]), _t(1, dtype=torch.int64)), {},
      "same scalar type"),
+    ("index_add_index_length", "torch.index_add", (_t(3, 2), 0, torch.tensor([1]), _t(3, 2)), {}, "number of indices"),
+    ("index_copy_source_dims", "torch.index_copy", (_t(3, 2), 0, torch.tensor([1]), _t(1, 3)), {}, "must match"),
     ("index_add_float_index", "torch.index_add", (_t(3), 0, _t(1), _t(1)), {}, "int64 for index"),
     ("index_add_float_alpha_int", "torch.index_add", (_t(3, dtype=torch.int64), 0, torch.tensor([0]),
      _t(1, dtype=torch.int64)), {"alpha": 0.5}, "alpha"),
