@@ -93,7 +93,10 @@ def searchsorted(g, sorted_sequence, input, *, out_int32=False, right=False, sid
         seq = g.op("GatherElements", seq, g.cast(s, torch.int64), axis=rank - 1)
     seq, v, scalar = _search_operands(g, seq, input, "searchsorted")
     if rank > 1:
-        if scalar or v.rank != rank:
+        lead_ok = v.rank == rank and all(
+            not (isinstance(a, int) and isinstance(b, int)) or a == b for a, b in zip(seq.shape[:-1], v.shape[:-1])
+        )
+        if scalar or not lead_ok:
             raise g.error("searchsorted: the first N-1 dimensions of boundaries tensor and input value tensor must match (torch raises)")
         # (..., M) against (..., K): compare (..., 1, M) with (..., K, 1).
         seq = g.unsqueeze(seq, [rank - 1])

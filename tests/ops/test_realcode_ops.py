@@ -465,6 +465,7 @@ REFUSALS: list[tuple] = [
     ("searchsorted_side_right_conflict", "torch.searchsorted", (_t(3), _t(2)), {"side": "left", "right": True},
      "opposites"),
     ("searchsorted_nd_mismatch", "torch.searchsorted", (_t(2, 3), _t(4)), {}, "must match"),
+    ("searchsorted_nd_broadcast", "torch.searchsorted", (_t(1, 3), _t(4, 2)), {}, "must match"),
     ("histc_int", "torch.histc", (_t(3, dtype=torch.int64),), {}, "not implemented"),
     ("histc_min_gt_max", "torch.histc", (_t(3),), {"min": 2, "max": 1}, "larger than min"),
     ("bincount_2d", "torch.bincount", (_t(2, 2, dtype=torch.int64, low=0),), {}, "1-d"),
