@@ -6,10 +6,13 @@ volumetric (5-D) inputs.  torch's ``padding_mode`` (zeros/border/reflection) and
 ``align_corners`` map one to one, so every 4-D call lowers from opset 17 and 5-D calls
 (``bilinear`` is trilinear there; torch has no 5-D bicubic) from opset 20.  Below that a
 5-D call is refused with the opset to use: a decomposition into Gathers would be a
-different graph to get right, not a faithful one for free.
+different graph to get right, not a faithful one for free.  onnxruntime implements
+GridSample-16 for float32 only, so other float dtypes need opset 20 too.
 """
 
 from __future__ import annotations
+
+import torch
 
 from lowering.graph import GraphBuilder, Value, is_float
 from lowering.ops._common import require_value
@@ -45,6 +48,11 @@ def _grid_sample(g: GraphBuilder, input, grid, mode, padding_mode, align_corners
         raise g.error(
             f"grid_sample of a 5-D (volumetric) input needs ONNX GridSample-20; opset {g.opset} has only the 4-D form",
             hint="export with opset >= 20",
+        )
+    if x.dtype != torch.float32 and g.opset < 20:
+        raise g.error(
+            f"grid_sample of a {x.dtype} input at opset {g.opset}: onnxruntime runs GridSample-16 in float32 only",
+            hint="export with opset >= 20, or cast input and grid to float32",
         )
     if align_corners is None:
         align_corners = False  # torch's default (it warns when not given)

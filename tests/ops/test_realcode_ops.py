@@ -330,6 +330,17 @@ def test_grid_sample_volumetric_below_opset_20_is_refused(opset):
         harness.run_lowering("torch.nn.functional.grid_sample", args, {"align_corners": False}, opset)
 
 
+@pytest.mark.parametrize("opset", OPSETS)
+def test_grid_sample_float64(opset):
+    args = (_t(1, 2, 4, 4, dtype=torch.float64), _t(1, 3, 3, 2, seed=1, low=-1, high=1, dtype=torch.float64))
+    if opset < 20:
+        with pytest.raises(harness.Refused, match="float32 only"):
+            harness.run_lowering("torch.nn.functional.grid_sample", args, {"align_corners": True}, opset)
+        return
+    got = harness.run_lowering("torch.nn.functional.grid_sample", args, {"align_corners": True}, opset)
+    assert harness.compare(F.grid_sample(*args, align_corners=True), got) is None
+
+
 def test_grid_sample_nearest_rounds_half_to_even_like_torch():
     # align_corners=True, W=5: x = (g + 1) * 2, so g = -0.75, -0.25, 0.25, 0.75 land on 0.5, 1.5, 2.5, 3.5.
     x = torch.arange(10.0).reshape(1, 1, 2, 5)
