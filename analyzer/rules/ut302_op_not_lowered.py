@@ -50,8 +50,9 @@ RULE = Rule(
     why="`untrace export` stops with a `LoweringError` at the first such call. Off by default: the op table is "
         "untrace's own, and code exported with `torch.onnx.export` (whose exporters decompose many more ops) "
         "does not need it. Select it (`--select UT302`) when you export with untrace.",
-    example="def forward(self, x: torch.Tensor):\n    return torch.searchsorted(self.edges, x)",
-    use_instead="def forward(self, x: torch.Tensor):\n    return (x.unsqueeze(-1) > self.edges).sum(-1)",
+    example="def forward(self, x: torch.Tensor):\n    return torch.logcumsumexp(x, dim=-1)",
+    use_instead="def forward(self, x: torch.Tensor):\n    m = x.amax(-1, keepdim=True)\n"
+                "    return m + torch.log(torch.cumsum(torch.exp(x - m), dim=-1))",
     detect=detect,
     severity="warning",
     default_enabled=False,
@@ -63,8 +64,8 @@ RULE = Rule(
     ),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
-        "        return torch.searchsorted(x, x)\n",
+        "        return torch.logcumsumexp(x, 0)\n",
         "import torch\nimport torch.nn.functional as F\nclass M(torch.nn.Module):\n"
-        "    def forward(self, x: torch.Tensor, grid: torch.Tensor):\n        return F.grid_sample(x, grid)\n",
+        "    def forward(self, x: torch.Tensor):\n        return torch.linalg.svd(x)\n",
     ),
 )

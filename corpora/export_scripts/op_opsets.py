@@ -1,5 +1,5 @@
 """Exporter calls whose opset is below what the exported module's ops need (UT403), and
-an op that `untrace export` has no lowering for (UT302: `F.grid_sample`)."""
+an op that `untrace export` has no lowering for (UT302: `torch.linalg.svdvals`)."""
 
 import torch
 import torch.nn.functional as F
@@ -15,7 +15,14 @@ class FlowWarp(nn.Module):
 
     def forward(self, image: torch.Tensor):
         grid = torch.tanh(self.flow(image)).permute(0, 2, 3, 1)
-        return F.grid_sample(image, grid, align_corners=False)  # expect: UT302
+        return F.grid_sample(image, grid, align_corners=False)
+
+
+class SpectralScale(nn.Module):
+    """Divides by the largest singular value: no ONNX op computes an SVD."""
+
+    def forward(self, weight: torch.Tensor):
+        return weight / torch.linalg.svdvals(weight)[0]  # expect: UT302
 
 
 class CausalMask(nn.Module):

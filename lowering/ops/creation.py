@@ -203,6 +203,36 @@ def new_full(g, self, size, fill_value, *, dtype=None, layout=None, device=None,
     return filled(g, _sizes(g, (size,), "new_full"), fill_value, dtype or x.dtype)
 
 
+@register("Tensor.new_tensor")
+def new_tensor(g, self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """Tensor.new_tensor(Tensor self, data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False)
+    -> Tensor  (self's dtype unless dtype= is given; a tensor argument is copied)"""
+    from lowering.ops.cast import tensor
+
+    x = require_value(g, self, "new_tensor")
+    _check_factory_kwargs(g, "new_tensor", layout)
+    return tensor(g, data, dtype=dtype or x.dtype)
+
+
+@register("Tensor.new")
+def new(g, self, *args, device=None):
+    """Tensor.new(Tensor self, *sizes) -> Tensor  (legacy constructor: no argument gives an empty 1-d tensor, ints
+    or a torch.Size an uninitialised tensor of that size -- zeros here, as empty; the data forms, a sequence or a
+    tensor whose storage the result shares, are refused)"""
+    x = require_value(g, self, "new")
+    if not args:
+        return g.const(torch.zeros(0, dtype=x.dtype))
+    if len(args) == 1 and isinstance(args[0], torch.Size):
+        args = tuple(args[0])
+    elif any(isinstance(a, (list, tuple, float, torch.Tensor)) or (isinstance(a, Value) and a.rank != 0) for a in args):
+        raise g.error(
+            "Tensor.new(data): the legacy constructor's data forms (a sequence, or a tensor whose storage the result "
+            "shares) are not supported",
+            hint="use x.new_tensor(data) for a copy with x's dtype, or x.new_zeros(size) / x.new_empty(size) for a size",
+        )
+    return filled(g, _sizes(g, args, "new"), 0, x.dtype)
+
+
 # ---------------------------------------------------------------------------- ranges
 
 

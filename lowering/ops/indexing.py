@@ -1,5 +1,5 @@
-"""Indexing: ``t[idx]`` and ``t[idx] = v``, gather/scatter, index_select, take*,
-topk/sort, nonzero, tril/triu, pad, one_hot.
+"""Indexing: ``t[idx]`` and ``t[idx] = v``, gather/scatter, index_select, index_add/
+index_copy, masked_scatter, take*, topk/sort, nonzero, tril/triu, pad, one_hot.
 
 ``operator.getitem`` follows PyTorch's own indexing (``torch/csrc/autograd/
 python_variable_indexing.cpp``), which differs from NumPy in one respect: an int (or a
@@ -19,6 +19,13 @@ every index form getitem takes is supported, with the same semantics -- and scat
 ``v`` (cast to ``t``'s dtype, broadcast to the indexed shape) there; a bool mask with a
 scalar value is a plain Where.  Duplicate positions in an index tensor keep one of the
 written values, as on torch's CPU backend (which one is unspecified in both).
+
+``index_add``/``index_copy`` are one ScatterElements (reduction add / none) with the
+1-d index broadcast along ``dim`` to ``source``'s shape.  ``masked_scatter`` gives the
+k-th True position of the (broadcast) mask source's k-th element: one ScatterND of the
+first ``count`` source elements at ``NonZero(mask)`` -- however many Trues the mask holds
+at run time.  Where torch raises on the data (a negative index, a source shorter than the
+mask's Trues), the graph fails on onnxruntime instead of answering.
 """
 
 from __future__ import annotations
@@ -536,6 +543,120 @@ def scatter_reduce(g, input, dim, index, src, reduce, *, include_self=True, out=
             ident = info.min if reduce == "amax" else info.max
         x = _scatter(g, "scatter_reduce", x, dim, index, ident, None)
     return _scatter(g, "scatter_reduce", x, dim, index, require_value(g, src, "scatter_reduce", "src"), op)
+
+
+def _index_scatter(g: GraphBuilder, name: str, input: Any, dim: Any, index: Any, source: Any, reduction: str | None) -> Value:
+    """``input`` with the slices ``source.select(dim, i)`` written to (or added at)
+    ``input.select(dim, index[i])``: the 1-d index broadcast to ``source``'s shape along
+    ``dim``, then one ScatterElements."""
+    x = require_value(g, input, name)
+    src = require_value(g, source, name, "source")
+    i = _index(g, index, name)
+    if src.dtype != x.dtype:
+        raise g.error(f"{name}(): self ({x.dtype}) and source ({src.dtype}) must have the same scalar type (torch raises)")
+    if i.rank not in (0, 1):
+        raise g.error(f"{name}(): Index is supposed to be a vector (torch raises)")
+    rank = known_rank(g, x, name)
+    d = normalize_axis(g, dim, rank, name)
+    if src.rank != rank and not (rank == 0 and src.rank in (0, 1)):
+        raise g.error(f"{name}(): source and self must have the same number of dimensions (torch raises)")
+    if rank == 0:
+        x1, s1 = g.unsqueeze(x, [0]), (src if src.rank == 1 else g.unsqueeze(src, [0]))
+        i1 = i if i.rank == 1 else g.unsqueeze(i, [0])
+        return g.squeeze(_index_scatter_nd(g, x1, 0, i1, s1, reduction), [0])
+    if i.rank == 0:
+        i = g.unsqueeze(i, [0])
+    if x.shape is not None and src.shape is not None:
+        for a, (n, m) in enumerate(zip(x.shape, src.shape)):
+            if a != d and isinstance(n, int) and isinstance(m, int) and n != m:
+                raise g.error(f"{name}(): source's dim {a} ({m}) must match self's ({n}) (torch raises)")
+    k, m = i.shape[0], src.shape[d]
+    if isinstance(k, int) and isinstance(m, int):
+        if k != m:
+            raise g.error(f"{name}(): number of indices ({k}) should be equal to source.size(dim) ({m}) (torch raises)")
+    else:
+        # Sizes known only at run time: a mismatch (torch raises) makes every index out of range.
+        same = g.op("Equal", g.op("Shape", i), g.op("Shape", src, start=d, end=d + 1))
+        i = g.op("Where", same, i, g.const(INT64_MAX, torch.int64))
+    return _index_scatter_nd(g, x, d, i, src, reduction)
+
+
+def _index_scatter_nd(g: GraphBuilder, x: Value, d: int, i: Value, src: Value, reduction: str | None) -> Value:
+    rank = x.rank
+    assert rank is not None
+    shape = [1] * rank
+    shape[d] = -1
+    # torch rejects a negative index here, ScatterElements would wrap it: make it out of
+    # range (INT64_MAX), so onnxruntime fails where torch raises.
+    i = g.op("Where", g.op("Less", i, g.const(0, torch.int64)), g.const(INT64_MAX, torch.int64), i)
+    idx = g.op("Expand", reshape(g, i, shape), g.shape_of(src))
+    if reduction == "add" and x.dtype in (torch.bool, torch.float16, torch.bfloat16):
+        # bool + bool is "or" in torch: add as int64, nonzero is True.  onnxruntime has no
+        # half-precision ScatterElements(add): the sums are made in float32.
+        work = torch.int64 if is_bool(x.dtype) else torch.float32
+        out = g.op("ScatterElements", g.cast(x, work), idx, g.cast(src, work), axis=d, reduction="add")
+        return g.cast(out, x.dtype)
+    return g.op("ScatterElements", x, idx, src, axis=d, reduction=reduction)
+
+
+@register("torch.index_add", "Tensor.index_add", "Tensor.index_add_")
+def index_add(g, input, dim, index, source, *, alpha=1, out=None):
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+    from lowering.ops.elementwise import _scaled
+
+    check_out(g, out, "index_add")
+    src = require_value(g, source, "index_add", "source")
+    return _index_scatter(g, "index_add", input, dim, index, _scaled(g, src, alpha, "index_add"), "add")
+
+
+@register("torch.index_copy", "Tensor.index_copy", "Tensor.index_copy_")
+def index_copy(g, input, dim, index, source, *, out=None):
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor  (duplicate indices: one of the
+    written slices, unspecified in torch too)"""
+    check_out(g, out, "index_copy")
+    return _index_scatter(g, "index_copy", input, dim, index, source, None)
+
+
+def _masked_scatter(g: GraphBuilder, name: str, input: Any, mask: Any, source: Any, inplace: bool) -> Value:
+    x = require_value(g, input, name)
+    m = require_value(g, mask, name, "mask")
+    src = require_value(g, source, name, "source")
+    if m.dtype != torch.bool:
+        raise g.error(f"{name}: only supports boolean masks, but got mask with dtype {m.dtype} (torch raises)")
+    if src.dtype != x.dtype:
+        raise g.error(f"{name}: expected self and source to have same dtypes but got {x.dtype} and {src.dtype} (torch raises)")
+    if inplace:
+        # In place, self keeps its shape: the mask must broadcast to it.
+        if m.rank is None or x.rank is None or m.rank > x.rank or any(
+            isinstance(a, int) and isinstance(b, int) and b not in (1, a) for a, b in zip(x.shape[::-1], m.shape[::-1])
+        ):
+            raise g.error(f"{name}: the mask must broadcast to self's shape in place (torch raises)")
+        xb = x
+    else:
+        xb = g.op("Expand", x, g.shape_of(m))
+    mb = g.op("Expand", m, g.shape_of(xb))
+    flat_m = reshape(g, mb, [-1])
+    flat_x = reshape(g, xb, [-1])
+    # The k-th True position takes source's k-th element: ScatterND of source[:count] at
+    # NonZero(mask).  A source with fewer elements than the mask has Trues makes the
+    # ScatterND fail at run time, as torch raises.
+    where_true = g.op("Transpose", g.op("NonZero", flat_m), perm=[1, 0])  # (count, 1)
+    count = g.op("Shape", where_true, start=0, end=1)
+    picked = g.op("Slice", reshape(g, src, [-1]), g.const([0], torch.int64), count, g.const([0], torch.int64))
+    out = g.op("ScatterND", flat_x, where_true, picked)
+    return reshape(g, out, g.shape_of(xb))
+
+
+@register("torch.masked_scatter", "Tensor.masked_scatter")
+def masked_scatter(g, input, mask, source):
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor  (self and mask broadcast)"""
+    return _masked_scatter(g, "masked_scatter", input, mask, source, False)
+
+
+@register("Tensor.masked_scatter_")
+def masked_scatter_(g, self, mask, source):
+    """masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)  (the mask broadcasts to self)"""
+    return _masked_scatter(g, "masked_scatter_", self, mask, source, True)
 
 
 @register("torch.index_select", "Tensor.index_select")

@@ -1,9 +1,13 @@
-"""Matrix products: matmul/mm/bmm/mv/dot/outer, einsum, linear and the add*mm family.
+"""Matrix products: matmul/mm/bmm/mv/dot/outer, einsum, linear, the add*mm family and
+``cdist``.
 
 ONNX MatMul has numpy's matmul semantics, which are torch's (1-d operands promoted and
 removed again, batch dims broadcast).  Operands must share a dtype, as in torch.
 ``addmm``-style ops compute ``beta * input + alpha * (a @ b)``; with ``beta == 0`` the
-input is ignored (NaN in it does not propagate), as torch specifies.
+input is ignored (NaN in it does not propagate), as torch specifies.  ``cdist`` with
+p=2 follows torch's ``compute_mode``: the matmul form (``|a|^2 + |b|^2 - 2ab``, as torch
+rounds it) where torch uses it -- always, or above 25 rows -- and the exact differences
+otherwise (also when a row count is dynamic: the same distances, without cancellation).
 """
 
 from __future__ import annotations
@@ -270,3 +274,69 @@ def addr(g, input, vec1, vec2, *, beta=1, alpha=1, out=None):
     c, a, b = g.promote(c, a, b)
     product = g.op("And" if is_bool(c.dtype) else "Mul", g.unsqueeze(a, [1]), g.unsqueeze(b, [0]))
     return _add_scaled(g, c, product, beta, alpha, "addr")
+
+
+# ---------------------------------------------------------------------------- cdist
+
+_CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+
+
+def _euclid_by_mm(g: GraphBuilder, a: Value, b: Value) -> Value:
+    """torch's ``_euclidean_dist``: one matmul of [-2a, |a|^2, 1] and [b, 1, |b|^2],
+    clamped at 1e-30 and square-rooted (so it rounds as torch does)."""
+    an = g.reduce("ReduceSum", g.op("Mul", a, a), [a.rank - 1], True)
+    bn = g.reduce("ReduceSum", g.op("Mul", b, b), [b.rank - 1], True)
+    one = g.const(1.0, a.dtype)
+    a_ = g.op("Concat", g.op("Mul", a, g.const(-2.0, a.dtype)), an, g.op("Expand", one, g.shape_of(an)), axis=-1)
+    b_ = g.op("Concat", b, g.op("Expand", one, g.shape_of(bn)), bn, axis=-1)
+    perm = list(range(b.rank - 2)) + [b.rank - 1, b.rank - 2]
+    d2 = g.op("MatMul", a_, g.op("Transpose", b_, perm=perm))
+    return g.op("Sqrt", g.op("Max", d2, g.const(1e-30, a.dtype)))
+
+
+@register("torch.cdist")
+def cdist(g, x1, x2, p=2.0, compute_mode=None):
+    """cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor  (batch dims broadcast)"""
+    a, b = _operands(g, "cdist", x1, x2)
+    if not is_float(a.dtype):
+        raise g.error(f"cdist only supports floating-point dtypes, X1 got: {a.dtype} (torch raises)")
+    if a.rank is None or b.rank is None or a.rank < 2 or b.rank < 2:
+        raise g.error("cdist only supports at least 2D tensors (torch raises)")
+    if isinstance(p, Value) or not isinstance(p, (int, float)) or isinstance(p, bool):
+        raise g.error("cdist: p must be a Python number known at export time")
+    p = float(p)
+    if p < 0:
+        raise g.error("cdist only supports non-negative p values (torch raises)")
+    if compute_mode is None:
+        compute_mode = _CDIST_MODES[0]
+    if compute_mode not in _CDIST_MODES:
+        raise g.error(f"cdist: {compute_mode!r} is not a valid value for compute_mode (torch raises)")
+    m1, m2 = a.shape[-1], b.shape[-1]
+    if isinstance(m1, int) and isinstance(m2, int) and m1 != m2:
+        raise g.error(f"cdist: X1 and X2 must have the same number of columns. X1: {m1} X2: {m2} (torch raises)")
+    if p == 2.0 and compute_mode != _CDIST_MODES[2]:
+        rows1, rows2 = a.shape[-2], b.shape[-2]
+        if compute_mode == _CDIST_MODES[1]:
+            use_mm = True
+        elif isinstance(rows1, int) and isinstance(rows2, int):
+            use_mm = rows1 > 25 or rows2 > 25
+        else:
+            # The same distances either way; with a dynamic row count the exact difference
+            # (no cancellation) is the more accurate choice.
+            use_mm = False
+        if use_mm:  # batch dims broadcast in MatMul as torch expands them
+            return _euclid_by_mm(g, a, b)
+    # (..., P, 1, M) - (..., 1, R, M), reduced over M.
+    d = g.op("Sub", g.unsqueeze(a, [a.rank - 1]), g.unsqueeze(b, [b.rank - 2]))
+    ad = g.op("Abs", d)
+    last = [builtins.max(a.rank, b.rank)]
+    if p == 0.0:
+        return g.reduce("ReduceSum", g.cast(g.op("Greater", ad, g.const(0.0, a.dtype)), a.dtype), last, False)
+    if p == 1.0:
+        return g.reduce("ReduceSum", ad, last, False)
+    if p == 2.0:
+        return g.op("Sqrt", g.reduce("ReduceSum", g.op("Mul", d, d), last, False))
+    if p == float("inf"):
+        return g.reduce("ReduceMax", ad, last, False)
+    s = g.reduce("ReduceSum", g.op("Pow", ad, g.const(p, a.dtype)), last, False)
+    return g.op("Pow", s, g.const(1.0 / p, a.dtype))

@@ -139,8 +139,9 @@ def render(out: io.TextIOBase) -> None:
         w("None: every tested op passes all samples it does not refuse.\n")
     w("\n## Refused on purpose\n\n")
     w(
-        "Registered so that export stops with a `LoweringError` that says why and what to do "
-        "(random numbers cannot match eager PyTorch). The exception: a draw with `generator=` a "
+        "Registered so that export stops with a `LoweringError` that says why and what to do: random numbers "
+        "cannot match eager PyTorch, ONNX has no complex tensors (`torch.fft.rfft`, `view_as_real`, ...), and "
+        "`as_strided` reads memory layout, not values. The exception: a draw with `generator=` a "
         "`torch.Generator` that forward creates and seeds, with a static shape, is evaluated at "
         "export time and becomes a constant (`lowering/seeded_random.py`):\n\n"
     )
