@@ -1,0 +1,453 @@
+"""Control flow: a known predicate picks its branch, a known iterable unrolls; a graph
+predicate emits an ONNX `If` (outputs: the region's results, assigned in either branch ∩
+live after), a graph trip count or condition a `Loop` (carried: the region's carried
+set; lists appended to become scan outputs). Also the expression-level Ifs (ternary,
+torch.cond, a ModuleList indexed by data) and the coverage probes."""
+
+from __future__ import annotations
+
+import torch
+
+from analyzer.frontend import ir
+from analyzer.frontend.structure import RETVAL
+from lowering.graph import GraphBuilder, Value
+from lowering.interp.containers import _copy_containers, _mutated_containers
+from lowering.interp.values import (Frame, GraphRange, MISSING, Maybe, Stacked, _Missing, _ShapeChanges, 
+    _align_maybe, _chunks, _common_shape, _contains_graph, _describe, _flatten, _is_int_like, _rank_only, _same,
+    _spec_without_maybe, _starts_with, _unflatten, _zero_tensor)
+
+
+MAX_UNROLL = 10_000
+
+
+class ControlFlow:
+    def _stmt_If(self, s, frame):
+        test = self.test_value(self.eval(s.test, frame))
+        if isinstance(test, Value):
+            self.emit_if(s, test, frame)
+        elif self.truth(test):
+            self.exec_block(s.body, frame)
+        else:
+            self.exec_block(s.orelse, frame)
+
+    def _stmt_Loop(self, s, frame):
+        if s.kind == "for":
+            iterable = self.eval(s.iter, frame)
+            if isinstance(iterable, GraphRange):
+                self.emit_loop(s, frame, trip=iterable)
+                return
+            if isinstance(iterable, Value) and iterable.rank and isinstance(self.g.size(iterable, 0), Value):
+                # Rows of a dynamic first axis: a Loop that gathers row i.
+                self.emit_loop(s, frame, trip=GraphRange(0, self.g.size(iterable, 0), 1), rows=iterable)
+                return
+            try:
+                items = list(self.iterate(iterable))
+            except TypeError:
+                raise self.error(f"cannot iterate over {type(iterable).__name__}", construct="for") from None
+            for item in items:
+                self.assign(s.target, item, frame)
+                self.exec_block(s.body, frame)
+            self.exec_block(s.orelse, frame)
+            return
+        for _ in range(MAX_UNROLL):
+            test = self.test_value(self.eval(s.test, frame))
+            if isinstance(test, Value):
+                self.emit_loop(s, frame, cond=test)
+                return
+            if not self.truth(test):
+                self.exec_block(s.orelse, frame)
+                return
+            self.exec_block(s.body, frame)
+        raise self.error(f"`while` loop ran {MAX_UNROLL} times at export time", construct="while")
+
+    def _ev_IfExp(self, e, frame):
+        test = self.test_value(self.eval(e.test, frame))
+        if isinstance(test, Value):
+            # Lazy, like Python: each side is evaluated only in its own If branch.
+            return self.graph_choice(test, lambda: self.eval(e.body, frame), lambda: self.eval(e.orelse, frame),
+                                     "ifexp", e.span.line)
+        return self.eval(e.body, frame) if self.truth(test) else self.eval(e.orelse, frame)
+
+    def graph_choice(self, test: Value, then_fn, else_fn, construct: str, line: int):
+        """An expression-level If (ternary, torch.cond): each side built in its branch."""
+        cond = self.to_bool(test)
+        results, graphs = [], []
+        for fn in (then_fn, else_fn):
+            sub = self.g.subgraph()
+            saved, self.g = self.g, sub
+            try:
+                results.append(fn())
+            finally:
+                self.g = saved
+            graphs.append(sub)
+        flat_t, spec = _flatten(results[0])
+        flat_f, spec_f = _flatten(results[1])
+        self.check_region_result(construct, flat_t, graphs[0])
+        self.check_region_result(construct, flat_f, graphs[1])
+        if spec != spec_f:
+            raise self.error(f"the two sides of this {construct} return different structures", construct=construct)
+        if not _contains_graph(results[0]) and not _contains_graph(results[1]) and _same(results[0], results[1]):
+            return results[0]
+        for sub, flat, other in ((graphs[0], flat_t, flat_f), (graphs[1], flat_f, flat_t)):
+            saved, self.g = self.g, sub
+            try:
+                for v, o in zip(flat, other):
+                    bv = self._branch_value(v, o)
+                    sub.add_output(bv, shape=_rank_only(bv))
+            finally:
+                self.g = saved
+        probe_keys = self._branch_probes(graphs) if self.probes_enabled else []
+        self.add_probe(f"probe|{self.location[0]}|{line}|{construct}|branch", cond)
+        outs = self.g.op("If", cond, outputs=len(flat_t) + len(probe_keys),
+                         then_branch=graphs[0].build_graph(), else_branch=graphs[1].build_graph())
+        outs = list(outs) if isinstance(outs, tuple) else [outs]
+        for key, v in zip(probe_keys, outs[len(flat_t):]):
+            self.add_probe(key, v)
+        return _unflatten(spec, outs[:len(flat_t)])
+
+    def torch_cond(self, args, kwargs):
+        pred, true_fn, false_fn, operands = (list(args) + [kwargs.get(k) for k in ("pred", "true_fn", "false_fn", "operands")][len(args):])[:4]
+        operands = list(operands or ())
+        if not isinstance(pred, Value):
+            return self.call(true_fn if self.truth(pred) else false_fn, operands, {})
+        return self.graph_choice(pred, lambda: self.call(true_fn, operands, {}), lambda: self.call(false_fn, operands, {}),
+                                 "cond", self.location[1])
+
+    def call_choice(self, choice: "GraphChoice", start: int, args, kwargs):
+        """`modules[i](x)` with a graph index: an If chain over the candidates."""
+        if start == len(choice.options) - 1:
+            return self.call(choice.options[start], args, kwargs)
+        is_this = self.call_op("operator.eq", [choice.index, start], {})
+        return self.graph_choice(is_this, lambda: self.call(choice.options[start], args, kwargs),
+                                 lambda: self.call_choice(choice, start + 1, args, kwargs), "if", self.location[1])
+
+    def emit_if(self, s: ir.If, test: Value, frame: Frame):
+        cond = self.to_bool(test)
+        names = list(dict.fromkeys(list(s.results) + _mutated_containers(s, frame)))
+        envs = []
+        graphs = []
+        for block in (s.body, s.orelse):
+            sub = self.g.subgraph()
+            branch = Frame(_copy_containers(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj,
+                           frame.cls, graph=id(sub))
+            saved, self.g = self.g, sub
+            self.frames.append(branch)
+            try:
+                self.exec_block(block, branch)
+            finally:
+                self.frames.pop()
+                self.g = saved
+            envs.append(branch.env)
+            graphs.append(sub)
+        self.location = (frame.path, s.span.line)
+        outputs = self._merge_branches(s, names, envs, graphs, frame)
+        probe_keys = self._branch_probes(graphs) if self.probes_enabled else []
+        if not s.synthetic:
+            self.add_probe(self._probe_key(frame, s, "if", "branch"), cond)
+        if not outputs and not probe_keys:
+            return
+        then_graph, else_graph = graphs
+        n_results = sum(len(o[1][1]) for o in outputs)
+        values = self.g.op("If", cond, outputs=n_results + len(probe_keys), then_branch=then_graph.build_graph(),
+                           else_branch=else_graph.build_graph())
+        values = values if isinstance(values, tuple) else (values,)
+        for key, v in zip(probe_keys, values[n_results:]):
+            self.add_probe(key, v)
+        values = values[:n_results]
+        for (name, spec, prefix), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
+            merged = _unflatten(spec[0], list(value))
+            frame.env[name] = merged if prefix is None else prefix + merged
+
+    def _branch_probes(self, graphs) -> list[str]:
+        """Yield each branch's probes from the If; a side that never reaches a probe
+        yields [-1] for it."""
+        per_branch = [dict(self.take_probes(sub)) for sub in graphs]
+        keys = list(dict.fromkeys(k for probes in per_branch for k in probes))
+        lengths = {}
+        for key in keys:
+            sizes = {p[key].shape[0] if p[key].shape and isinstance(p[key].shape[0], int) else None
+                     for p in per_branch if key in p}
+            lengths[key] = sizes.pop() if len(sizes) == 1 else None
+        for sub, probes in zip(graphs, per_branch):
+            saved, self.g = self.g, sub
+            try:
+                for key in keys:
+                    value = probes.get(key)
+                    if value is None:
+                        # Not reached on this side: -1 per entry the other side records, so a
+                        # Loop's per-iteration probe vectors keep one length.
+                        value = self.g.const([-1] * (lengths[key] or 1), dtype=torch.int64)
+                    sub.add_output(value, shape=(lengths[key],))
+            finally:
+                self.g = saved
+        return keys
+
+    def _merge_branches(self, s, names, envs, graphs, frame):
+        """Decide each result: equal known values stay known; the rest become If outputs."""
+        outputs = []
+        for name in names:
+            a = envs[0].get(name, MISSING)
+            b = envs[1].get(name, MISSING)
+            if a is MISSING or b is MISSING:
+                present = a if b is MISSING else b
+                if name.startswith("$") or name == RETVAL:
+                    pass
+                elif a is MISSING and b is MISSING:
+                    continue
+                else:
+                    side = "else" if a is not MISSING else "then"
+                    raise self.error(
+                        f"`{name}` is assigned on one side of this data-dependent `if` only, and used after it",
+                        f"assign `{name}` on the {side} side too, before the `if`, or use torch.where",
+                        construct="if")
+            if not _contains_graph(a) and not _contains_graph(b) and _same(a, b):
+                frame.env[name] = a
+                continue
+            before = frame.env.get(name, MISSING)
+            prefix = None
+            if type(a) is list and type(b) is list and type(before) is list and _starts_with(a, before) and _starts_with(b, before):
+                # Only what each branch appended differs; a side that appended nothing
+                # yields placeholders marked absent.
+                prefix, a, b = list(before), a[len(before):], b[len(before):]
+                if len(a) != len(b) and min(len(a), len(b)) == 0:
+                    appended = a or b
+                    present = [Maybe(x, True) for x in appended]
+                    absent = [Maybe(MISSING, False) for _ in appended]
+                    a, b = (present, absent) if a else (absent, present)
+            flat_a, spec_a = _flatten(a)
+            flat_b, spec_b = _flatten(b)
+            if a is MISSING or a is None and name.startswith("$"):
+                flat_a, spec_a = [MISSING] * len(flat_b), spec_b
+            if b is MISSING or b is None and name.startswith("$"):
+                flat_b, spec_b = [MISSING] * len(flat_a), spec_a
+            if _spec_without_maybe(spec_a) == _spec_without_maybe(spec_b) and spec_a != spec_b:
+                flat_a, spec_a, flat_b, spec_b = _align_maybe(a, b)
+            if spec_a != spec_b:
+                raise self.error(f"`{name}` has a different structure on the two sides of a data-dependent `if`"
+                                 f" ({_describe(a)} vs {_describe(b)})", construct="if")
+            for graph, flat in ((graphs[0], flat_a), (graphs[1], flat_b)):
+                self.check_region_result(name, flat, graph)
+            per_branch = []
+            for graph, flat, other in ((graphs[0], flat_a, flat_b), (graphs[1], flat_b, flat_a)):
+                saved, self.g = self.g, graph
+                try:
+                    per_branch.append([self._branch_value(self._placeholder(o) if v is MISSING else v, o)
+                                       for v, o in zip(flat, other)])
+                finally:
+                    self.g = saved
+            for graph, values, others in ((graphs[0], *per_branch), (graphs[1], per_branch[1], per_branch[0])):
+                for bv, ov in zip(values, others):
+                    # Declared shape: the dims both branches agree on (the If output's shape).
+                    graph.add_output(bv, shape=_common_shape(bv, ov))
+            outputs.append((name, (spec_a, flat_a), prefix))
+        return outputs
+
+    def _branch_value(self, v, other):
+        """A branch output, cast to the dtype both branches agree on."""
+        gv = self.as_graph(v)
+        if not isinstance(other, Value) and not isinstance(other, _Missing) and isinstance(other, (bool, int, float)):
+            target = self.g.result_type(gv, other) if isinstance(v, Value) else self.as_graph(other).dtype
+            if isinstance(v, Value):
+                target = v.dtype
+            else:
+                target = torch.result_type(torch.tensor(v), torch.tensor(other))
+            return self.g.cast(gv, target)
+        if isinstance(other, Value) and not isinstance(v, Value):
+            return self.g.cast(gv, other.dtype)
+        if isinstance(other, Value) and other.dtype != gv.dtype:
+            raise self.error(f"a value is {gv.dtype} on one side of a data-dependent `if` and {other.dtype} on the other",
+                             "cast both sides to one dtype", construct="if")
+        return gv
+
+    def _placeholder(self, other):
+        """A value for a slot the branch never reaches (a `$retval` not yet set)."""
+        ref = self.as_graph(other) if not isinstance(other, _Missing) else None
+        if ref is None:
+            return self.g.const(False)
+        if ref.static_shape is not None and ref.static_shape:
+            return self.g.op("ConstantOfShape", self.g.const(list(ref.static_shape), dtype=torch.int64),
+                             value=_zero_tensor(ref.dtype), out_dtype=ref.dtype, out_shape=ref.static_shape)
+        rank = ref.rank or 0
+        return self.g.op("ConstantOfShape", self.g.const([0] * rank, dtype=torch.int64) if rank else self.g.shape_tensor([]),
+                         value=_zero_tensor(ref.dtype), out_dtype=ref.dtype, out_shape=(0,) * rank if rank else ())
+
+    def emit_loop(self, s: ir.Loop, frame: Frame, trip: GraphRange | None = None, cond: Value | None = None,
+                  rows: Value | None = None):
+        """First with carried values keeping their shapes before the loop; when an iteration
+        changes a shape, again with every carried dim free."""
+        try:
+            return self._emit_loop(s, frame, trip, cond, rows, relaxed=False)
+        except _ShapeChanges:
+            return self._emit_loop(s, frame, trip, cond, rows, relaxed=True)
+
+    def _emit_loop(self, s, frame, trip, cond, rows, relaxed: bool):
+        mutated = _mutated_containers(s, frame)
+        carried = list(dict.fromkeys([n for n in s.carried if n in frame.env or n.startswith("$")]
+                                     + [n for n in mutated if isinstance(frame.env[n], Value)]))
+        # Python lists that the body appends to become scan outputs.
+        scans = [n for n in dict.fromkeys(carried + mutated) if isinstance(frame.env.get(n), list)]
+        carried = [n for n in carried if n not in scans]
+        for n in mutated:
+            if n not in scans and isinstance(frame.env.get(n), dict):
+                raise self.error(f"`{n}` (a dict) is changed inside a graph loop", construct="loop")
+        for n in carried:
+            if n not in frame.env:
+                raise self.error(f"`{n}` is assigned in this loop and used after it, but is not set before it",
+                                 f"initialise `{n}` before the loop", construct="loop")
+        init = {n: frame.env[n] for n in carried}
+        for n in carried:
+            self.check_region_result(n, init[n], self.g)  # the loop reads them
+        body = self.g.subgraph()
+        self.aliases.enter_loop_body(body)
+        self.aliases.active_loops += 1
+        iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
+        cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
+        self.python_number(iter_num)
+        inner = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls,
+                      graph=id(body))
+        flat_init = {}
+        for n in carried:
+            flat, spec = _flatten(init[n])
+            values = []
+            for v in flat:
+                gv = self.as_graph(v)
+                shape = gv.shape if not relaxed else _rank_only(gv)
+                carried_in = body.add_input(body.fresh(n.strip("$") or "v"), gv.dtype, shape)
+                if isinstance(v, Value):
+                    # The same tensor as before the loop: an in-place update in the body
+                    # reaches the other names for it.
+                    self.aliases.add_view(carried_in, v, None)
+                    if v in self.python_numbers:
+                        self.python_number(carried_in)
+                self.aliases.made(carried_in, body)
+                values.append(carried_in)
+            flat_init[n] = (flat, spec)
+            inner.env[n] = _unflatten(spec, values)
+        scan_start = {n: len(frame.env[n]) for n in scans}
+        for n in scans:
+            inner.env[n] = list(frame.env[n])
+        trips_in = body.add_input(body.fresh("trips"), torch.int64, ()) if self.probes_enabled else None
+        saved, self.g = self.g, body
+        self.frames.append(inner)
+        try:
+            if rows is not None:
+                self.assign(s.target, self.call_op("operator.getitem", [rows, iter_num], {}), inner)
+            elif trip is not None:
+                index = iter_num
+                if not (isinstance(trip.start, int) and trip.start == 0 and isinstance(trip.step, int) and trip.step == 1):
+                    index = self.call_op("operator.add", [self.call_op("operator.mul", [iter_num, trip.step], {}), trip.start], {})
+                self.assign(s.target, index, inner)
+            self.exec_block(s.body, inner)
+            if s.kind == "while":
+                next_cond = self.eval(s.test, inner)
+                next_cond = self.to_bool(next_cond) if isinstance(next_cond, Value) else self.as_graph(bool(self.truth(next_cond)))
+            else:
+                next_cond = cond_in
+            body.add_output(next_cond)
+            for n in carried:
+                flat, spec = _flatten(inner.env.get(n, MISSING))
+                self.check_region_result(n, flat, body)
+                if spec != flat_init[n][1]:
+                    raise self.error(f"`{n}` changes structure inside a graph loop", construct="loop")
+                for v, v0 in zip(flat, flat_init[n][0]):
+                    gv = self.as_graph(v)
+                    g0 = self.as_graph(v0)
+                    if gv.dtype != g0.dtype:
+                        gv = self.g.cast(gv, g0.dtype) if not isinstance(v, Value) or _is_int_like(gv.dtype, g0.dtype) else gv
+                    if gv.dtype != g0.dtype:
+                        raise self.error(f"`{n}` changes dtype inside a graph loop ({g0.dtype} -> {gv.dtype})",
+                                         construct="loop")
+                    if not relaxed and gv.shape != g0.shape:
+                        raise _ShapeChanges()
+                    body.add_output(gv, shape=_rank_only(gv))
+            if trips_in is not None:
+                body.add_output(self.call_op("operator.add", [trips_in, 1], {}), shape=())
+            scan_values = []
+            scan_masks: dict[str, bool] = {}
+            for n in scans:
+                appended = inner.env[n][scan_start[n]:]
+                if len(appended) != 1 or not isinstance(appended[0], (Value, Maybe, int, float)):
+                    raise self.error(f"a graph loop must append exactly one tensor to `{n}` per iteration",
+                                     construct="loop")
+                item = appended[0]
+                if isinstance(item, Maybe):
+                    sv = self.as_graph(item.value)
+                    valid = self.to_bool(item.valid)
+                    body.add_output(sv, shape=_rank_only(sv))
+                    body.add_output(valid, shape=())
+                    scan_masks[n] = True
+                else:
+                    sv = self.as_graph(item)
+                    body.add_output(sv, shape=_rank_only(sv))
+                scan_values.append(sv)
+            body_probes = self.take_probes(body)
+            for _, pv in body_probes:
+                body.add_output(pv, shape=(None,))
+        finally:
+            self.frames.pop()
+            self.g = saved
+            self.aliases.active_loops -= 1
+        if trip is not None:
+            count = self._trip_count(trip)
+            cond0 = self.g.const(True)
+        else:
+            count = None
+            cond0 = self.to_bool(cond)
+        init_values = [self.as_graph(v) for n in carried for v in flat_init[n][0]]
+        if trips_in is not None:
+            init_values.append(self.g.const(0, dtype=torch.int64))
+        n_out = len(init_values) + len(scans) + len(scan_masks) + len(body_probes)
+        if n_out == 0:
+            body.add_output(self.as_graph(0), shape=())  # ONNX wants at least one output
+            n_out = 1
+        outs = self.g.op("Loop", count, cond0, *init_values, outputs=n_out, body=body.build_graph())
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        pos = 0
+        for n in carried:
+            k = len(flat_init[n][0])
+            frame.env[n] = _unflatten(flat_init[n][1], list(outs[pos:pos + k]))
+            pos += k
+        if trips_in is not None:
+            self.add_probe(self._probe_key(frame, s, s.kind, "trips"), outs[pos])
+            pos += 1
+        for n in scans:
+            if scan_masks.get(n):
+                frame.env[n] = frame.env[n][:scan_start[n]] + [Stacked(outs[pos], outs[pos + 1])]
+                pos += 2
+            else:
+                frame.env[n] = frame.env[n][:scan_start[n]] + [Stacked(outs[pos])]
+                pos += 1
+        for key, _ in body_probes:
+            self.add_probe(key, outs[pos])  # one entry per iteration, flattened
+            pos += 1
+
+    def _trip_count(self, r: GraphRange) -> Value:
+        # ceil((stop - start) / step), at least 0.
+        span = self.call_op("operator.sub", [r.stop, r.start], {}) if not (isinstance(r.start, int) and r.start == 0) else r.stop
+        if not (isinstance(r.step, int) and r.step == 1):
+            span = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, self.call_op("operator.sub", [r.step, 1], {})], {}), r.step], {})
+        span = self.g.cast(self.as_graph(span), torch.int64)
+        return self.call_op("torch.clamp", [span], {"min": 0})
+
+    def _probe_key(self, frame: Frame, node, construct: str, kind: str) -> str:
+        return f"probe|{frame.path}|{node.span.line}|{construct}|{kind}"
+
+    def add_probe(self, key: str, value: Value) -> None:
+        """Record a coverage probe (`export(probes=True)`): a 1-d int64 vector in the
+        current graph; taken out of If branches and Loop bodies by their emitters."""
+        if not self.probes_enabled:
+            return
+        v = self.g.cast(value, torch.int64)
+        v = self.g.op("Reshape", v, self.g.const([-1], dtype=torch.int64))
+        self._probes.setdefault(id(self.g), []).append((key, v))
+
+    def take_probes(self, builder: GraphBuilder) -> list[tuple[str, Value]]:
+        """The probes recorded in `builder`, one 1-d vector per key (repeats concatenated)."""
+        merged: dict[str, list[Value]] = {}
+        for key, v in self._probes.pop(id(builder), []):
+            merged.setdefault(key, []).append(v)
+        saved, self.g = self.g, builder
+        try:
+            return [(k, vs[0] if len(vs) == 1 else self.g.op("Concat", *vs, axis=0)) for k, vs in merged.items()]
+        finally:
+            self.g = saved
