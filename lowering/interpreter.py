@@ -33,6 +33,7 @@ from lowering.interp.containers import _SEQUENCE_OPS, Containers
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
 from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
 from lowering.interp.python_semantics import PythonSemantics
+from lowering.interp.python_state import PythonState
 from lowering.interp.torch_calls import _PURE_TORCH, _RUNTIME_CHECKS, TorchCalls
 from lowering.interp.values import (MISSING, BoundUserMethod, Closure, Frame, GraphChoice, GraphRange, Maybe,
                                     ReturnSignal, Stacked, TensorMethod, _flatten, _unflatten)
@@ -44,7 +45,7 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
            "_RUNTIME_CHECKS"]
 
 
-class Interpreter(PythonSemantics, ControlFlow, Containers, TorchCalls, UserCode):
+class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCalls, UserCode):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""
@@ -70,6 +71,9 @@ class Interpreter(PythonSemantics, ControlFlow, Containers, TorchCalls, UserCode
         # Graph values that are Python numbers in eager (sizes, len(), int(t)): `n += 1` rebinds them.
         self.python_numbers: set[Value] = set()
         self._state_values: set[Value] = set()  # parameters and buffers (initializers)
+        # id -> (container, description) for lists, dicts and sets that outlive the call
+        # (module attributes, globals, closure cells, defaults): forward may not change them.
+        self.foreign: dict[int, tuple[Any, str]] = {}
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):
         fn = getattr(type(module), "forward")

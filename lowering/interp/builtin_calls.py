@@ -26,6 +26,8 @@ def _len(interp: Interpreter, args, kwargs):
         return interp.python_number(interp.g.size(x, 0))
     if isinstance(x, Stacked):
         return interp.python_number(interp.g.size(x.value, 0))
+    if isinstance(x, (list, tuple)):
+        return interp.list_length(x)  # a graph int64 when a graph region appended to it
     return len(x)
 
 

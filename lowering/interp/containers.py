@@ -9,7 +9,8 @@ import torch
 from analyzer.frontend import ir
 from lowering.graph import Value
 from lowering.numpy_arrays import NDArray
-from lowering.interp.values import Frame, GraphRange, Maybe, Stacked, _rank_only
+from lowering.interp.python_state import has_varying_items
+from lowering.interp.values import EarlierIterations, Frame, GraphRange, Maybe, Stacked, _rank_only
 
 
 _SEQUENCE_OPS = {"torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.tensor", "torch.as_tensor"}
@@ -48,6 +49,8 @@ class Containers:
             return iter(iterable.keys())
         if isinstance(iterable, dict):
             return iter(iterable.keys())
+        if has_varying_items(iterable):
+            raise self.refuse_varying_list(iterable, "iterating over")
         return iter(iterable)
 
     def unpack(self, value, n: int, starred: bool) -> list:
@@ -64,6 +67,8 @@ class Containers:
             return list(self.call_op("Tensor.unbind", [value], {}))
         if isinstance(value, Stacked):
             raise self.error("unpacking the list built by a graph loop", "stack it with torch.stack", construct="unpack")
+        if has_varying_items(value):
+            raise self.refuse_varying_list(value, "unpacking")
         try:
             return list(value)
         except TypeError:
@@ -134,6 +139,8 @@ class Containers:
     def sequence_op(self, name: str, items: list, dim: int = 0, **kwargs):
         """torch.stack / torch.cat / torch.tensor over a list that a graph loop appended to:
         the loop's scan output (iterations on axis 0) moved into place."""
+        if any(isinstance(x, EarlierIterations) for x in items):
+            raise self.refuse_varying_list(items, f"`{name}`")
         dim = kwargs.pop("dim", dim)
         dtype = kwargs.pop("dtype", None)
         if name in ("torch.tensor", "torch.as_tensor"):
@@ -190,6 +197,7 @@ class Containers:
         body = self.g.subgraph()
         i = body.add_input(body.fresh("iter"), torch.int64, ())
         cond = body.add_input(body.fresh("cond"), torch.bool, ())
+        snapshot = self.state_snapshot()
         saved, self.g = self.g, body
         try:
             out = self.as_graph(fn(self.call_op("operator.getitem", [rows, i], {})))
@@ -197,6 +205,7 @@ class Containers:
             body.add_output(out, shape=_rank_only(out))
         finally:
             self.g = saved
+        self.check_state_kept(snapshot, "loop", self.location[1])
         count = self.g.size(rows, 0)
         scan = self.g.op("Loop", count, self.g.const(True), outputs=1, body=body.build_graph())
         return Stacked(scan)

@@ -11,8 +11,8 @@ import torch
 from analyzer.frontend import ir
 from analyzer.frontend.structure import RETVAL
 from lowering.graph import GraphBuilder, Value
-from lowering.interp.containers import _copy_containers, _mutated_containers
-from lowering.interp.values import (Frame, GraphRange, MISSING, Maybe, Stacked, _Missing, _ShapeChanges, 
+from lowering.interp.containers import _copy_containers, _mutated_containers, _rows_of
+from lowering.interp.values import (EarlierIterations, Frame, GraphRange, MISSING, Maybe, Stacked, _Missing, _ShapeChanges, 
     _align_maybe, _chunks, _common_shape, _contains_graph, _describe, _flatten, _is_int_like, _rank_only, _same,
     _spec_without_maybe, _starts_with, _unflatten, _zero_tensor)
 
@@ -39,6 +39,11 @@ class ControlFlow:
             if isinstance(iterable, Value) and iterable.rank and isinstance(self.g.size(iterable, 0), Value):
                 # Rows of a dynamic first axis: a Loop that gathers row i.
                 self.emit_loop(s, frame, trip=GraphRange(0, self.g.size(iterable, 0), 1), rows=iterable)
+                return
+            rows = _rows_of(iterable, self) if isinstance(iterable, list) else None
+            if rows is not None:
+                # The items a graph loop appended: a Loop over the rows of its scan output.
+                self.emit_loop(s, frame, trip=GraphRange(0, self.g.size(rows, 0), 1), rows=rows)
                 return
             try:
                 items = list(self.iterate(iterable))
@@ -72,6 +77,7 @@ class ControlFlow:
         """An expression-level If (ternary, torch.cond): each side built in its branch."""
         cond = self.to_bool(test)
         results, graphs = [], []
+        snapshot = self.state_snapshot()
         for fn in (then_fn, else_fn):
             sub = self.g.subgraph()
             saved, self.g = self.g, sub
@@ -79,6 +85,7 @@ class ControlFlow:
                 results.append(fn())
             finally:
                 self.g = saved
+            self.check_state_kept(snapshot, "if" if construct == "ifexp" else construct, line)
             graphs.append(sub)
         flat_t, spec = _flatten(results[0])
         flat_f, spec_f = _flatten(results[1])
@@ -123,13 +130,18 @@ class ControlFlow:
 
     def emit_if(self, s: ir.If, test: Value, frame: Frame):
         cond = self.to_bool(test)
-        names = list(dict.fromkeys(list(s.results) + _mutated_containers(s, frame)))
+        line = s.span.line
+        mutated = _mutated_containers(s, frame)
+        names = list(dict.fromkeys(list(s.results) + mutated))
+        # Containers changed in place (not rebound): written back into the same object.
+        in_place = {n for n in mutated if n not in s.results and isinstance(frame.env.get(n), (list, dict))}
+        self.check_unshared(sorted(in_place), frame, "if", line)
+        snapshot = self.state_snapshot(frame)
         envs = []
         graphs = []
         for block in (s.body, s.orelse):
             sub = self.g.subgraph()
-            branch = Frame(_copy_containers(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj,
-                           frame.cls, graph=id(sub))
+            branch = frame.region_copy(_copy_containers(frame.env), id(sub), "if", line, names)
             saved, self.g = self.g, sub
             self.frames.append(branch)
             try:
@@ -137,10 +149,12 @@ class ControlFlow:
             finally:
                 self.frames.pop()
                 self.g = saved
+            self.location = (frame.path, line)
+            self.check_state_kept(snapshot, "if", line)
             envs.append(branch.env)
             graphs.append(sub)
         self.location = (frame.path, s.span.line)
-        outputs = self._merge_branches(s, names, envs, graphs, frame)
+        outputs = self._merge_branches(s, names, envs, graphs, frame, in_place)
         probe_keys = self._branch_probes(graphs) if self.probes_enabled else []
         if not s.synthetic:
             self.add_probe(self._probe_key(frame, s, "if", "branch"), cond)
@@ -156,7 +170,13 @@ class ControlFlow:
         values = values[:n_results]
         for (name, spec, prefix), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
             merged = _unflatten(spec[0], list(value))
-            frame.env[name] = merged if prefix is None else prefix + merged
+            self._bind_result(frame, name, merged if prefix is None else prefix + merged, in_place)
+
+    def _bind_result(self, frame: Frame, name: str, value, in_place) -> None:
+        if name in in_place:
+            self.write_back(frame, name, value)
+        else:
+            frame.env[name] = value
 
     def _branch_probes(self, graphs) -> list[str]:
         """Yield each branch's probes from the If; a side that never reaches a probe
@@ -182,7 +202,7 @@ class ControlFlow:
                 self.g = saved
         return keys
 
-    def _merge_branches(self, s, names, envs, graphs, frame):
+    def _merge_branches(self, s, names, envs, graphs, frame, in_place=frozenset()):
         """Decide each result: equal known values stay known; the rest become If outputs."""
         outputs = []
         for name in names:
@@ -201,7 +221,7 @@ class ControlFlow:
                         f"assign `{name}` on the {side} side too, before the `if`, or use torch.where",
                         construct="if")
             if not _contains_graph(a) and not _contains_graph(b) and _same(a, b):
-                frame.env[name] = a
+                self._bind_result(frame, name, a, in_place)
                 continue
             before = frame.env.get(name, MISSING)
             prefix = None
@@ -211,7 +231,7 @@ class ControlFlow:
                 prefix, a, b = list(before), a[len(before):], b[len(before):]
                 if len(a) != len(b) and min(len(a), len(b)) == 0:
                     appended = a or b
-                    present = [Maybe(x, True) for x in appended]
+                    present = [x if isinstance(x, Maybe) else Maybe(x, True) for x in appended]  # nested ifs: one flag
                     absent = [Maybe(MISSING, False) for _ in appended]
                     a, b = (present, absent) if a else (absent, present)
             flat_a, spec_a = _flatten(a)
@@ -225,6 +245,14 @@ class ControlFlow:
             if spec_a != spec_b:
                 raise self.error(f"`{name}` has a different structure on the two sides of a data-dependent `if`"
                                  f" ({_describe(a)} vs {_describe(b)})", construct="if")
+            for va, vb in zip(flat_a, flat_b):
+                if isinstance(va, (Stacked, EarlierIterations)) or isinstance(vb, (Stacked, EarlierIterations)):
+                    if va is not vb:
+                        raise self.error(
+                            f"`{name}` is appended to by a data-dependent loop inside this data-dependent `if`: "
+                            "untrace does not merge the items a loop appended on one side",
+                            f"stack the loop's items into a tensor inside the `if` (`t = torch.stack({name})`), "
+                            "or move the loop out of the `if`", construct="if")
             for graph, flat in ((graphs[0], flat_a), (graphs[1], flat_b)):
                 self.check_region_result(name, flat, graph)
             per_branch = []
@@ -275,21 +303,30 @@ class ControlFlow:
                   rows: Value | None = None):
         """First with carried values keeping their shapes before the loop; when an iteration
         changes a shape, again with every carried dim free."""
+        snapshot = self.state_snapshot(frame)  # before any attempt: a first one may change state too
         try:
-            return self._emit_loop(s, frame, trip, cond, rows, relaxed=False)
+            self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed=False)
         except _ShapeChanges:
-            return self._emit_loop(s, frame, trip, cond, rows, relaxed=True)
+            self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed=True)
 
-    def _emit_loop(self, s, frame, trip, cond, rows, relaxed: bool):
+    def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool):
+        line = s.span.line
         mutated = _mutated_containers(s, frame)
         carried = list(dict.fromkeys([n for n in s.carried if n in frame.env or n.startswith("$")]
                                      + [n for n in mutated if isinstance(frame.env[n], Value)]))
         # Python lists that the body appends to become scan outputs.
         scans = [n for n in dict.fromkeys(carried + mutated) if isinstance(frame.env.get(n), list)]
         carried = [n for n in carried if n not in scans]
+        # A dict changed in place is carried: its keys stay, its values are graph values.
         for n in mutated:
             if n not in scans and isinstance(frame.env.get(n), dict):
-                raise self.error(f"`{n}` (a dict) is changed inside a graph loop", construct="loop")
+                if not all(isinstance(v, (Value, bool, int, float)) for v in frame.env[n].values()):
+                    raise self.error(f"`{n}` (a dict) is changed inside the data-dependent loop at line {line}, and "
+                                     "holds values other than tensors and numbers",
+                                     "carry the values the loop changes in local variables", construct="loop")
+                carried.append(n)
+        in_place = {n for n in mutated if n not in s.carried and isinstance(frame.env.get(n), (list, dict))}
+        self.check_unshared(sorted(in_place), frame, "loop", line)
         for n in carried:
             if n not in frame.env:
                 raise self.error(f"`{n}` is assigned in this loop and used after it, but is not set before it",
@@ -303,12 +340,15 @@ class ControlFlow:
         iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
         cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
         self.python_number(iter_num)
-        inner = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls,
-                      graph=id(body))
+        inner = frame.region_copy(dict(frame.env), id(body), "loop", line, carried + scans)
         flat_init = {}
         for n in carried:
             flat, spec = _flatten(init[n])
             values = []
+            if any(isinstance(v, (Stacked, Maybe, EarlierIterations)) for v in flat):
+                raise self.error(f"`{n}` holds the items a data-dependent loop or `if` appended, and changes in this "
+                                 f"data-dependent loop", "stack the items into a tensor before the loop",
+                                 construct="loop")
             for v in flat:
                 gv = self.as_graph(v)
                 shape = gv.shape if not relaxed else _rank_only(gv)
@@ -323,9 +363,13 @@ class ControlFlow:
                 values.append(carried_in)
             flat_init[n] = (flat, spec)
             inner.env[n] = _unflatten(spec, values)
+        # A list the body appends to: what came before the loop, then what the earlier
+        # iterations appended (their number carried), then this iteration's items.
         scan_start = {n: len(frame.env[n]) for n in scans}
+        scan_counts = {}
         for n in scans:
-            inner.env[n] = list(frame.env[n])
+            scan_counts[n] = self.python_number(body.add_input(body.fresh(f"len_{n}"), torch.int64, ()))
+            inner.env[n] = list(frame.env[n]) + [EarlierIterations(scan_counts[n], n, line)]
         trips_in = body.add_input(body.fresh("trips"), torch.int64, ()) if self.probes_enabled else None
         saved, self.g = self.g, body
         self.frames.append(inner)
@@ -344,32 +388,52 @@ class ControlFlow:
             else:
                 next_cond = cond_in
             body.add_output(next_cond)
+            self.location = (frame.path, line)  # what the body hands on is checked at the loop's line
             for n in carried:
                 flat, spec = _flatten(inner.env.get(n, MISSING))
                 self.check_region_result(n, flat, body)
                 if spec != flat_init[n][1]:
-                    raise self.error(f"`{n}` changes structure inside a graph loop", construct="loop")
+                    raise self.error(f"`{n}` changes structure inside the data-dependent loop at line {line} "
+                                     f"({_describe(init[n])} before it; keys or items added or removed)",
+                                     f"give `{n}` all its keys / items before the loop and only change their values "
+                                     "in it, or build a list with `append` and `torch.stack` it after the loop",
+                                     construct="loop")
                 for v, v0 in zip(flat, flat_init[n][0]):
                     gv = self.as_graph(v)
                     g0 = self.as_graph(v0)
                     if gv.dtype != g0.dtype:
                         gv = self.g.cast(gv, g0.dtype) if not isinstance(v, Value) or _is_int_like(gv.dtype, g0.dtype) else gv
                     if gv.dtype != g0.dtype:
-                        raise self.error(f"`{n}` changes dtype inside a graph loop ({g0.dtype} -> {gv.dtype})",
+                        raise self.error(f"`{n}` changes dtype inside the data-dependent loop at line {line} "
+                                         f"({g0.dtype} -> {gv.dtype})",
+                                         f"give `{n}` its final type before the loop (`{n} = 0.0`, `.float()`)",
                                          construct="loop")
                     if not relaxed and gv.shape != g0.shape:
                         raise _ShapeChanges()
                     body.add_output(gv, shape=_rank_only(gv))
+            appended_items = {}
+            for n in scans:
+                items, k = inner.env.get(n), scan_start[n]
+                if not (type(items) is list and len(items) > k and isinstance(items[k], EarlierIterations)
+                        and items[k].count is scan_counts[n] and all(a is b for a, b in zip(items[:k], frame.env[n]))):
+                    raise self.error(f"`{n}` is changed inside the data-dependent loop at line {line} other than by "
+                                     f"`{n}.append(...)`",
+                                     f"only append to `{n}` inside the loop; build other lists after it",
+                                     construct="loop")
+                appended = items[k + 1:]
+                if len(appended) != 1 or not isinstance(appended[0], (Value, Maybe, int, float)):
+                    raise self.error(f"a graph loop must append exactly one tensor to `{n}` per iteration",
+                                     "append one tensor per iteration (under an `if` if need be), or torch.cat "
+                                     "the items into one first", construct="loop")
+                item = appended_items[n] = appended[0]
+                step = self.g.cast(self.to_bool(item.valid), torch.int64) if isinstance(item, Maybe) else 1
+                body.add_output(self.call_op("operator.add", [scan_counts[n], step], {}), shape=())
             if trips_in is not None:
                 body.add_output(self.call_op("operator.add", [trips_in, 1], {}), shape=())
             scan_values = []
             scan_masks: dict[str, bool] = {}
             for n in scans:
-                appended = inner.env[n][scan_start[n]:]
-                if len(appended) != 1 or not isinstance(appended[0], (Value, Maybe, int, float)):
-                    raise self.error(f"a graph loop must append exactly one tensor to `{n}` per iteration",
-                                     construct="loop")
-                item = appended[0]
+                item = appended_items[n]
                 if isinstance(item, Maybe):
                     sv = self.as_graph(item.value)
                     valid = self.to_bool(item.valid)
@@ -387,6 +451,8 @@ class ControlFlow:
             self.frames.pop()
             self.g = saved
             self.aliases.active_loops -= 1
+        self.location = (frame.path, line)
+        self.check_state_kept(snapshot, "loop", line)
         if trip is not None:
             count = self._trip_count(trip)
             cond0 = self.g.const(True)
@@ -394,6 +460,7 @@ class ControlFlow:
             count = None
             cond0 = self.to_bool(cond)
         init_values = [self.as_graph(v) for n in carried for v in flat_init[n][0]]
+        init_values += [self.g.const(0, dtype=torch.int64) for _ in scans]
         if trips_in is not None:
             init_values.append(self.g.const(0, dtype=torch.int64))
         n_out = len(init_values) + len(scans) + len(scan_masks) + len(body_probes)
@@ -405,18 +472,20 @@ class ControlFlow:
         pos = 0
         for n in carried:
             k = len(flat_init[n][0])
-            frame.env[n] = _unflatten(flat_init[n][1], list(outs[pos:pos + k]))
+            self._bind_result(frame, n, _unflatten(flat_init[n][1], list(outs[pos:pos + k])), in_place)
             pos += k
+        pos += len(scans)  # the lengths of the lists appended to: len() after the loop reads the Stacked
         if trips_in is not None:
             self.add_probe(self._probe_key(frame, s, s.kind, "trips"), outs[pos])
             pos += 1
         for n in scans:
             if scan_masks.get(n):
-                frame.env[n] = frame.env[n][:scan_start[n]] + [Stacked(outs[pos], outs[pos + 1])]
+                stacked = Stacked(outs[pos], outs[pos + 1])
                 pos += 2
             else:
-                frame.env[n] = frame.env[n][:scan_start[n]] + [Stacked(outs[pos])]
+                stacked = Stacked(outs[pos])
                 pos += 1
+            self._bind_result(frame, n, frame.env[n][:scan_start[n]] + [stacked], in_place)
         for key, _ in body_probes:
             self.add_probe(key, outs[pos])  # one entry per iteration, flattened
             pos += 1

@@ -113,7 +113,8 @@ class UserCode:
             try:
                 frame.env[name] = cell.cell_contents
             except ValueError:
-                pass
+                continue
+            self.mark_foreign(frame.env[name], name)  # a cell outlives the call
         self._bind_parameters(fn_ir, fn, args, kwargs, frame)
         if fn_ir.params and fn_ir.params[0].name == "self" and args:
             frame.self_obj = args[0]
@@ -153,16 +154,27 @@ class UserCode:
                     value = tuple(value)
                 elif param.kind is inspect.Parameter.VAR_KEYWORD:
                     value = dict(value)
+                elif value is param.default:
+                    self.mark_foreign(value, f"the default of `{name}`")  # made once, shared by every call
                 frame.env[name] = value
             return
         raise self.error(f"cannot bind the arguments of {fn_ir.qualname}", construct="call")
 
     def call_closure(self, closure: Closure, args, kwargs):
         fn = closure.fn
-        frame = Frame(dict(closure.frame.env), closure.frame.globals, closure.frame.path, fn.qualname,
-                      closure.frame.self_obj, closure.frame.cls, graph=id(self.g))
+        # Free variables are read when the function runs, from its defining frame as it is
+        # now: inside an If branch or a Loop body, that frame's copy for the region.
+        defining = self.current_view(closure.frame)
+        frame = Frame(dict(defining.env), defining.globals, defining.path, fn.qualname, defining.self_obj,
+                      defining.cls, graph=id(self.g), enclosing=closure.frame.root())
         params = fn.params
         positional = list(args)
+
+        def default(p):
+            if closure.defaults is not None and p.name in closure.defaults:
+                return closure.defaults[p.name]
+            return self.eval(p.default, closure.frame)
+
         for p in params:
             if p.kind in ("positional", "posonly"):
                 if positional:
@@ -170,14 +182,14 @@ class UserCode:
                 elif p.name in kwargs:
                     frame.env[p.name] = kwargs.pop(p.name)
                 elif p.default is not None:
-                    frame.env[p.name] = self.eval(p.default, closure.frame)
+                    frame.env[p.name] = default(p)
                 else:
                     raise self.error(f"missing argument {p.name} of {fn.qualname}", construct="call")
             elif p.kind == "vararg":
                 frame.env[p.name] = tuple(positional)
                 positional = []
             elif p.kind == "kwonly":
-                frame.env[p.name] = kwargs.pop(p.name) if p.name in kwargs else self.eval(p.default, closure.frame)
+                frame.env[p.name] = kwargs.pop(p.name) if p.name in kwargs else default(p)
             elif p.kind == "kwarg":
                 frame.env[p.name] = dict(kwargs)
         return self.run_frame(fn.body, frame)

@@ -17,6 +17,7 @@ from lowering.graph import Value
 from lowering import numpy_arrays
 from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
+from lowering.interp.python_state import has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
 from lowering.interp.values import BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked, TensorMethod
 
@@ -81,6 +82,7 @@ class PythonSemantics:
         else:
             value = self.binop(s.op, current, operand)
         if isinstance(current, list) and not isinstance(value, Value):
+            self.check_mutation(current, "+=")
             current[:] = value  # list += keeps identity, as in Python
             value = current
         if tensor:
@@ -118,18 +120,34 @@ class PythonSemantics:
                 frame.env[asname or name] = getattr(mod, name)
 
     def _stmt_FunctionDef(self, s, frame):
-        frame.env[s.name] = Closure(annotate_and_structure(s), frame)
+        defaults = {p.name: self.eval(p.default, frame) for p in s.params if p.default is not None}
+        frame.env[s.name] = Closure(annotate_and_structure(s), frame, defaults)
 
     def _stmt_Global(self, s, frame):
-        pass
+        frame.global_names.update(s.names)
 
     def _stmt_Nonlocal(self, s, frame):
-        pass
+        frame.nonlocals.update(s.names)
 
     def _stmt_Delete(self, s, frame):
         for t in s.targets:
             if isinstance(t, ir.Name):
                 frame.env.pop(t.id, None)
+            elif isinstance(t, ir.Subscript):
+                base = self.eval(t.value, frame)
+                index = self.eval(t.index, frame)
+                if not isinstance(base, (list, dict)) or isinstance(index, Value):
+                    raise self.error(f"`del {expr_text(t)}` is not supported", "build a new list or dict without it",
+                                     construct="del")
+                self.check_mutation(base, "del")
+                if has_varying_items(base):
+                    raise self.refuse_varying_list(base, "`del`")
+                try:
+                    del base[index]
+                except (KeyError, IndexError) as exc:
+                    raise self.error(f"`del {expr_text(t)}` fails for the export inputs: {exc!r}", construct="del")
+            else:
+                raise self.error(f"`del {expr_text(t)}` is not supported", construct="del")
 
     def _stmt_With(self, s, frame):
         for ctx, target in s.items:
@@ -142,6 +160,9 @@ class PythonSemantics:
 
     def assign(self, target, value, frame: Frame) -> None:
         if isinstance(target, ir.Name):
+            if target.id in frame.nonlocals or target.id in frame.global_names:
+                self.assign_outer(frame, target.id, value)
+                return
             frame.env[target.id] = value
         elif isinstance(target, (ir.Tuple, ir.List)):
             items = self.unpack(value, len(target.elts), any(isinstance(e, ir.Starred) for e in target.elts))
@@ -167,7 +188,9 @@ class PythonSemantics:
             if isinstance(owner, torch.nn.Module):
                 raise self.error(f"assigning `{expr_text(target)}` in forward changes the module's state",
                                  "keep per-call state in local variables", construct="assign")
-            raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
+            raise self.error(f"assigning `{expr_text(target)}` in forward changes an attribute of a "
+                             f"{type(owner).__name__} object, state that untrace does not track",
+                             "keep per-call state in local variables", construct="assign")
         else:
             raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
 
@@ -188,6 +211,9 @@ class PythonSemantics:
             raise self.error(f"index assignment into `{expr_text(target.value)}`: only into a variable",
                              "assign the tensor to a local name first", construct="setitem")
         if isinstance(base, (list, dict)):
+            self.check_mutation(base, "index assignment")
+            if has_varying_items(base):
+                raise self.refuse_varying_list(base, "index assignment")
             base[index] = value
             return
         raise self.error(f"cannot assign into {type(base).__name__}", construct="setitem")
@@ -211,7 +237,9 @@ class PythonSemantics:
                 self.check_read(e.id, value)
             return value
         if e.id in frame.globals:
-            return frame.globals[e.id]
+            value = frame.globals[e.id]
+            self.mark_foreign(value, e.id)
+            return value
         if hasattr(builtins, e.id):
             return getattr(builtins, e.id)
         raise self.error(f"name `{e.id}` is not defined here", construct="name")
@@ -245,7 +273,10 @@ class PythonSemantics:
         return result
 
     def test_value(self, v):
-        """A predicate's value: a NumPy array's truth is its tensor's (one element)."""
+        """A predicate's value: a NumPy array's truth is its tensor's (one element); a list
+        a graph region appended to is true when its graph length is not 0."""
+        if has_varying_items(v):
+            return self.compare(">", self.list_length(v), 0)
         return v.value if isinstance(v, NDArray) else v
 
     def _ev_UnaryOp(self, e, frame):
@@ -308,7 +339,9 @@ class PythonSemantics:
         return _PY_BIN[op](a, b)
 
     def _ev_Attribute(self, e, frame):
-        return self.attribute(self.eval(e.value, frame), e.attr)
+        value = self.attribute(self.eval(e.value, frame), e.attr)
+        self.mark_foreign(value, expr_text(e))  # a container held by an object outlives the call
+        return value
 
     def attribute(self, base, attr: str):
         if isinstance(base, NDArray):
@@ -374,6 +407,10 @@ class PythonSemantics:
         if isinstance(base, Stacked):
             raise self.error("indexing the list built by a graph loop", "stack it with torch.stack first",
                              construct="subscript")
+        if has_varying_items(base):
+            if isinstance(index, int) and not isinstance(index, bool):
+                return self.list_item(base, index)
+            raise self.refuse_varying_list(base, "indexing")
         if isinstance(index, Value):
             if isinstance(base, (list, tuple)) and all(isinstance(x, (int, float, bool)) for x in base):
                 return self.call_op("operator.getitem", [self.g.const(list(base)), index], {})
@@ -390,6 +427,8 @@ class PythonSemantics:
     def truth(self, v) -> bool:
         if isinstance(v, torch.Tensor):
             raise self.error("the truth value of a tensor constant", construct="bool")
+        if has_varying_items(v):
+            raise self.refuse_varying_list(v, "the truth value")
         return bool(v)
 
     def _ev_Call(self, e, frame):

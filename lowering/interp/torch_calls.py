@@ -20,8 +20,9 @@ from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function
-from lowering.interp.values import (BoundUserMethod, Closure, GraphChoice, Maybe, Stacked, TensorMethod, 
-    _contains_graph, _graph_leaves, _hashable)
+from lowering.interp.python_state import VARYING, has_varying_items
+from lowering.interp.values import (BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
+                                    TensorMethod, _contains_graph, _graph_leaves, _hashable)
 
 # Pure functions safe to run for real on known arguments.
 _PURE_MODULES = ("math", "operator", "builtins", "functools", "itertools", "numbers", "collections", "typing", "enum",
@@ -98,7 +99,11 @@ class TorchCalls:
             return special(self, args, kwargs)
         owner = getattr(func, "__self__", None)
         if inspect.isbuiltin(func) and isinstance(owner, (list, dict, set, str, tuple, bytes)):
+            self.check_mutating_call(func, owner)
             return func(*args, **kwargs)  # list.append, dict.get, str.format ...
+        if func in (setattr, delattr):
+            raise self.error(f"`{func.__name__}()` in forward changes an object's state, which outlives the call",
+                             "keep per-call state in local variables", construct="call")
         name = registry.canonical_name(func) if callable(func) else None
         if name is not None:
             if name in ("torch.cond",):
@@ -110,7 +115,9 @@ class TorchCalls:
             if name in _RUNTIME_CHECKS and self._has_graph(args, kwargs):
                 return None
             if name in _SEQUENCE_OPS and args and isinstance(args[0], (list, tuple)) and any(
-                    isinstance(x, (Stacked, Maybe)) for x in args[0]):
+                    isinstance(x, VARYING) for x in args[0]):
+                if any(isinstance(x, EarlierIterations) for x in args[0]):
+                    raise self.refuse_varying_list(args[0], f"`{name}`")
                 return self.sequence_op(name, list(args[0]), *args[1:], **kwargs)
             if name in _PURE_WITH_GRAPH:
                 return func(*args, **kwargs)
@@ -172,8 +179,8 @@ class TorchCalls:
             return v.item()  # torch takes a NumPy scalar as the Python number it holds (weak dtype)
         if isinstance(v, Stacked):
             return v.value
-        if isinstance(v, list) and any(isinstance(x, Stacked) for x in v):
-            raise self.error("a list mixing a graph loop's appended values with others", construct="call")
+        if has_varying_items(v):
+            raise self.refuse_varying_list(v, "passing to an operation")
         if isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v):
             return type(v)(self._materialise(x) for x in v)
         return v
@@ -395,6 +402,8 @@ class TorchCalls:
     def as_graph(self, v) -> Value:
         if isinstance(v, Value):
             return v
+        if isinstance(v, EarlierIterations) or has_varying_items(v):
+            raise self.refuse_varying_list([v] if isinstance(v, EarlierIterations) else v, "using as a tensor")
         if isinstance(v, torch.Tensor):
             return self.tensor_constant(v)
         if isinstance(v, Stacked):

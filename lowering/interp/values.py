@@ -24,6 +24,17 @@ class Stacked:
     valid: Value | None = None
 
 
+@dataclasses.dataclass(eq=False)
+class EarlierIterations:
+    """Inside a graph loop's body, what the earlier iterations appended to a list: the
+    body sees `prefix + [EarlierIterations] + what this iteration appended`. Their number
+    (`count`, an int64 carried by the Loop) is known, their values are not."""
+
+    count: Value
+    name: str
+    line: int
+
+
 @dataclasses.dataclass
 class Maybe:
     """A list element appended under a data-dependent `if`: present where `valid`."""
@@ -65,6 +76,7 @@ class TensorMethod:
 class Closure:
     fn: ir.FunctionDef
     frame: "Frame"
+    defaults: dict | None = None  # evaluated once, where the `def` runs (as Python does)
 
 
 class _Missing:
@@ -93,6 +105,26 @@ class Frame:
     self_obj: Any = None
     cls: Any = None
     graph: int = 0  # id of the builder this frame's code emits into (alias updates stay inside it)
+    # A data-dependent If branch or Loop body runs in a copy of its function's frame:
+    # `origin` is that function's frame, `region` says which ("loop", "if"), `outputs`
+    # the names the region hands back (If results, Loop carried values).
+    origin: "Frame | None" = None
+    region: str | None = None
+    region_line: int = 0
+    outputs: frozenset = frozenset()
+    # Names a nested function declared `nonlocal` / `global`, and the frame it was defined in.
+    nonlocals: set = dataclasses.field(default_factory=set)
+    global_names: set = dataclasses.field(default_factory=set)
+    enclosing: "Frame | None" = None
+
+    def root(self) -> "Frame":
+        """The function's own frame (this one, unless it is a region's copy)."""
+        return self.origin or self
+
+    def region_copy(self, env: dict, graph: int, region: str, line: int, outputs) -> "Frame":
+        return Frame(env, self.globals, self.path, self.qualname, self.self_obj, self.cls, graph=graph,
+                     origin=self.root(), region=region, region_line=line, outputs=frozenset(outputs),
+                     nonlocals=self.nonlocals, global_names=self.global_names, enclosing=self.enclosing)
 
 
 def _common_shape(a: Value, b: Value):
@@ -208,6 +240,8 @@ def _spec_without_maybe(spec):
         return "leaf"
     if kind == "ndarray":
         return spec
+    if kind == "dict":
+        return kind, tuple((k, _spec_without_maybe(c)) for k, c in children)
     return kind, tuple(_spec_without_maybe(c) for c in children)
 
 

@@ -1,0 +1,269 @@
+"""Python state inside graph regions: what a data-dependent `If` branch or `Loop` body may
+change, and what it may read.
+
+The interpreter runs a graph region once, symbolically; ONNX then runs it once per
+iteration (Loop) or on one side only (If). Any Python state the region changes is
+therefore either handed through the graph or refused:
+
+- local *names* are the region's outputs (If results, Loop carried values; the region
+  analysis computes them), and the region runs in a copy of the frame;
+- a *list* the region appends to is copied too; in a Loop body it reads as
+  `prefix + [EarlierIterations(count)] + this iteration's items` (`count` carried by the
+  Loop), after a Loop as `prefix + [Stacked]`, after an If as `prefix + [Maybe]`. Its
+  length is a graph value (`list_length`); reading an item whose position the graph
+  decides, or the list as a whole, is refused (`list_item`, `refuse_varying_list`);
+- a list or dict changed in place in a region is written back into the same object
+  afterwards, so every name and frame that holds it sees the change, as in eager;
+- any other Python container the region changes (a set, a list inside another
+  container, one a helper changed for a caller) is found by comparing a snapshot taken
+  before the region with the state after it (`state_snapshot`, `check_state_kept`);
+- containers that outlive the call (module attributes, globals, closure cells, default
+  arguments: `foreign`) may not be changed at all, inside a region or not;
+- a nested function's `nonlocal` write lands in its defining frame's current view, and
+  is refused where that view is a region that does not hand the name back.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from lowering.errors import LoweringError
+from lowering.graph import Value
+from lowering.interp.values import EarlierIterations, Frame, Maybe, Stacked
+
+VARYING = (Stacked, Maybe, EarlierIterations)
+
+# Methods that change a list / dict / set in place.
+MUTATING_METHODS = {
+    list: {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "__setitem__",
+           "__delitem__", "__iadd__", "__imul__"},
+    dict: {"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"},
+    set: {"add", "discard", "remove", "pop", "clear", "update", "difference_update", "intersection_update",
+          "symmetric_difference_update", "__ior__", "__iand__", "__isub__", "__ixor__"},
+}
+_CONTAINERS = (list, dict, set)
+_SNAPSHOT_DEPTH = 6
+
+
+def has_varying_items(v) -> bool:
+    """A list or tuple whose length or items the graph decides."""
+    return isinstance(v, (list, tuple)) and any(isinstance(x, VARYING) for x in v)
+
+
+def _contents(obj):
+    if isinstance(obj, list):
+        return tuple(map(id, obj))
+    if isinstance(obj, dict):
+        return tuple((k if isinstance(k, (str, int, float, bool, type(None))) else id(k), id(v)) for k, v in obj.items())
+    return frozenset(map(id, obj))
+
+
+def _children(obj):
+    if isinstance(obj, dict):
+        return obj.values()
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return obj
+    return ()
+
+
+class PythonState:
+    # ------------------------------------------------------------ lists the graph sizes
+
+    def list_length(self, items):
+        """`len(items)`: a Python int, or a graph int64 when a loop or a data-dependent `if`
+        appended to the list."""
+        if not has_varying_items(items):
+            return len(items)
+        total = sum(1 for x in items if not isinstance(x, VARYING))
+        for x in items:
+            if isinstance(x, EarlierIterations):
+                part = x.count
+            elif isinstance(x, Stacked):
+                part = self.g.size(x.value, 0) if x.valid is None else self.call_op(
+                    "torch.sum", [self.g.cast(self.as_graph(x.valid), torch.int64)], {})
+            elif isinstance(x, Maybe):
+                if not isinstance(x.valid, Value):
+                    total += int(bool(x.valid))
+                    continue
+                part = self.g.cast(self.to_bool(x.valid), torch.int64)
+            else:
+                continue
+            total = self.binop("+", total, self.g.cast(self.as_graph(part), torch.int64))
+        return self.python_number(total)
+
+    def list_item(self, items, index: int):
+        """`items[index]` for a constant index: the item when its position is known at
+        export time (before the first item the graph decides, counting from the left, or
+        after the last one, counting from the right); refused otherwise."""
+        positions = range(len(items)) if index >= 0 else range(len(items) - 1, -1, -1)
+        want = index if index >= 0 else -index - 1
+        for pos in positions:
+            x = items[pos]
+            if isinstance(x, VARYING):
+                break
+            if want == 0:
+                return x
+            want -= 1
+        raise self.refuse_varying_list(items, f"`[{index}]`")
+
+    def refuse_varying_list(self, items, use: str) -> LoweringError:
+        """The error for a use of a list whose items a graph region decides."""
+        name = self.name_of_object(items)
+        marker = next(x for x in items if isinstance(x, VARYING))
+        if isinstance(marker, EarlierIterations):
+            where = (f"inside the data-dependent loop at line {marker.line}, which appends to it: eager PyTorch sees "
+                     "the items of the earlier iterations there, which the graph does not keep")
+            hint = (f"read only `len({name})` and this iteration's items (`{name}[-1]` after the append) in the loop; "
+                    f"keep what the next iteration needs in a variable (`last = v` next to `{name}.append(v)`), or "
+                    f"use `torch.stack({name})` after the loop")
+        elif isinstance(marker, Stacked):
+            where = "after the data-dependent loop that appended to it: which items it holds is decided at run time"
+            hint = f"use `torch.stack({name})` / `torch.cat({name})` and index the tensor (`torch.stack({name})[-1]`)"
+        else:
+            where = "after a data-dependent `if` that appended to it on one side only"
+            hint = f"append on both sides of the `if`, or use `torch.stack({name})` and index the tensor"
+        return self.error(f"{use} of the list `{name}` {where}", hint, construct="list")
+
+    # ------------------------------------------------------------ state that outlives the call
+
+    def mark_foreign(self, value, description: str, depth: int = 0) -> None:
+        """Note that `value` (and the containers inside it) outlives this call of forward:
+        a module's attribute, a global, a closure cell, a default argument."""
+        if isinstance(value, _CONTAINERS) and id(value) not in self.foreign and depth < _SNAPSHOT_DEPTH:
+            self.foreign[id(value)] = (value, description)
+            for child in _children(value):
+                self.mark_foreign(child, description, depth + 1)
+
+    def check_mutation(self, container, method: str) -> None:
+        """Refuse to change a container that outlives the call (eager keeps the change for
+        the next call; the graph cannot)."""
+        known = self.foreign.get(id(container))
+        if known is None or known[0] is not container:
+            return
+        description = known[1]
+        raise self.error(
+            f"`{method}` changes `{description}` (a {type(container).__name__} that outlives the call): eager PyTorch "
+            "keeps the change for the next call, which an exported graph cannot",
+            f"keep per-call state in a local variable (`items = list({description})` first, then change `items`)",
+            construct="mutation")
+
+    def check_mutating_call(self, func, owner) -> None:
+        methods = next((m for kind, m in MUTATING_METHODS.items() if isinstance(owner, kind)), ())
+        name = getattr(func, "__name__", "")
+        if name in methods:
+            self.check_mutation(owner, f".{name}()")
+        if isinstance(owner, list) and has_varying_items(owner) and name not in ("append", "copy"):
+            raise self.refuse_varying_list(owner, f"`.{name}()`")
+
+    # ------------------------------------------------------------ region snapshots
+
+    def state_snapshot(self, frame: Frame | None = None) -> dict:
+        """The containers reachable from the active frames, with their contents (ids)."""
+        snapshot: dict[int, tuple] = {}
+
+        def walk(v, depth):
+            if isinstance(v, (list, dict, set, tuple)) and depth < _SNAPSHOT_DEPTH:
+                if isinstance(v, _CONTAINERS):
+                    if id(v) in snapshot:
+                        return
+                    snapshot[id(v)] = (v, _contents(v))
+                for child in _children(v):
+                    walk(child, depth + 1)
+
+        for f in [*self.frames, *([frame] if frame is not None else [])]:
+            for v in f.env.values():
+                walk(v, 0)
+        return snapshot
+
+    def check_state_kept(self, snapshot: dict, region: str, line: int) -> None:
+        """Refuse when a graph region changed a Python container it does not hand back."""
+        for obj, contents in snapshot.values():
+            if _contents(obj) != contents:
+                name = self.name_of_object(obj)
+                raise self.error(
+                    f"`{name}` (a {type(obj).__name__}) is changed inside the data-dependent {region} at line {line}, "
+                    f"in a way the graph cannot hand back (a {type(obj).__name__} held by another container or "
+                    "name, a set, or a change made by a helper)",
+                    f"change it under a Python condition, or keep the values in tensors: local tensor variables, "
+                    f"or a list built with `append` and `torch.stack` after the {region}",
+                    construct=region)
+
+    def check_unshared(self, names, frame: Frame, region: str, line: int) -> None:
+        """A container a region changes in place is copied for the region and written back
+        after it: refuse when the region could also reach it under another name."""
+        for n in names:
+            obj = frame.env.get(n)
+            if not isinstance(obj, _CONTAINERS):
+                continue
+            for other, v in frame.env.items():
+                if other != n and not other.startswith("$") and _reaches(v, obj, 0):
+                    raise self.error(
+                        f"`{n}` is changed inside the data-dependent {region} at line {line}, and the same "
+                        f"{type(obj).__name__} is also reachable as `{other}`, which untrace does not follow",
+                        f"use one name for it inside the {region}", construct=region)
+
+    def write_back(self, frame: Frame, name: str, merged) -> None:
+        """Bind `name` to a region's result; a list or dict changed in place keeps its identity
+        (every other holder of it sees the change, as in eager)."""
+        before = frame.env.get(name)
+        if type(before) is list and type(merged) is list:
+            before[:] = merged
+            frame.env[name] = before
+        elif type(before) is dict and type(merged) is dict:
+            before.clear()
+            before.update(merged)
+            frame.env[name] = before
+        else:
+            frame.env[name] = merged
+
+    def name_of_object(self, obj) -> str:
+        for frame in reversed(self.frames):
+            for name, bound in frame.env.items():
+                if bound is obj and not name.startswith("$"):
+                    return name
+        known = self.foreign.get(id(obj))
+        if known is not None and known[0] is obj:
+            return known[1]
+        return "items"
+
+    # ------------------------------------------------------------ nonlocal
+
+    def current_view(self, frame: Frame) -> Frame:
+        """The innermost active copy of `frame`'s function frame (a region's copy while the
+        region runs), where reads and writes of its names go."""
+        root = frame.root()
+        for f in reversed(self.frames):
+            if f.root() is root:
+                return f
+        return root
+
+    def assign_outer(self, frame: Frame, name: str, value) -> None:
+        """`name = value` where `name` is declared `nonlocal` / `global` in `frame`."""
+        if name in frame.global_names:
+            raise self.error(f"assigning the global `{name}` (declared `global`) in forward changes module state "
+                             "that outlives the call", "keep per-call state in local variables, and return it",
+                             construct="global")
+        target = self.current_view(frame.enclosing) if frame.enclosing is not None else None
+        while target is not None and name not in target.env and name in target.nonlocals and target.enclosing:
+            target = self.current_view(target.enclosing)
+        if target is None:
+            raise self.error(f"cannot find the variable `{name}` declared `nonlocal`", construct="nonlocal")
+        region_of = target if target.region is not None else None
+        if target.graph != frame.graph or (region_of is not None and name not in region_of.outputs):
+            region = region_of.region if region_of is not None else "loop or if"
+            line = f" at line {region_of.region_line}" if region_of is not None else ""
+            raise self.error(
+                f"`{name}` (declared `nonlocal` in {frame.qualname}) is changed inside the data-dependent "
+                f"{region}{line}, which does not hand `{name}` on to the graph",
+                f"return the new value instead (`{name} = {frame.qualname.rsplit('.', 1)[-1]}({name}, ...)`)",
+                construct="nonlocal")
+        target.env[name] = value
+        frame.env[name] = value
+
+
+def _reaches(v, obj, depth: int) -> bool:
+    if v is obj:
+        return True
+    if depth >= _SNAPSHOT_DEPTH or isinstance(v, (str, bytes, Value, torch.Tensor)):
+        return False
+    return any(_reaches(c, obj, depth + 1) for c in _children(v))
