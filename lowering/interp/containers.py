@@ -81,7 +81,10 @@ class Containers:
         return list(self._elements(e.elts, frame))
 
     def _ev_Set(self, e, frame):
-        return set(self._elements(e.elts, frame))
+        items = self._elements(e.elts, frame)
+        for item in items:
+            self.check_key(set(), item)
+        return set(items)
 
     def _elements(self, elts, frame):
         out = []
@@ -98,7 +101,9 @@ class Containers:
             if k is None:
                 out.update(self.eval(v, frame))
             else:
-                out[self.eval(k, frame)] = self.eval(v, frame)
+                key = self.eval(k, frame)
+                self.check_key(out, key)
+                out[key] = self.eval(v, frame)
         return out
 
     def _ev_Comprehension(self, e, frame):

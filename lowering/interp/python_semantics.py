@@ -212,6 +212,7 @@ class PythonSemantics:
                              "assign the tensor to a local name first", construct="setitem")
         if isinstance(base, (list, dict)):
             self.check_mutation(base, "index assignment")
+            self.check_key(base, index)
             if has_varying_items(base):
                 raise self.refuse_varying_list(base, "index assignment")
             base[index] = value

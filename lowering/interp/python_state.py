@@ -29,7 +29,7 @@ import torch
 
 from lowering.errors import LoweringError
 from lowering.graph import Value
-from lowering.interp.values import EarlierIterations, Frame, Maybe, Stacked
+from lowering.interp.values import EarlierIterations, Frame, Maybe, Stacked, _contains_graph
 
 VARYING = (Stacked, Maybe, EarlierIterations)
 
@@ -147,7 +147,20 @@ class PythonState:
             f"keep per-call state in a local variable (`items = list({description})` first, then change `items`)",
             construct="mutation")
 
-    def check_mutating_call(self, func, owner) -> None:
+    def refuse_graph_key(self, container) -> LoweringError:
+        kind = "dict key" if isinstance(container, dict) else "set element"
+        return self.error(f"a value computed in the graph (a tensor, or a number such as `len()` of a list a graph "
+                          f"loop built) used as a {kind}: the key is only known at run time",
+                          "use Python constants as keys, or keep the values in a tensor and index it",
+                          construct="key")
+
+    def check_key(self, container, key) -> None:
+        if isinstance(container, (dict, set)) and _contains_graph(key):
+            raise self.refuse_graph_key(container)
+
+    def check_mutating_call(self, func, owner, args=()) -> None:
+        if isinstance(owner, (dict, set)) and args and getattr(func, "__name__", "") != "update":
+            self.check_key(owner, args[0])
         methods = next((m for kind, m in MUTATING_METHODS.items() if isinstance(owner, kind)), ())
         name = getattr(func, "__name__", "")
         if name in methods:

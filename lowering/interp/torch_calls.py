@@ -99,7 +99,7 @@ class TorchCalls:
             return special(self, args, kwargs)
         owner = getattr(func, "__self__", None)
         if inspect.isbuiltin(func) and isinstance(owner, (list, dict, set, str, tuple, bytes)):
-            self.check_mutating_call(func, owner)
+            self.check_mutating_call(func, owner, args)
             return func(*args, **kwargs)  # list.append, dict.get, str.format ...
         if func in (setattr, delattr):
             raise self.error(f"`{func.__name__}()` in forward changes an object's state, which outlives the call",
