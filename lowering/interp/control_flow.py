@@ -312,7 +312,9 @@ class ControlFlow:
     def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool):
         line = s.span.line
         mutated = _mutated_containers(s, frame)
-        carried = list(dict.fromkeys([n for n in s.carried if n in frame.env or n.startswith("$")]
+        # `while (n := n + 1) < k`: the condition runs once per iteration too.
+        walrus = [e.target.id for e in ir.walk_expression(s.test) if isinstance(e, ir.NamedExpr)] if s.test else []
+        carried = list(dict.fromkeys([n for n in [*s.carried, *walrus] if n in frame.env or n.startswith("$")]
                                      + [n for n in mutated if isinstance(frame.env[n], Value)]))
         # Python lists that the body appends to become scan outputs.
         scans = [n for n in dict.fromkeys(carried + mutated) if isinstance(frame.env.get(n), list)]

@@ -685,3 +685,77 @@ class GlobalStatement(nn.Module):
 
 def test_assigning_a_global_is_refused():
     refused(GlobalStatement(), "global `COUNT`")
+
+
+# ============================================================== more of the same class
+
+
+class WalrusInWhileCondition(nn.Module):
+    def forward(self, x):
+        n = 0
+        s = x.sum()
+        while (n := n + 1) < 4 and s > 0:
+            s = s - 1
+        return x * n
+
+
+def test_a_counter_the_while_condition_assigns_is_carried():
+    carried(WalrusInWhileCondition())
+
+
+class CounterReadThenIncremented(nn.Module):
+    def forward(self, x):
+        n = 0
+        s = x.sum()
+        y = x * 0
+        while s > 0:
+            y = y + x[0] + n
+            n += 2
+            s = s - 1
+        return y, x * n
+
+
+def test_an_int_counter_read_then_incremented_in_the_body_is_carried():
+    carried(CounterReadThenIncremented())
+
+
+class ListItemReplacedInGraphIf(nn.Module):
+    def forward(self, x):
+        out = [x[0], x[1]]
+        if x.sum() > 1:
+            out[0] = x[1] * 5
+        else:
+            out.append(x[0])
+            out.pop()
+        return torch.stack(out)
+
+
+def test_a_list_item_replaced_in_a_graph_if_is_carried():
+    carried(ListItemReplacedInGraphIf())
+
+
+class ListPoppedInGraphIf(nn.Module):
+    def forward(self, x):
+        out = [x[0], x[1]]
+        if x.sum() > 1:  # refused
+            out.pop()
+        return torch.stack(out)
+
+
+def test_a_list_shortened_on_one_side_of_a_graph_if_is_refused():
+    refused(ListPoppedInGraphIf(), "different structure")
+
+
+class CallerSeesAppendInGraphIf(nn.Module):
+    def maybe_add(self, items, x):
+        if x.sum() > 1:
+            items.append(x[1])
+
+    def forward(self, x):
+        out = [x[0]]
+        self.maybe_add(out, x)
+        return torch.stack(out), x * len(out)
+
+
+def test_a_list_a_helpers_graph_if_appends_to_is_seen_by_the_caller():
+    carried(CallerSeesAppendInGraphIf())
