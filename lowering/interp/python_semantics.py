@@ -306,6 +306,8 @@ class PythonSemantics:
             elif op in ("in", "not in"):
                 if isinstance(left, (Value, NDArray)) or isinstance(right, (Value, NDArray)):
                     raise self.error("`in` on tensors is not supported", construct="compare")
+                if has_varying_items(right):
+                    raise self.refuse_varying_list(right, f"`{op}`")
                 r = (left in right) if op == "in" else (left not in right)
             else:
                 r = self.compare(op, left, right)
@@ -320,6 +322,9 @@ class PythonSemantics:
         return a and b
 
     def compare(self, op, a, b):
+        for side in (a, b):
+            if has_varying_items(side):
+                raise self.refuse_varying_list(side, f"`{op}`")
         if isinstance(a, NDArray) or isinstance(b, NDArray):
             return numpy_arrays.compare(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):

@@ -101,6 +101,12 @@ class TorchCalls:
         if inspect.isbuiltin(func) and isinstance(owner, (list, dict, set, str, tuple, bytes)):
             self.check_mutating_call(func, owner, args)
             return func(*args, **kwargs)  # list.append, dict.get, str.format ...
+        if func is getattr and len(args) >= 2 and not self._has_graph(args, kwargs):
+            value = getattr(*args)
+            self.mark_foreign(value, f"{type(args[0]).__name__}.{args[1]}")
+            if isinstance(value, torch.Tensor) and not isinstance(args[0], type):
+                return self.tensor_constant(value, owner=args[0], attr=args[1])
+            return value
         if func in (setattr, delattr):
             raise self.error(f"`{func.__name__}()` in forward changes an object's state, which outlives the call",
                              "keep per-call state in local variables", construct="call")

@@ -759,3 +759,36 @@ class CallerSeesAppendInGraphIf(nn.Module):
 
 def test_a_list_a_helpers_graph_if_appends_to_is_seen_by_the_caller():
     carried(CallerSeesAppendInGraphIf())
+
+
+class CompareListInLoop(nn.Module):
+    def forward(self, x):
+        out = []
+        s = x.sum()
+        y = x * 0
+        while s > 0:
+            if out == []:  # refused
+                y = y + 1
+            out.append(s)
+            s = s - 1
+        return y
+
+
+def test_comparing_the_list_being_built_is_refused():
+    refused(CompareListInLoop(), "`==`", "out")
+
+
+class GetattrListState(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.history = []
+
+    def forward(self, x):
+        getattr(self, "history").append(x)  # refused
+        return x
+
+
+def test_a_module_list_reached_through_getattr_is_not_changed():
+    module = GetattrListState()
+    refused(module, "outlives the call")
+    assert module.history == []
