@@ -20,6 +20,10 @@ from lowering.interp.values import (EarlierIterations, Frame, GraphRange, MISSIN
 MAX_UNROLL = 10_000
 
 
+def _is_python_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 class ControlFlow:
     def _stmt_If(self, s, frame):
         test = self.test_value(self.eval(s.test, frame))
@@ -169,6 +173,9 @@ class ControlFlow:
             self.add_probe(key, v)
         values = values[:n_results]
         for (name, spec, prefix), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
+            for leaf, out in zip(spec[1], value):
+                if _is_python_number(leaf) or isinstance(leaf, Value) and leaf in self.python_numbers:
+                    self.python_number(out)
             merged = _unflatten(spec[0], list(value))
             self._bind_result(frame, name, merged if prefix is None else prefix + merged, in_place)
 
@@ -361,6 +368,8 @@ class ControlFlow:
                     self.aliases.add_view(carried_in, v, None)
                     if v in self.python_numbers:
                         self.python_number(carried_in)
+                elif _is_python_number(v):
+                    self.python_number(carried_in)  # `n += 0.5` rebinds a Python number, as in eager
                 self.aliases.made(carried_in, body)
                 values.append(carried_in)
             flat_init[n] = (flat, spec)

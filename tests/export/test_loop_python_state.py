@@ -397,8 +397,19 @@ class CounterBecomesFloat(nn.Module):
         return x * n
 
 
-def test_int_counter_that_becomes_a_float_in_the_loop_is_refused():
-    refused(CounterBecomesFloat(), "changes dtype")
+class CounterBecomesFloatInPlace(nn.Module):
+    def forward(self, x):
+        n = 0
+        s = x.sum()
+        while s > 0:  # refused
+            n += 0.5
+            s = s - 1
+        return x * n
+
+
+@pytest.mark.parametrize("model", [CounterBecomesFloat(), CounterBecomesFloatInPlace()], ids=["n = n + 0.5", "n += 0.5"])
+def test_int_counter_that_becomes_a_float_in_the_loop_is_refused(model):
+    refused(model, "changes dtype", "n = 0.0")
 
 
 class CounterInGraphIf(nn.Module):
