@@ -73,8 +73,17 @@ class ControlFlow:
         test = self.test_value(self.eval(e.test, frame))
         if isinstance(test, Value):
             # Lazy, like Python: each side is evaluated only in its own If branch.
-            return self.graph_choice(test, lambda: self.eval(e.body, frame), lambda: self.eval(e.orelse, frame),
-                                     "ifexp", e.span.line)
+            def side(expr):
+                def run():
+                    before = dict(frame.env)
+                    value = self.eval(expr, frame)
+                    if any(frame.env.get(k, MISSING) is not before.get(k, MISSING) for k in {*frame.env, *before}):
+                        raise self.error("a name is assigned (`:=`) inside one side of a data-dependent ternary",
+                                         "assign it before the ternary, or use an `if` statement", construct="ifexp")
+                    return value
+                return run
+
+            return self.graph_choice(test, side(e.body), side(e.orelse), "ifexp", e.span.line)
         return self.eval(e.body, frame) if self.truth(test) else self.eval(e.orelse, frame)
 
     def graph_choice(self, test: Value, then_fn, else_fn, construct: str, line: int):

@@ -264,7 +264,14 @@ class PythonSemantics:
         result = self.test_value(self.eval(e.values[0], frame))
         for sub in e.values[1:]:
             if isinstance(result, Value):
+                # Eager runs `sub` only when `result` lets it: its Python effects are conditional.
+                runs = self.to_bool(result)
+                if e.op == "or":
+                    runs = self.call_op("torch.logical_not", [runs], {})
+                before, snapshot = dict(frame.env), self.state_snapshot(frame)
                 other = self.test_value(self.eval(sub, frame))
+                self.check_state_kept(snapshot, f"`{e.op}`", e.span.line)
+                self.merge_conditional_names(frame, before, runs, f"the right side of this `{e.op}`")
                 op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
                 result = self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
                 continue

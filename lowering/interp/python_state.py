@@ -42,6 +42,7 @@ MUTATING_METHODS = {
           "symmetric_difference_update", "__ior__", "__iand__", "__isub__", "__ixor__"},
 }
 _CONTAINERS = (list, dict, set)
+_UNBOUND = object()
 _SNAPSHOT_DEPTH = 6
 
 
@@ -195,8 +196,8 @@ class PythonState:
                 name = self.name_of_object(obj)
                 raise self.error(
                     f"`{name}` (a {type(obj).__name__}) is changed inside the data-dependent {region} at line {line}, "
-                    f"in a way the graph cannot hand back (a {type(obj).__name__} held by another container or "
-                    "name, a set, or a change made by a helper)",
+                    "where untrace cannot carry the change (it carries lists and dicts that the region itself "
+                    "changes by name, not sets, nested containers or a helper's changes)",
                     f"change it under a Python condition, or keep the values in tensors: local tensor variables, "
                     f"or a list built with `append` and `torch.stack` after the {region}",
                     construct=region)
@@ -238,6 +239,27 @@ class PythonState:
         if known is not None and known[0] is obj:
             return known[1]
         return "items"
+
+    def merge_conditional_names(self, frame: Frame, before: dict, runs: Value, what: str) -> None:
+        """Names that code run only where `runs` holds (the right side of a data-dependent
+        `and` / `or`) rebound (`:=`): `torch.where(runs, new, old)`."""
+        for name, new in list(frame.env.items()):
+            old = before.get(name, _UNBOUND)
+            if new is old:
+                continue
+            ok = old is not _UNBOUND and all(isinstance(v, Value) or isinstance(v, (int, float)) and not isinstance(v, bool)
+                                             for v in (new, old))
+            if ok:
+                a, b = self.as_graph(new), self.as_graph(old)
+                ok = a.dtype == b.dtype
+            if not ok:
+                raise self.error(f"`{name}` is assigned in {what}, which eager PyTorch runs only for some values of the "
+                                 "data on its left, and untrace cannot merge the two values",
+                                 f"assign `{name}` before the condition, or nest the `if`s", construct="boolop")
+            merged = self.call_op("torch.where", [runs, a, b], {})
+            if all(isinstance(v, (int, float)) or v in self.python_numbers for v in (new, old)):
+                self.python_number(merged)
+            frame.env[name] = merged
 
     # ------------------------------------------------------------ nonlocal
 

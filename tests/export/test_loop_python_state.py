@@ -803,3 +803,39 @@ def test_a_module_list_reached_through_getattr_is_not_changed():
     module = GetattrListState()
     refused(module, "outlives the call")
     assert module.history == []
+
+
+class WalrusRightOfAnd(nn.Module):
+    def forward(self, x):
+        m = 0
+        s = x.sum()
+        while s > 0 and (m := m + 1) < 9:
+            s = s - 1
+        return x * m
+
+
+def test_a_walrus_on_the_right_of_a_data_dependent_and_runs_only_where_eager_runs_it():
+    carried(WalrusRightOfAnd())
+
+
+class AppendRightOfAnd(nn.Module):
+    def forward(self, x):
+        out = [x[0]]
+        if x.sum() > 1 and out.append(x[1]) is None:  # refused
+            x = x + 1
+        return torch.stack(out), x
+
+
+def test_a_change_of_state_on_the_right_of_a_data_dependent_and_is_refused():
+    refused(AppendRightOfAnd(), "`out` (a list) is changed inside the data-dependent `and`")
+
+
+class WalrusInTernary(nn.Module):
+    def forward(self, x):
+        m = 0
+        y = (m := 2) * x if x.sum() > 1 else x  # refused
+        return y * m
+
+
+def test_a_walrus_inside_a_data_dependent_ternary_is_refused():
+    refused(WalrusInTernary(), "ternary")

@@ -1,6 +1,6 @@
 """The promise of `untrace export`, as a property: on generated `forward` functions that
-mutate Python lists, int counters and dicts under tensor-dependent `while` / `for` /
-`if`, every export either raises `LoweringError` or gives eager PyTorch's outputs on
+mutate Python lists, int counters (also through a closure's `nonlocal`, or a walrus in
+a condition) and dicts under tensor-dependent `while` / `for` / `if`, every export either raises `LoweringError` or gives eager PyTorch's outputs on
 onnxruntime, on inputs that run each loop 0, 1 and several times and take both sides of
 each branch. Never a graph that is silently wrong.
 
@@ -49,7 +49,7 @@ INPUTS = [
 TENSOR_PREDICATES = ["s > 1", "s > 2.5", "x[0] > x[1]", "s.abs() < 2", "x[1] > 0"]
 # Python state read in conditions (the length of the list being built most often: issue 11).
 STATE_PREDICATES = ["len(out) < {k}", "len(out) < {k}", "len(out) <= {k}", "n < {k}", "len(d) < {k}", "n % 2 == 0",
-                    "len(out) % 2 == 1", "out[-1] > {k}"]
+                    "len(out) % 2 == 1", "out[-1] > {k}", "(m := m + 1) < {k}"]
 VALUES = ["s", "s * 2", "x[0] + n", "s + len(out)", "s * len(out)", "out[-1] + 1", "x[1] - len(d)", "d['a'] + s"]
 READS = ["s", "len(out)", "len(out)", "n", "out[-1]", "len(d)", "d['a']", "out[0]", "out[len(out) - 1]"]
 
@@ -65,7 +65,7 @@ def blocks(draw, depth: int, in_loop: bool):
             lines.append(f"out.append({draw(st.sampled_from(VALUES))})")
         elif kind == "count":
             lines.append(draw(st.sampled_from(["n = n + 1", "n += 2", "n = n + int(s > 1)", "n = len(out)",
-                                               "n = n + len(d)"])))
+                                               "n = n + len(d)", "bump()"])))
         elif kind == "dict":
             lines.append(draw(st.sampled_from([f"d['a'] = {draw(st.sampled_from(VALUES))}",
                                                f"d['k{draw(st.integers(0, 2))}'] = s",
@@ -109,13 +109,17 @@ def programs(draw) -> str:
     setup = ["s = x.sum()",
              draw(st.sampled_from(["out = [x[0] * 0]", "out = [x[2], x[1]]"])),
              draw(st.sampled_from(["n = 0", "n = 1"])),
+             "m = 0",
              "d = {'a': x[0] * 0}",
-             "y = x[0] * 0"]
+             "y = x[0] * 0",
+             "def bump():",  # a closure that changes `n` (nonlocal)
+             "    nonlocal n",
+             "    n += 1"]
     body = []
     for _ in range(draw(st.integers(1, 2))):
         body += draw(loops() if draw(st.integers(0, 3)) else blocks(0, False))
     body += draw(st.sampled_from([[], ["y = y + len(out) + n", "y = y + out[-1] + len(d)"]]))
-    lines = setup + body + ["return torch.stack(out), y + n + len(out) + len(d), y + d['a']"]
+    lines = setup + body + ["return torch.stack(out), y + n + len(out) + len(d) + m, y + d['a']"]
     return ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
             + "".join("        " + ln + "\n" for ln in lines))
 
