@@ -11,11 +11,14 @@ by `annotate_regions`):
 - a loop over a known iterable unrolls; `range(graph_int)` emits a `Loop` with a trip
   count, a `while` on a graph predicate a `Loop` with a condition; carried values are
   the region's carried set; `list.append` in a graph loop becomes a scan output;
+- Python state a graph region changes (list lengths, counters, dict values, `nonlocal`
+  names) is carried through the graph or refused (`lowering.interp.python_state`);
 - calls go to the op table (`lowering.ops`), to user code (interpreted from its own
   source, recursively), or are evaluated for real when they are pure Python on known
   values (`math.sqrt(4)`, `isinstance`, `range(3)`).
 
 What it cannot lower faithfully raises `LoweringError` with file:line and a way out.
+The methods live in `lowering.interp`, one module per concern.
 """
 
 from __future__ import annotations

@@ -8,5 +8,8 @@ assembles them into `Interpreter` and is what the rest of untrace imports.
 - `torch_calls`: calls through the op table, tensor methods, modules, in-place aliases;
 - `control_flow`: If / Loop lowering, carried values, expression-level Ifs, probes;
 - `containers`: tuples, lists, dicts, sets, unpacking, comprehensions, scan outputs;
+- `python_state`: the Python state a graph region may change and read (list lengths the
+  graph decides, write-back of changed containers, snapshots, state that outlives the
+  call, `nonlocal`);
 - `builtin_calls`: `len`, `range`, `int`, `min`, ... over graph values.
 """
