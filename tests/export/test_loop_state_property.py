@@ -1,8 +1,9 @@
 """The promise of `untrace export`, as a property: on generated `forward` functions that
-mutate Python lists, int counters (also through a closure's `nonlocal`, or a walrus in
-a condition) and dicts under tensor-dependent `while` / `for` / `if`, every export either raises `LoweringError` or gives eager PyTorch's outputs on
-onnxruntime, on inputs that run each loop 0, 1 and several times and take both sides of
-each branch. Never a graph that is silently wrong.
+change Python lists, int counters (also through a closure's `nonlocal`, or a walrus in a
+condition) and dicts under tensor-dependent `while` / `for` / `if`, every export either
+raises `LoweringError` or gives eager PyTorch's outputs on onnxruntime, on inputs that
+run each loop 0, 1 and several times and take both sides of each branch. Never a graph
+that is silently wrong.
 
 The programs are source text written to a file (untrace reads forward's source), exec'd
 into a module. The budget here is small and derandomized, so the suite is deterministic;
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 
 import onnxruntime as ort
@@ -165,7 +167,7 @@ def check_program(source: str) -> str:
     session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
     for x in inputs:
         _note(f"input {x.tolist()}")
-        assert_session_matches(session, model, (x,), dtypes=False)
+        assert_session_matches(session, model, (x,))
     return "matches"
 
 
@@ -182,9 +184,19 @@ def test_exports_match_eager_or_are_refused(source):
     event(check_program(source))
 
 
-def test_the_property_sees_the_len_of_an_appended_list():
-    """The program of issue 11, through the same checker: the property can fail."""
-    source = ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
-              "        out = [x[0] * 0]\n        s = x.sum()\n        while len(out) < 3 and s > 0:\n"
-              "            out.append(s)\n            s = s - 1\n        return torch.stack(out)\n")
-    assert check_program(source) in ("matches", "refused")
+ISSUE_11 = ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+            "        out = [x[0] * 0]\n        s = x.sum()\n        while len(out) < 3 and s > 0:\n"
+            "            out.append(s)\n            s = s - 1\n        return torch.stack(out)\n")
+
+
+def test_the_program_of_issue_11_matches_eager():
+    assert check_program(ISSUE_11) == "matches"
+
+
+def test_the_checker_fails_on_a_wrong_graph(monkeypatch):
+    """What the property would see for issue 11 before the fix: the loop runs past len(out) == 3."""
+    wrong = ISSUE_11.replace("while len(out) < 3 and s > 0", "while s > 0")
+    real_export = export
+    monkeypatch.setattr(sys.modules[__name__], "export", lambda model, args: real_export(load(wrong), args))
+    with pytest.raises(AssertionError):
+        check_program(ISSUE_11)
