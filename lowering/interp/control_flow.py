@@ -171,10 +171,14 @@ class ControlFlow:
         probe_keys = self._branch_probes(graphs) if self.probes_enabled else []
         if not s.synthetic:
             self.add_probe(self._probe_key(frame, s, "if", "branch"), cond)
-        if not outputs and not probe_keys:
+        n_results = sum(len(o[1][1]) for o in outputs)
+        if not n_results and not probe_keys:
+            # Nothing for the graph to choose (a list both sides left as it was).
+            for name, spec, prefix in outputs:
+                merged = _unflatten(spec[0], [])
+                self._bind_result(frame, name, merged if prefix is None else prefix + merged, in_place)
             return
         then_graph, else_graph = graphs
-        n_results = sum(len(o[1][1]) for o in outputs)
         values = self.g.op("If", cond, outputs=n_results + len(probe_keys), then_branch=then_graph.build_graph(),
                            else_branch=else_graph.build_graph())
         values = values if isinstance(values, tuple) else (values,)

@@ -839,3 +839,16 @@ class WalrusInTernary(nn.Module):
 
 def test_a_walrus_inside_a_data_dependent_ternary_is_refused():
     refused(WalrusInTernary(), "ternary")
+
+
+class AppendNotReachedInGraphIf(nn.Module):
+    def forward(self, x):
+        out = [x[0]]
+        if x.sum() > 1:
+            if len(out) < 0:  # static: never
+                out.append(x[1])
+        return torch.stack(out), x * len(out)
+
+
+def test_a_list_neither_side_of_a_graph_if_changes_stays_as_it_was():
+    carried(AppendNotReachedInGraphIf())
