@@ -393,7 +393,8 @@ class ControlFlow:
         scan_counts = {}
         for n in scans:
             scan_counts[n] = self.python_number(body.add_input(body.fresh(f"len_{n}"), torch.int64, ()))
-            inner.env[n] = list(frame.env[n]) + [EarlierIterations(scan_counts[n], n, line)]
+            before = frame.env[n][-1] if frame.env[n] else MISSING
+            inner.env[n] = list(frame.env[n]) + [EarlierIterations(scan_counts[n], n, line, body, before)]
         trips_in = body.add_input(body.fresh("trips"), torch.int64, ()) if self.probes_enabled else None
         saved, self.g = self.g, body
         self.frames.append(inner)
@@ -454,6 +455,18 @@ class ControlFlow:
                 body.add_output(self.call_op("operator.add", [scan_counts[n], step], {}), shape=())
             if trips_in is not None:
                 body.add_output(self.call_op("operator.add", [trips_in, 1], {}), shape=())
+            # `out[-1]` before this iteration's append, where the body read it: carried.
+            lasts = [(n, inner.env[n][scan_start[n]]) for n in scans if inner.env[n][scan_start[n]].last is not None]
+            for n, marker in lasts:
+                item = appended_items[n]
+                new = self.as_graph(item.value if isinstance(item, Maybe) else item)
+                if new.dtype != marker.last.dtype or new.rank != marker.last.rank:
+                    raise self.error(f"`{n}[-1]` is a {marker.last.dtype} of rank {marker.last.rank} before the loop "
+                                     f"and a {new.dtype} of rank {new.rank} inside it",
+                                     f"append items of one dtype and rank to `{n}`", construct="loop")
+                if isinstance(item, Maybe):
+                    new = self.call_op("torch.where", [self.to_bool(item.valid), new, marker.last], {})
+                body.add_output(new, shape=_rank_only(new))
             scan_values = []
             scan_masks: dict[str, bool] = {}
             for n in scans:
@@ -487,6 +500,7 @@ class ControlFlow:
         init_values += [self.g.const(0, dtype=torch.int64) for _ in scans]
         if trips_in is not None:
             init_values.append(self.g.const(0, dtype=torch.int64))
+        init_values += [self.as_graph(marker.before) for _, marker in lasts]
         n_out = len(init_values) + len(scans) + len(scan_masks) + len(body_probes)
         if n_out == 0:
             body.add_output(self.as_graph(0), shape=())  # ONNX wants at least one output
@@ -502,6 +516,7 @@ class ControlFlow:
         if trips_in is not None:
             self.add_probe(self._probe_key(frame, s, s.kind, "trips"), outs[pos])
             pos += 1
+        pos += len(lasts)
         for n in scans:
             if scan_masks.get(n):
                 stacked = Stacked(outs[pos], outs[pos + 1])

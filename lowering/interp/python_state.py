@@ -29,7 +29,7 @@ import torch
 
 from lowering.errors import LoweringError
 from lowering.graph import Value
-from lowering.interp.values import EarlierIterations, Frame, Maybe, Stacked, _contains_graph
+from lowering.interp.values import MISSING, EarlierIterations, Frame, Maybe, Stacked, _contains_graph
 
 VARYING = (Stacked, Maybe, EarlierIterations)
 
@@ -100,12 +100,35 @@ class PythonState:
         want = index if index >= 0 else -index - 1
         for pos in positions:
             x = items[pos]
+            if isinstance(x, EarlierIterations) and index == -1 and want == 0:
+                return self.previous_last(x)
             if isinstance(x, VARYING):
                 break
             if want == 0:
                 return x
             want -= 1
         raise self.refuse_varying_list(items, f"`[{index}]`")
+
+    def previous_last(self, marker: EarlierIterations) -> Value:
+        """`out[-1]` in a Loop body before this iteration's append: the previous iteration's
+        item (the last one before the loop on the first iteration), carried by the Loop."""
+        if marker.last is None:
+            before = marker.before
+            if not (isinstance(before, Value) or isinstance(before, (int, float)) and not isinstance(before, bool)):
+                what = "empty before the loop" if before is MISSING else f"{type(before).__name__} before the loop"
+                raise self.error(
+                    f"`{marker.name}[-1]` inside the data-dependent loop at line {marker.line}, before this iteration's "
+                    f"append: the list is {what}, so eager PyTorch reads an item of the previous iteration "
+                    "(or raises) there, which untrace cannot carry",
+                    f"put the first item in `{marker.name}` before the loop, or keep the last value in a variable "
+                    f"(`last = v` next to `{marker.name}.append(v)`)", construct="list")
+            ref = self.as_graph(before)
+            marker.last = marker.body.add_input(marker.body.fresh(f"last_{marker.name}"), ref.dtype,
+                                                None if ref.rank is None else (None,) * ref.rank)
+            if not isinstance(before, Value) or before in self.python_numbers:
+                self.python_number(marker.last)
+            self.aliases.made(marker.last, marker.body)
+        return marker.last
 
     def refuse_varying_list(self, items, use: str) -> LoweringError:
         """The error for a use of a list whose items a graph region decides."""

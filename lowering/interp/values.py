@@ -33,6 +33,9 @@ class EarlierIterations:
     count: Value
     name: str
     line: int
+    body: Any = None  # the Loop body's builder
+    before: Any = None  # the list's last item before the loop (MISSING when it was empty)
+    last: Value | None = None  # `out[-1]` of the previous iteration: carried once the body reads it
 
 
 @dataclasses.dataclass

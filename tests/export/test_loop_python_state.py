@@ -175,19 +175,68 @@ def test_this_iterations_item_and_items_before_the_loop_are_read_inside_it():
     carried(LastItemAfterAppend())
 
 
-class LastItemBeforeAppend(nn.Module):
+class LastItemBeforeAppend(nn.Module):  # greedy decoding: the next step reads the last token
     def forward(self, x):
         out = [x[0]]
         s = x.sum()
         while s > 0:
-            prev = out[-1]  # refused
+            prev = out[-1]
+            if prev > 1:
+                out.append(prev * 0.5 + s)
+            else:
+                out.append(prev + s)
+            s = s - 1
+        return torch.stack(out), out[0] + len(out)
+
+
+def test_the_last_item_of_the_previous_iteration_is_carried():
+    carried(LastItemBeforeAppend())
+
+
+class LastItemBeforeConditionalAppend(nn.Module):
+    def forward(self, x):
+        out = [x[0]]
+        s = x.sum()
+        y = x * 0
+        while s > 0:
+            y = y + out[-1]
+            if s > 1:
+                out.append(s * 2)
+            s = s - 1
+        return y
+
+
+def test_the_last_item_when_some_iterations_append_nothing_is_carried():
+    carried(LastItemBeforeConditionalAppend())
+
+
+class LastItemOfEmptyList(nn.Module):
+    def forward(self, x):
+        out = []
+        s = x.sum()
+        while s > 0:
+            prev = out[-1] if len(out) > 0 else s  # refused
             out.append(prev + s)
             s = s - 1
         return torch.stack(out)
 
 
-def test_last_item_of_the_previous_iteration_is_refused():
-    refused(LastItemBeforeAppend(), "[-1]", "earlier iterations", "last = v")
+def test_the_last_item_of_a_list_empty_before_the_loop_is_refused():
+    refused(LastItemOfEmptyList(), "[-1]", "empty before the loop", "last = v")
+
+
+class SecondToLastItem(nn.Module):
+    def forward(self, x):
+        out = [x[0], x[1]]
+        s = x.sum()
+        while s > 0:
+            out.append(out[-2] + s)  # refused
+            s = s - 1
+        return torch.stack(out)
+
+
+def test_older_items_of_earlier_iterations_are_refused():
+    refused(SecondToLastItem(), "[-2]", "earlier iterations")
 
 
 class IndexIntoListBeingBuilt(nn.Module):
