@@ -446,36 +446,45 @@ class ControlFlow:
                                      f"only append to `{n}` inside the loop; build other lists after it",
                                      construct="loop")
                 appended = items[k + 1:]
-                if len(appended) != 1 or not isinstance(appended[0], (Value, Maybe, int, float)):
-                    raise self.error(f"a graph loop must append exactly one tensor to `{n}` per iteration",
-                                     "append one tensor per iteration (under an `if` if need be), or torch.cat "
-                                     "the items into one first", construct="loop")
-                item = appended_items[n] = appended[0]
-                step = self.g.cast(self.to_bool(item.valid), torch.int64) if isinstance(item, Maybe) else 1
-                body.add_output(self.call_op("operator.add", [scan_counts[n], step], {}), shape=())
+                if not appended or not all(isinstance(i, (Value, Maybe, int, float)) for i in appended):
+                    raise self.error(f"a graph loop must append tensors to `{n}` in each iteration (under an `if` if "
+                                     "need be); this one appends nothing or something else",
+                                     f"append one tensor per `{n}.append(...)`, or build `{n}` after the loop",
+                                     construct="loop")
+                appended_items[n] = appended
+                count = scan_counts[n]
+                for item in appended:
+                    step = self.g.cast(self.to_bool(item.valid), torch.int64) if isinstance(item, Maybe) else 1
+                    count = self.call_op("operator.add", [count, step], {})
+                body.add_output(count, shape=())
             if trips_in is not None:
                 body.add_output(self.call_op("operator.add", [trips_in, 1], {}), shape=())
             # `out[-1]` before this iteration's append, where the body read it: carried.
             lasts = [(n, inner.env[n][scan_start[n]]) for n in scans if inner.env[n][scan_start[n]].last is not None]
             for n, marker in lasts:
-                item = appended_items[n]
-                new = self.as_graph(item.value if isinstance(item, Maybe) else item)
-                if new.dtype != marker.last.dtype or new.rank != marker.last.rank:
-                    raise self.error(f"`{n}[-1]` is a {marker.last.dtype} of rank {marker.last.rank} before the loop "
-                                     f"and a {new.dtype} of rank {new.rank} inside it",
-                                     f"append items of one dtype and rank to `{n}`", construct="loop")
-                if isinstance(item, Maybe):
-                    new = self.call_op("torch.where", [self.to_bool(item.valid), new, marker.last], {})
+                new = marker.last
+                for item in appended_items[n]:
+                    v = self.as_graph(item.value if isinstance(item, Maybe) else item)
+                    if v.dtype != marker.last.dtype or v.rank != marker.last.rank:
+                        raise self.error(f"`{n}[-1]` is a {marker.last.dtype} of rank {marker.last.rank} before the "
+                                         f"loop and a {v.dtype} of rank {v.rank} inside it",
+                                         f"append items of one dtype and rank to `{n}`", construct="loop")
+                    new = self.call_op("torch.where", [self.to_bool(item.valid), v, new], {}) if isinstance(
+                        item, Maybe) else v
                 body.add_output(new, shape=_rank_only(new))
             scan_values = []
             scan_masks: dict[str, bool] = {}
+            scan_blocks: dict[str, int] = {}  # lists appended to several times an iteration
             for n in scans:
-                item = appended_items[n]
+                item = appended_items[n][0]
+                if len(appended_items[n]) > 1:
+                    item = self._append_block(n, appended_items[n])
+                    scan_blocks[n] = len(appended_items[n])
                 if isinstance(item, Maybe):
                     sv = self.as_graph(item.value)
-                    valid = self.to_bool(item.valid)
+                    valid = item.valid if n in scan_blocks else self.to_bool(item.valid)
                     body.add_output(sv, shape=_rank_only(sv))
-                    body.add_output(valid, shape=())
+                    body.add_output(valid, shape=_rank_only(valid))
                     scan_masks[n] = True
                 else:
                     sv = self.as_graph(item)
@@ -519,15 +528,33 @@ class ControlFlow:
         pos += len(lasts)
         for n in scans:
             if scan_masks.get(n):
-                stacked = Stacked(outs[pos], outs[pos + 1])
+                value, valid = outs[pos], outs[pos + 1]
                 pos += 2
             else:
-                stacked = Stacked(outs[pos])
+                value, valid = outs[pos], None
                 pos += 1
+            if n in scan_blocks:
+                # (iterations, items per iteration, ...) -> one item per row, in append order.
+                value = self.call_op("torch.flatten", [value, 0, 1], {})
+                valid = None if valid is None else self.call_op("torch.flatten", [valid], {})
+            stacked = Stacked(value, valid)
             self._bind_result(frame, n, frame.env[n][:scan_start[n]] + [stacked], in_place)
         for key, _ in body_probes:
             self.add_probe(key, outs[pos])  # one entry per iteration, flattened
             pos += 1
+
+    def _append_block(self, name: str, items: list):
+        """The items one iteration appended to `name`, as one scan row: the values stacked
+        (and where some are conditional, a Maybe whose flags are a vector)."""
+        values = [self.as_graph(i.value if isinstance(i, Maybe) else i) for i in items]
+        if len({(v.dtype, v.rank) for v in values}) != 1:
+            raise self.error(f"the items a graph loop appends to `{name}` in one iteration differ in dtype or rank",
+                             f"append items of one dtype and rank to `{name}`", construct="loop")
+        block = self.call_op("torch.stack", [values], {"dim": 0})
+        if not any(isinstance(i, Maybe) for i in items):
+            return block
+        flags = [self.g.unsqueeze(self.to_bool(i.valid if isinstance(i, Maybe) else True), [0]) for i in items]
+        return Maybe(block, self.g.op("Concat", *flags, axis=0))
 
     def _trip_count(self, r: GraphRange) -> Value:
         # ceil((stop - start) / step), at least 0.

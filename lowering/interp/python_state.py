@@ -96,6 +96,8 @@ class PythonState:
         """`items[index]` for a constant index: the item when its position is known at
         export time (before the first item the graph decides, counting from the left, or
         after the last one, counting from the right); refused otherwise."""
+        if index == -1 and items and isinstance(items[-1], Maybe):
+            return self._last_of_maybes(items)
         positions = range(len(items)) if index >= 0 else range(len(items) - 1, -1, -1)
         want = index if index >= 0 else -index - 1
         for pos in positions:
@@ -108,6 +110,22 @@ class PythonState:
                 return x
             want -= 1
         raise self.refuse_varying_list(items, f"`[{index}]`")
+
+    def _last_of_maybes(self, items):
+        """`items[-1]` when the last items were appended under data-dependent `if`s: the
+        last present one, `torch.where(valid, item, <the one before>)`."""
+        pos = len(items) - 1
+        while pos >= 0 and isinstance(items[pos], Maybe):
+            pos -= 1
+        if pos < 0 or isinstance(items[pos], Stacked):
+            raise self.refuse_varying_list(items, "`[-1]`")
+        below = self.previous_last(items[pos]) if isinstance(items[pos], EarlierIterations) else items[pos]
+        for item in items[pos + 1:]:
+            value, below = self.as_graph(item.value), self.as_graph(below)
+            if value.dtype != below.dtype:
+                raise self.refuse_varying_list(items, "`[-1]`")
+            below = self.call_op("torch.where", [self.to_bool(item.valid), value, below], {})
+        return below
 
     def previous_last(self, marker: EarlierIterations) -> Value:
         """`out[-1]` in a Loop body before this iteration's append: the previous iteration's

@@ -301,16 +301,29 @@ def test_indexing_after_the_loop_is_refused_with_the_stack_rewrite():
     refused(IndexAfterLoop(), "[-1]", "torch.stack(out)[-1]")
 
 
+class LastAfterConditionalAppend(nn.Module):
+    def forward(self, x):
+        out = [x[0]]
+        if x.sum() > 1:
+            out.append(x[1])
+        return out[-1]
+
+
+def test_the_last_item_after_an_append_under_a_graph_if_is_carried():
+    carried(LastAfterConditionalAppend())
+
+
 class IndexAfterConditionalAppend(nn.Module):
     def forward(self, x):
         out = [x[0]]
         if x.sum() > 1:
             out.append(x[1])
-        return out[-1]  # refused
+        out.append(x[0] * 2)
+        return out[1]  # refused
 
 
-def test_indexing_after_an_append_under_a_graph_if_is_refused():
-    refused(IndexAfterConditionalAppend(), "[-1]", "both sides")
+def test_indexing_past_an_append_under_a_graph_if_is_refused():
+    refused(IndexAfterConditionalAppend(), "[1]", "both sides")
 
 
 class SetItemInLoop(nn.Module):
@@ -901,3 +914,22 @@ class AppendNotReachedInGraphIf(nn.Module):
 
 def test_a_list_neither_side_of_a_graph_if_changes_stays_as_it_was():
     carried(AppendNotReachedInGraphIf())
+
+
+class SeveralAppendsPerIteration(nn.Module):
+    def forward(self, x):
+        out = [x[0]]
+        s = x.sum()
+        y = x * 0
+        while s > 0:
+            out.append(s)
+            if s > 1:
+                out.append(s * 10)
+            out.append(out[-1] + 1)
+            y = y + len(out)
+            s = s - 1
+        return torch.stack(out), y, out[0] * len(out)
+
+
+def test_several_appends_in_one_iteration_keep_their_order():
+    carried(SeveralAppendsPerIteration())
