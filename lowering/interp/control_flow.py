@@ -10,6 +10,7 @@ import torch
 
 from analyzer.frontend import ir
 from analyzer.frontend.structure import RETVAL
+from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.containers import _copy_containers, _mutated_containers, _rows_of
 from lowering.interp.values import (EarlierIterations, Frame, GraphRange, MISSING, Maybe, Stacked, _Missing, _ShapeChanges, 
@@ -394,6 +395,11 @@ class ControlFlow:
         for n in scans:
             scan_counts[n] = self.python_number(body.add_input(body.fresh(f"len_{n}"), torch.int64, ()))
             before = frame.env[n][-1] if frame.env[n] else MISSING
+            if isinstance(before, (Maybe, Stacked, EarlierIterations)):
+                try:  # what `n[-1]` is before the loop, in case the body reads it before appending
+                    before = self.list_item(frame.env[n], -1)
+                except LoweringError as exc:
+                    before = exc
             inner.env[n] = list(frame.env[n]) + [EarlierIterations(scan_counts[n], n, line, body, before)]
         trips_in = body.add_input(body.fresh("trips"), torch.int64, ()) if self.probes_enabled else None
         saved, self.g = self.g, body
@@ -446,9 +452,9 @@ class ControlFlow:
                                      f"only append to `{n}` inside the loop; build other lists after it",
                                      construct="loop")
                 appended = items[k + 1:]
-                if not appended or not all(isinstance(i, (Value, Maybe, int, float)) for i in appended):
+                if not all(isinstance(i, (Value, Maybe, int, float)) for i in appended):
                     raise self.error(f"a graph loop must append tensors to `{n}` in each iteration (under an `if` if "
-                                     "need be); this one appends nothing or something else",
+                                     "need be); this one appends something else (the items of an inner loop?)",
                                      f"append one tensor per `{n}.append(...)`, or build `{n}` after the loop",
                                      construct="loop")
                 appended_items[n] = appended
@@ -476,6 +482,8 @@ class ControlFlow:
             scan_masks: dict[str, bool] = {}
             scan_blocks: dict[str, int] = {}  # lists appended to several times an iteration
             for n in scans:
+                if not appended_items[n]:
+                    continue  # the append is not reached (a Python condition): the list stays as it was
                 item = appended_items[n][0]
                 if len(appended_items[n]) > 1:
                     item = self._append_block(n, appended_items[n])
@@ -510,7 +518,7 @@ class ControlFlow:
         if trips_in is not None:
             init_values.append(self.g.const(0, dtype=torch.int64))
         init_values += [self.as_graph(marker.before) for _, marker in lasts]
-        n_out = len(init_values) + len(scans) + len(scan_masks) + len(body_probes)
+        n_out = len(init_values) + len(scan_values) + len(scan_masks) + len(body_probes)
         if n_out == 0:
             body.add_output(self.as_graph(0), shape=())  # ONNX wants at least one output
             n_out = 1
@@ -527,6 +535,9 @@ class ControlFlow:
             pos += 1
         pos += len(lasts)
         for n in scans:
+            if not appended_items[n]:
+                self._bind_result(frame, n, frame.env[n][:scan_start[n]], in_place)
+                continue
             if scan_masks.get(n):
                 value, valid = outs[pos], outs[pos + 1]
                 pos += 2

@@ -96,8 +96,8 @@ class PythonState:
         """`items[index]` for a constant index: the item when its position is known at
         export time (before the first item the graph decides, counting from the left, or
         after the last one, counting from the right); refused otherwise."""
-        if index == -1 and items and isinstance(items[-1], Maybe):
-            return self._last_of_maybes(items)
+        if index == -1 and items and isinstance(items[-1], (Maybe, Stacked)):
+            return self._last_item(items)
         positions = range(len(items)) if index >= 0 else range(len(items) - 1, -1, -1)
         want = index if index >= 0 else -index - 1
         for pos in positions:
@@ -111,20 +111,30 @@ class PythonState:
             want -= 1
         raise self.refuse_varying_list(items, f"`[{index}]`")
 
-    def _last_of_maybes(self, items):
-        """`items[-1]` when the last items were appended under data-dependent `if`s: the
-        last present one, `torch.where(valid, item, <the one before>)`."""
+    def _last_item(self, items):
+        """`items[-1]` when the last items were appended under data-dependent `if`s or by
+        graph loops: the last present one. Under an `if`, `torch.where(valid, item, <the
+        one before>)`; after a loop, the last row of `[<the one before>, *rows]`."""
         pos = len(items) - 1
-        while pos >= 0 and isinstance(items[pos], Maybe):
+        while pos >= 0 and isinstance(items[pos], (Maybe, Stacked)):
             pos -= 1
-        if pos < 0 or isinstance(items[pos], Stacked):
-            raise self.refuse_varying_list(items, "`[-1]`")
+        if pos < 0:
+            raise self.refuse_varying_list(items, "`[-1]`")  # eager may raise IndexError
         below = self.previous_last(items[pos]) if isinstance(items[pos], EarlierIterations) else items[pos]
         for item in items[pos + 1:]:
-            value, below = self.as_graph(item.value), self.as_graph(below)
-            if value.dtype != below.dtype:
+            below = self.as_graph(below)
+            if isinstance(item, Maybe):
+                value = self.as_graph(item.value)
+                if (value.dtype, value.rank) != (below.dtype, below.rank):
+                    raise self.refuse_varying_list(items, "`[-1]`")
+                below = self.call_op("torch.where", [self.to_bool(item.valid), value, below], {})
+                continue
+            rows = item.value if item.valid is None else self.g.op(
+                "Compress", item.value, self.to_bool_vector(item.valid), axis=0)
+            if rows.dtype != below.dtype or rows.rank != (below.rank or 0) + 1:
                 raise self.refuse_varying_list(items, "`[-1]`")
-            below = self.call_op("torch.where", [self.to_bool(item.valid), value, below], {})
+            rows = self.call_op("torch.cat", [[self.g.unsqueeze(below, [0]), rows]], {"dim": 0})
+            below = self.call_op("operator.getitem", [rows, -1], {})
         return below
 
     def previous_last(self, marker: EarlierIterations) -> Value:
@@ -132,6 +142,8 @@ class PythonState:
         item (the last one before the loop on the first iteration), carried by the Loop."""
         if marker.last is None:
             before = marker.before
+            if isinstance(before, LoweringError):
+                raise before
             if not (isinstance(before, Value) or isinstance(before, (int, float)) and not isinstance(before, bool)):
                 what = "empty before the loop" if before is MISSING else f"{type(before).__name__} before the loop"
                 raise self.error(

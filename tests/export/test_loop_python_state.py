@@ -294,11 +294,11 @@ class IndexAfterLoop(nn.Module):
         while s > 0:
             out.append(s)
             s = s - 1
-        return out[-1]  # refused
+        return out[1]  # refused
 
 
 def test_indexing_after_the_loop_is_refused_with_the_stack_rewrite():
-    refused(IndexAfterLoop(), "[-1]", "torch.stack(out)[-1]")
+    refused(IndexAfterLoop(), "[1]", "torch.stack(out)")
 
 
 class LastAfterConditionalAppend(nn.Module):
@@ -933,3 +933,69 @@ class SeveralAppendsPerIteration(nn.Module):
 
 def test_several_appends_in_one_iteration_keep_their_order():
     carried(SeveralAppendsPerIteration())
+
+
+class LastAfterLoop(nn.Module):
+    def forward(self, x):
+        out = [x[0]]
+        s = x.sum()
+        while s > 0:
+            if s > 1:
+                out.append(s)
+            s = s - 1
+        return out[-1] * 2
+
+
+def test_the_last_item_after_a_loop_is_the_last_row_or_the_item_before_it():
+    carried(LastAfterLoop())
+
+
+class NestedLoopsReadLast(nn.Module):
+    def forward(self, x):
+        out = [x[0]]
+        s = x.sum()
+        while s > 0:
+            t = s
+            acc = x[1]
+            while t > 0:
+                acc = acc + out[-1] * len(out) + t  # the outer loop's list, from an inner loop
+                t = t - 2
+            out.append(acc * 0.5)
+            s = s - 1
+        return out[-1], x * len(out)
+
+
+def test_nested_loops_reading_the_last_item():
+    carried(NestedLoopsReadLast())
+
+
+class AppendNotReachedInLoop(nn.Module):
+    def forward(self, x):
+        out = [x[0]]
+        s = x.sum()
+        while s > 0:
+            if len(out) > 5:  # static: never
+                out.append(s)
+            s = s - 1
+        return torch.stack(out), x * len(out)
+
+
+def test_a_list_whose_append_a_loop_never_reaches_stays_as_it_was():
+    carried(AppendNotReachedInLoop())
+
+
+class InnerLoopAppendsToOuterList(nn.Module):
+    def forward(self, x):
+        out = [x[0]]
+        s = x.sum()
+        while s > 0:  # refused
+            t = s
+            while t > 0:
+                out.append(t)
+                t = t - 2
+            s = s - 1
+        return torch.stack(out)
+
+
+def test_an_inner_loop_appending_to_the_outer_loops_list_is_refused():
+    refused(InnerLoopAppendsToOuterList(), "inner loop")
