@@ -13,12 +13,13 @@ from analyzer.frontend.structure import RETVAL
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.containers import _copy_containers, _mutated_containers, _rows_of
-from lowering.interp.values import (EarlierIterations, Frame, GraphRange, MISSING, Maybe, Stacked, _Missing, _ShapeChanges, 
+from lowering.interp.values import (EarlierIterations, Frame, MoreOutputs, GraphRange, MISSING, Maybe, Stacked, _Missing, _ShapeChanges, 
     _align_maybe, _chunks, _common_shape, _contains_graph, _describe, _flatten, _is_int_like, _rank_only, _same,
     _spec_without_maybe, _starts_with, _unflatten, _zero_tensor)
 
 
 MAX_UNROLL = 10_000
+_MAX_ATTEMPTS = 16  # a region is emitted again when a shape changes or a nonlocal name must be carried
 
 
 def _is_python_number(v) -> bool:
@@ -143,10 +144,24 @@ class ControlFlow:
                                  lambda: self.call_choice(choice, start + 1, args, kwargs), "if", self.location[1])
 
     def emit_if(self, s: ir.If, test: Value, frame: Frame):
+        """Emitted again, with more outputs, when a nested function's `nonlocal` write changes
+        a name of the frame that the branches do not assign themselves."""
+        extra: list[str] = []
+        for _ in range(_MAX_ATTEMPTS):
+            token = object()
+            try:
+                return self._emit_if(s, test, frame, extra, token)
+            except MoreOutputs as more:
+                if more.frame.token is not token or more.name in extra:
+                    raise
+                extra.append(more.name)
+        raise self.error("too many names changed by nested functions inside this data-dependent `if`", construct="if")
+
+    def _emit_if(self, s: ir.If, test: Value, frame: Frame, extra: list, token):
         cond = self.to_bool(test)
         line = s.span.line
         mutated = _mutated_containers(s, frame)
-        names = list(dict.fromkeys(list(s.results) + mutated))
+        names = list(dict.fromkeys(list(s.results) + mutated + extra))
         # Containers changed in place (not rebound): written back into the same object.
         in_place = {n for n in mutated if n not in s.results and isinstance(frame.env.get(n), (list, dict))}
         self.check_unshared(sorted(in_place), frame, "if", line)
@@ -155,7 +170,7 @@ class ControlFlow:
         graphs = []
         for block in (s.body, s.orelse):
             sub = self.g.subgraph()
-            branch = frame.region_copy(_copy_containers(frame.env), id(sub), "if", line, names)
+            branch = frame.region_copy(_copy_containers(frame.env), id(sub), "if", line, names, token)
             saved, self.g = self.g, sub
             self.frames.append(branch)
             try:
@@ -178,6 +193,7 @@ class ControlFlow:
             for name, spec, prefix in outputs:
                 merged = _unflatten(spec[0], [])
                 self._bind_result(frame, name, merged if prefix is None else prefix + merged, in_place)
+            self.hand_on(frame, extra)
             return
         then_graph, else_graph = graphs
         values = self.g.op("If", cond, outputs=n_results + len(probe_keys), then_branch=then_graph.build_graph(),
@@ -192,6 +208,7 @@ class ControlFlow:
                     self.python_number(out)
             merged = _unflatten(spec[0], list(value))
             self._bind_result(frame, name, merged if prefix is None else prefix + merged, in_place)
+        self.hand_on(frame, extra)
 
     def _bind_result(self, frame: Frame, name: str, value, in_place) -> None:
         if name in in_place:
@@ -325,17 +342,26 @@ class ControlFlow:
         """First with carried values keeping their shapes before the loop; when an iteration
         changes a shape, again with every carried dim free."""
         snapshot = self.state_snapshot(frame)  # before any attempt: a first one may change state too
-        try:
-            self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed=False)
-        except _ShapeChanges:
-            self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed=True)
+        relaxed, extra = False, []
+        for _ in range(_MAX_ATTEMPTS):
+            token = object()
+            try:
+                self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed, extra, token)
+                return
+            except _ShapeChanges:
+                relaxed = True
+            except MoreOutputs as more:  # a nested function's `nonlocal` write: carry the name too
+                if more.frame.token is not token or more.name in extra:
+                    raise
+                extra.append(more.name)
+        raise self.error("too many attempts at this data-dependent loop", construct="loop")
 
-    def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool):
+    def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool, extra=(), token=None):
         line = s.span.line
         mutated = _mutated_containers(s, frame)
         # `while (n := n + 1) < k`: the condition runs once per iteration too.
         walrus = [e.target.id for e in ir.walk_expression(s.test) if isinstance(e, ir.NamedExpr)] if s.test else []
-        carried = list(dict.fromkeys([n for n in [*s.carried, *walrus] if n in frame.env or n.startswith("$")]
+        carried = list(dict.fromkeys([n for n in [*s.carried, *walrus, *extra] if n in frame.env or n.startswith("$")]
                                      + [n for n in mutated if isinstance(frame.env[n], Value)]))
         # Python lists that the body appends to become scan outputs.
         scans = [n for n in dict.fromkeys(carried + mutated) if isinstance(frame.env.get(n), list)]
@@ -363,7 +389,7 @@ class ControlFlow:
         iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
         cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
         self.python_number(iter_num)
-        inner = frame.region_copy(dict(frame.env), id(body), "loop", line, carried + scans)
+        inner = frame.region_copy(dict(frame.env), id(body), "loop", line, carried + scans, token)
         flat_init = {}
         for n in carried:
             flat, spec = _flatten(init[n])
@@ -553,6 +579,7 @@ class ControlFlow:
         for key, _ in body_probes:
             self.add_probe(key, outs[pos])  # one entry per iteration, flattened
             pos += 1
+        self.hand_on(frame, extra)
 
     def _append_block(self, name: str, items: list):
         """The items one iteration appended to `name`, as one scan row: the values stacked

@@ -29,7 +29,7 @@ import torch
 
 from lowering.errors import LoweringError
 from lowering.graph import Value
-from lowering.interp.values import MISSING, EarlierIterations, Frame, Maybe, Stacked, _contains_graph
+from lowering.interp.values import MISSING, EarlierIterations, Frame, Maybe, MoreOutputs, Stacked, _contains_graph
 
 VARYING = (Stacked, Maybe, EarlierIterations)
 
@@ -316,6 +316,13 @@ class PythonState:
 
     # ------------------------------------------------------------ nonlocal
 
+    def hand_on(self, frame: Frame, names) -> None:
+        """Names a region bound in `frame` that came from nonlocal writes: when `frame` is
+        itself a region's copy, that region must hand them on too."""
+        for name in names:
+            if frame.region is not None and name not in frame.outputs and frame.token is not None:
+                raise MoreOutputs(frame, name)
+
     def current_view(self, frame: Frame) -> Frame:
         """The innermost active copy of `frame`'s function frame (a region's copy while the
         region runs), where reads and writes of its names go."""
@@ -337,6 +344,9 @@ class PythonState:
         if target is None:
             raise self.error(f"cannot find the variable `{name}` declared `nonlocal`", construct="nonlocal")
         region_of = target if target.region is not None else None
+        if target.graph == frame.graph and region_of is not None and name not in region_of.outputs \
+                and region_of.token is not None:
+            raise MoreOutputs(region_of, name)  # the region is emitted again, handing `name` on
         if target.graph != frame.graph or (region_of is not None and name not in region_of.outputs):
             region = region_of.region if region_of is not None else "loop or if"
             line = f" at line {region_of.region_line}" if region_of is not None else ""

@@ -115,6 +115,7 @@ class Frame:
     region: str | None = None
     region_line: int = 0
     outputs: frozenset = frozenset()
+    token: Any = None  # one per emission of a region: who retries when the region needs more outputs
     # Names a nested function declared `nonlocal` / `global`, and the frame it was defined in.
     nonlocals: set = dataclasses.field(default_factory=set)
     global_names: set = dataclasses.field(default_factory=set)
@@ -124,10 +125,20 @@ class Frame:
         """The function's own frame (this one, unless it is a region's copy)."""
         return self.origin or self
 
-    def region_copy(self, env: dict, graph: int, region: str, line: int, outputs) -> "Frame":
+    def region_copy(self, env: dict, graph: int, region: str, line: int, outputs, token=None) -> "Frame":
         return Frame(env, self.globals, self.path, self.qualname, self.self_obj, self.cls, graph=graph,
-                     origin=self.root(), region=region, region_line=line, outputs=frozenset(outputs),
+                     origin=self.root(), region=region, region_line=line, outputs=frozenset(outputs), token=token,
                      nonlocals=self.nonlocals, global_names=self.global_names, enclosing=self.enclosing)
+
+
+class MoreOutputs(Exception):
+    """A region's frame got a name it does not hand on (a nested function's `nonlocal`
+    write): the region is emitted again with the name among its outputs."""
+
+    def __init__(self, frame: Frame, name: str):
+        super().__init__(name)
+        self.frame = frame
+        self.name = name
 
 
 def _common_shape(a: Value, b: Value):

@@ -682,17 +682,19 @@ class NonlocalInLoop(nn.Module):
 
         def bump():
             nonlocal n
-            n += 1  # refused
+            n += 1
 
         s = x.sum()
         while s > 0:
             bump()
+            if s > 2:  # the same state under an if nested in the loop
+                bump()
             s = s - 1
         return x * n
 
 
-def test_nonlocal_write_inside_a_graph_loop_is_refused():
-    refused(NonlocalInLoop(), "nonlocal", "n = bump(n")
+def test_nonlocal_writes_inside_a_graph_loop_are_carried():
+    carried(NonlocalInLoop())
 
 
 class NonlocalInGraphIf(nn.Module):
@@ -701,15 +703,33 @@ class NonlocalInGraphIf(nn.Module):
 
         def bump():
             nonlocal n
-            n += 1  # refused
+            n += 1
 
         if x.sum() > 1:
             bump()
         return x * n
 
 
-def test_nonlocal_write_inside_a_graph_if_is_refused():
-    refused(NonlocalInGraphIf(), "nonlocal", "data-dependent if")
+def test_nonlocal_write_inside_a_graph_if_is_carried():
+    carried(NonlocalInGraphIf())
+
+
+class NonlocalInTheClosuresOwnLoop(nn.Module):
+    def forward(self, x):
+        n = 0
+
+        def count(s):
+            nonlocal n
+            while s > 0:
+                n += 1  # refused
+                s = s - 1
+
+        count(x.sum())
+        return x * n
+
+
+def test_nonlocal_write_inside_the_closures_own_graph_loop_is_refused():
+    refused(NonlocalInTheClosuresOwnLoop(), "nonlocal", "n = count(n")
 
 
 class ClosureReadsLoopVariable(nn.Module):
