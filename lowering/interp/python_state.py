@@ -5,22 +5,31 @@ The interpreter runs a graph region once, symbolically; ONNX then runs it once p
 iteration (Loop) or on one side only (If). Any Python state the region changes is
 therefore either handed through the graph or refused:
 
-- local *names* are the region's outputs (If results, Loop carried values; the region
-  analysis computes them), and the region runs in a copy of the frame;
-- a *list* the region appends to is copied too; in a Loop body it reads as
-  `prefix + [EarlierIterations(count)] + this iteration's items` (`count` carried by the
-  Loop), after a Loop as `prefix + [Stacked]`, after an If as `prefix + [Maybe]`. Its
-  length is a graph value (`list_length`); reading an item whose position the graph
-  decides, or the list as a whole, is refused (`list_item`, `refuse_varying_list`);
+- local *names* are the region's outputs (If results, Loop carried values, from the
+  region analysis, plus names a `while` condition's walrus binds), and the region runs
+  in a copy of the frame;
+- a *list* the region appends to is copied too. In a Loop body it reads as
+  `prefix + [EarlierIterations] + this iteration's items`: the number of items earlier
+  iterations appended is an int64 the Loop carries, and so is their last item once the
+  body reads `out[-1]` before appending. After a Loop it reads as `prefix + [Stacked]`,
+  after an If as `prefix + [Maybe]`. Its length is a graph value (`list_length`); its last
+  item is one (`list_item`); an item whose position the graph decides, or the list as a
+  whole, is refused (`refuse_varying_list`);
 - a list or dict changed in place in a region is written back into the same object
-  afterwards, so every name and frame that holds it sees the change, as in eager;
+  afterwards, so every name and frame that holds it sees the change, as in eager; a
+  dict a Loop changes keeps its keys and has its values carried;
 - any other Python container the region changes (a set, a list inside another
   container, one a helper changed for a caller) is found by comparing a snapshot taken
   before the region with the state after it (`state_snapshot`, `check_state_kept`);
 - containers that outlive the call (module attributes, globals, closure cells, default
-  arguments: `foreign`) may not be changed at all, inside a region or not;
-- a nested function's `nonlocal` write lands in its defining frame's current view, and
-  is refused where that view is a region that does not hand the name back.
+  arguments: `foreign`) may not be changed at all, inside a region or not; neither may
+  attributes (`setattr`, `obj.x = v`) or globals;
+- a nested function's `nonlocal` write lands in its defining frame's current view (a
+  region's copy while the region runs); a region whose copy gets a name it does not hand
+  on is emitted again with the name among its outputs (`MoreOutputs`), and the write is
+  refused only inside the nested function's own graph region;
+- the right side of a data-dependent `and` / `or` runs only where eager runs it: a walrus
+  there is merged with `torch.where`, other changes are refused.
 """
 
 from __future__ import annotations
