@@ -13,9 +13,10 @@ from analyzer.frontend.structure import RETVAL
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.containers import _copy_containers, _mutated_containers, _rows_of
-from lowering.interp.values import (EarlierIterations, Frame, MoreOutputs, GraphRange, MISSING, Maybe, Stacked, _Missing, _ShapeChanges, 
-    _align_maybe, _chunks, _common_shape, _contains_graph, _describe, _flatten, _is_int_like, _rank_only, _same,
-    _spec_without_maybe, _starts_with, _unflatten, _zero_tensor)
+from lowering.interp.values import (MISSING, EarlierIterations, Frame, GraphRange, Maybe, MoreOutputs, Stacked, 
+                                    _align_maybe, _chunks, _common_shape, _contains_graph, _describe, _flatten,
+                                    _is_int_like, _Missing, _rank_only, _same, _ShapeChanges, _spec_without_maybe,
+                                    _starts_with, _unflatten, _zero_tensor)
 
 
 MAX_UNROLL = 10_000

@@ -64,7 +64,8 @@ def _contents(obj):
     if isinstance(obj, list):
         return tuple(map(id, obj))
     if isinstance(obj, dict):
-        return tuple((k if isinstance(k, (str, int, float, bool, type(None))) else id(k), id(v)) for k, v in obj.items())
+        return tuple((k if isinstance(k, (str, int, float, bool, type(None))) else id(k), id(v))
+                     for k, v in obj.items())
     return frozenset(map(id, obj))
 
 
@@ -153,11 +154,11 @@ class PythonState:
             before = marker.before
             if isinstance(before, LoweringError):
                 raise before
-            if not (isinstance(before, Value) or isinstance(before, (int, float)) and not isinstance(before, bool)):
+            if not (isinstance(before, Value) or _is_number(before)):
                 what = "empty before the loop" if before is MISSING else f"{type(before).__name__} before the loop"
                 raise self.error(
-                    f"`{marker.name}[-1]` inside the data-dependent loop at line {marker.line}, before this iteration's "
-                    f"append: the list is {what}, so eager PyTorch reads an item of the previous iteration "
+                    f"`{marker.name}[-1]` inside the data-dependent loop at line {marker.line}, before this "
+                    f"iteration's append: the list is {what}, so eager PyTorch reads an item of the previous iteration "
                     "(or raises) there, which untrace cannot carry",
                     f"put the first item in `{marker.name}` before the loop, or keep the last value in a variable "
                     f"(`last = v` next to `{marker.name}.append(v)`)", construct="list")
@@ -309,14 +310,13 @@ class PythonState:
             old = before.get(name, _UNBOUND)
             if new is old:
                 continue
-            ok = old is not _UNBOUND and all(isinstance(v, Value) or isinstance(v, (int, float)) and not isinstance(v, bool)
-                                             for v in (new, old))
+            ok = old is not _UNBOUND and all(isinstance(v, Value) or _is_number(v) for v in (new, old))
             if ok:
                 a, b = self.as_graph(new), self.as_graph(old)
                 ok = a.dtype == b.dtype
             if not ok:
-                raise self.error(f"`{name}` is assigned in {what}, which eager PyTorch runs only for some values of the "
-                                 "data on its left, and untrace cannot merge the two values",
+                raise self.error(f"`{name}` is assigned in {what}, which eager PyTorch runs only for some values "
+                                 "of the data on its left, and untrace cannot merge the two values",
                                  f"assign `{name}` before the condition, or nest the `if`s", construct="boolop")
             merged = self.call_op("torch.where", [runs, a, b], {})
             if all(isinstance(v, (int, float)) or v in self.python_numbers for v in (new, old)):
@@ -366,6 +366,10 @@ class PythonState:
                 construct="nonlocal")
         target.env[name] = value
         frame.env[name] = value
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _reaches(v, obj, depth: int) -> bool:

@@ -469,7 +469,8 @@ class CounterBecomesFloatInPlace(nn.Module):
         return x * n
 
 
-@pytest.mark.parametrize("model", [CounterBecomesFloat(), CounterBecomesFloatInPlace()], ids=["n = n + 0.5", "n += 0.5"])
+@pytest.mark.parametrize("model", [CounterBecomesFloat(), CounterBecomesFloatInPlace()],
+                         ids=["n = n + 0.5", "n += 0.5"])
 def test_int_counter_that_becomes_a_float_in_the_loop_is_refused(model):
     refused(model, "changes dtype", "n = 0.0")
 
