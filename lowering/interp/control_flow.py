@@ -554,6 +554,9 @@ class ControlFlow:
         pos = 0
         for n in carried:
             k = len(flat_init[n][0])
+            for v0, out in zip(flat_init[n][0], outs[pos:pos + k]):
+                if _is_python_number(v0) or isinstance(v0, Value) and v0 in self.python_numbers:
+                    self.python_number(out)  # still a Python number after the loop
             self._bind_result(frame, n, _unflatten(flat_init[n][1], list(outs[pos:pos + k])), in_place)
             pos += k
         pos += len(scans)  # the lengths of the lists appended to: len() after the loop reads the Stacked

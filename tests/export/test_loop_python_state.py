@@ -1020,3 +1020,25 @@ class InnerLoopAppendsToOuterList(nn.Module):
 
 def test_an_inner_loop_appending_to_the_outer_loops_list_is_refused():
     refused(InnerLoopAppendsToOuterList(), "inner loop")
+
+
+class CounterAcrossTwoLoops(nn.Module):
+    def forward(self, x):
+        n = 0
+
+        def bump():
+            nonlocal n
+            n += 1
+
+        s = x.sum()
+        while s > 1:
+            bump()
+            s = s - 1
+        while s > 0:
+            n += 1
+            s = s - 1
+        return x * n
+
+
+def test_a_counter_stays_a_python_number_from_one_loop_to_the_next():
+    carried(CounterAcrossTwoLoops())
