@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup browser corpora test bench docs optable clean
+.PHONY: setup browser corpora test fuzz bench docs optable clean
 
 setup: $(STAMP)
 
@@ -29,6 +29,15 @@ browser:
 
 test: setup browser
 	$(BIN)/pytest -q -n 2
+
+# The export promise as a long property run: generated forward functions that change
+# Python state under tensor-dependent loops and ifs are refused or match eager. The suite
+# runs a small derandomized budget; this one a fresh random search (FUZZ_SEED to replay).
+FUZZ_EXAMPLES ?= 5000
+FUZZ_SEED ?= $(shell date +%s)
+fuzz: setup
+	UNTRACE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) UNTRACE_FUZZ_SEED=$(FUZZ_SEED) $(BIN)/pytest -q -x \
+		--hypothesis-show-statistics tests/export/test_loop_state_property.py
 
 # Export speed against torch.onnx (dynamo and legacy) and onnxruntime latency, as ratios.
 bench: setup

@@ -1,0 +1,15 @@
+"""The abstract interpreter's parts, one concern per module; `lowering.interpreter`
+assembles them into `Interpreter` and is what the rest of untrace imports.
+
+- `values`: the interpreter's own values (`Stacked`, `Maybe`, `GraphRange`, closures,
+  frames) and `_flatten` / `_unflatten` over nested containers;
+- `python_semantics`: statements, names, assignment, operators, attributes, subscripts;
+- `functions`: calls into user code (source, frames, parameters, closures);
+- `torch_calls`: calls through the op table, tensor methods, modules, in-place aliases;
+- `control_flow`: If / Loop lowering, carried values, expression-level Ifs, probes;
+- `containers`: tuples, lists, dicts, sets, unpacking, comprehensions, scan outputs;
+- `python_state`: the Python state a graph region may change and read (list lengths the
+  graph decides, write-back of changed containers, snapshots, state that outlives the
+  call, `nonlocal`);
+- `builtin_calls`: `len`, `range`, `int`, `min`, ... over graph values.
+"""

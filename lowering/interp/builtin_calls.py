@@ -1,0 +1,142 @@
+"""Python builtins over graph values: `len`, `range`, `int`/`float`/`bool`, `min`/`max`,
+`isinstance`, `list`/`tuple`, `abs`, `sum`, `round`, `enumerate`/`zip`/`reversed`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from lowering.graph import Value
+from lowering.numpy_arrays import NDArray
+from lowering.interp.values import GraphRange, Stacked
+
+if TYPE_CHECKING:
+    from lowering.interpreter import Interpreter
+
+
+def _len(interp: Interpreter, args, kwargs):
+    (x,) = args
+    if isinstance(x, NDArray):
+        if x.scalar or x.value.rank == 0:
+            raise interp.error("len() of a 0-d NumPy array (eager raises)", construct="len")
+        x = x.value
+    if isinstance(x, Value):
+        return interp.python_number(interp.g.size(x, 0))
+    if isinstance(x, Stacked):
+        return interp.python_number(interp.g.size(x.value, 0))
+    if isinstance(x, (list, tuple)):
+        return interp.list_length(x)  # a graph int64 when a graph region appended to it
+    return len(x)
+
+
+def _range(interp: Interpreter, args, kwargs):
+    if any(isinstance(a, Value) for a in args):
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+        if isinstance(step, Value):
+            raise interp.error("range() with a graph step", construct="range")
+        return GraphRange(start, stop, step)
+    return range(*args)
+
+
+def _scalar(kind):
+    def convert(interp: Interpreter, args, kwargs):
+        x = args[0] if args else 0
+        if isinstance(x, NDArray):
+            x = x.value
+        if isinstance(x, Value):
+            # int(t) / float(t) of a graph value stays in the graph as a 0-d tensor.
+            if kind is bool:
+                return interp.to_bool(x)
+            scalar = x
+            if scalar.rank not in (0, None):
+                scalar = interp.g.op("Reshape", scalar, interp.g.shape_tensor([]))
+            number = interp.g.cast(scalar, torch.int64 if kind is int else torch.float32)
+            # A new Python number, never the tensor itself (`t += 1` stays in place on t).
+            return interp.python_number(interp.fresh_copy(number) if number is x else number)
+        if isinstance(x, torch.Tensor):
+            return kind(x)
+        return kind(*args, **kwargs)
+
+    return convert
+
+
+def _minmax(kind):
+    def pick(interp: Interpreter, args, kwargs):
+        values = list(args[0]) if len(args) == 1 and not isinstance(args[0], Value) else list(args)
+        if any(isinstance(v, Value) for v in values):
+            op = "torch.maximum" if kind is max else "torch.minimum"
+            out = values[0]
+            for v in values[1:]:
+                a, b = interp.as_graph(out), interp.as_graph(v)
+                a, b = interp.g.promote(a, b)
+                out = interp.call_op(op, [a, b], {})
+            return out
+        return kind(*args, **kwargs)
+
+    return pick
+
+
+def _isinstance(interp: Interpreter, args, kwargs):
+    obj, classes = args
+    if isinstance(obj, NDArray):
+        return isinstance(np.ones(()) if not obj.scalar else np.float32(0), classes)
+    if isinstance(obj, Value):
+        classes = classes if isinstance(classes, tuple) else (classes,)
+        return any(c is torch.Tensor or (isinstance(c, type) and issubclass(torch.Tensor, c)) for c in classes)
+    return isinstance(obj, classes)
+
+
+def _list(kind):
+    def make(interp: Interpreter, args, kwargs):
+        if args and isinstance(args[0], Value):
+            return kind(interp.unpack(args[0], 0, True))
+        if args and isinstance(args[0], Stacked):
+            raise interp.error(f"{kind.__name__}() of a graph loop's appended values", construct="call")
+        return kind(*args)
+
+    return make
+
+
+def _abs(interp: Interpreter, args, kwargs):
+    if isinstance(args[0], NDArray):
+        return interp.call(np.absolute, [args[0]], {})
+    if isinstance(args[0], Value):
+        return interp.call_op("torch.abs", [args[0]], {})
+    return abs(args[0])
+
+
+def _iterating(kind):
+    def make(interp: Interpreter, args, kwargs):
+        return kind(*[list(interp.iterate(a)) if isinstance(a, Value) else a for a in args], **kwargs)
+
+    return make
+
+
+def _sum(interp: Interpreter, args, kwargs):
+    items = list(interp.iterate(args[0]))
+    total = args[1] if len(args) > 1 else kwargs.get("start", 0)
+    for item in items:
+        total = interp.binop("+", total, item)
+    return total
+
+
+def _round(interp: Interpreter, args, kwargs):
+    x = args[0]
+    ndigits = args[1] if len(args) > 1 else kwargs.get("ndigits")
+    if isinstance(x, Value):
+        if ndigits is not None:
+            raise interp.error("round(x, ndigits) of a graph value", construct="round")
+        # Python's round() is round-half-even and returns an int, as ONNX Round does.
+        return interp.g.cast(interp.call_op("torch.round", [interp.g.cast(x, torch.float32)], {}), torch.int64)
+    return round(*args, **kwargs)
+
+
+_BUILTIN_HANDLERS = {
+    round: _round, sum: _sum, torch.sym_min: _minmax(min), torch.sym_max: _minmax(max),
+    enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
+    len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
+    max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
+    abs: _abs,
+}

@@ -1,0 +1,223 @@
+"""Containers: tuples, lists, dicts and sets built in forward, unpacking and iteration,
+comprehensions, and the lists a graph loop appends to (scan outputs, `Stacked`) and a
+data-dependent `if` appends to (`Maybe`)."""
+
+from __future__ import annotations
+
+import torch
+
+from analyzer.frontend import ir
+from lowering.graph import Value
+from lowering.numpy_arrays import NDArray
+from lowering.interp.python_state import has_varying_items
+from lowering.interp.values import EarlierIterations, Frame, GraphRange, Maybe, Stacked, _rank_only
+
+
+_SEQUENCE_OPS = {"torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.tensor", "torch.as_tensor"}
+
+
+def _rows_of(iterable, interp) -> Value | None:
+    """The tensor whose rows a value iterates over, when that axis is dynamic."""
+    if isinstance(iterable, list) and len(iterable) == 1 and isinstance(iterable[0], Stacked) and iterable[0].valid is None:
+        return iterable[0].value
+    if isinstance(iterable, Value) and iterable.rank and isinstance(interp.g.size(iterable, 0), Value):
+        return iterable
+    return None
+
+
+def _mutated_containers(stmt, frame: Frame) -> list[str]:
+    """Lists, dicts and tensors that a region changes in place (`lst.append(v)`,
+    `d[k] = v`, `t[i] = v`, `x.add_(1)`): they are region results (If outputs, Loop
+    carried values) too, and each branch/body works on its own copy."""
+    from analyzer.analyses.kinds import mutated_names
+
+    return sorted(n for n in mutated_names(stmt) if isinstance(frame.env.get(n), (list, dict, Value)))
+
+
+def _copy_containers(env: dict) -> dict:
+    return {k: (list(v) if type(v) is list else dict(v) if type(v) is dict else v) for k, v in env.items()}
+
+
+class Containers:
+    def iterate(self, iterable):
+        if isinstance(iterable, NDArray):
+            raise self.error("iterating over a NumPy array of tensor data is not supported by untrace",
+                             "iterate over the tensor", construct="for")
+        if isinstance(iterable, Value):
+            return iter(self.unpack(iterable, 0, True))  # rows of a static first axis
+        if isinstance(iterable, torch.nn.ModuleDict):
+            return iter(iterable.keys())
+        if isinstance(iterable, dict):
+            return iter(iterable.keys())
+        if has_varying_items(iterable):
+            raise self.refuse_varying_list(iterable, "iterating over")
+        return iter(iterable)
+
+    def unpack(self, value, n: int, starred: bool) -> list:
+        if isinstance(value, NDArray):
+            raise self.error("unpacking a NumPy array of tensor data is not supported by untrace", construct="unpack")
+        if isinstance(value, Value):
+            if value.rank is None or value.rank == 0:
+                raise self.error("cannot unpack a tensor of unknown rank", construct="unpack")
+            size = self.g.size(value, 0)
+            if isinstance(size, Value):
+                if starred:
+                    return [Stacked(value)]  # list(t) / t.unbind(0) over a dynamic axis: its rows
+                raise self.error("unpacking a tensor along a dynamic dimension into names", construct="unpack")
+            return list(self.call_op("Tensor.unbind", [value], {}))
+        if isinstance(value, Stacked):
+            raise self.error("unpacking the list built by a graph loop", "stack it with torch.stack", construct="unpack")
+        if has_varying_items(value):
+            raise self.refuse_varying_list(value, "unpacking")
+        try:
+            return list(value)
+        except TypeError:
+            raise self.error(f"cannot unpack {type(value).__name__}", construct="unpack") from None
+
+    def _ev_Tuple(self, e, frame):
+        return tuple(self._elements(e.elts, frame))
+
+    def _ev_List(self, e, frame):
+        return list(self._elements(e.elts, frame))
+
+    def _ev_Set(self, e, frame):
+        items = self._elements(e.elts, frame)
+        for item in items:
+            self.check_key(set(), item)
+        return set(items)
+
+    def _elements(self, elts, frame):
+        out = []
+        for x in elts:
+            if isinstance(x, ir.Starred):
+                out.extend(self.unpack(self.eval(x.value, frame), 0, True))
+            else:
+                out.append(self.eval(x, frame))
+        return out
+
+    def _ev_Dict(self, e, frame):
+        out = {}
+        for k, v in e.items:
+            if k is None:
+                out.update(self.eval(v, frame))
+            else:
+                key = self.eval(k, frame)
+                self.check_key(out, key)
+                out[key] = self.eval(v, frame)
+        return out
+
+    def _ev_Comprehension(self, e, frame):
+        inner = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls)
+        results = []
+
+        def run(level):
+            if level == len(e.generators):
+                if e.kind == "dict":
+                    results.append((self.eval(e.key, inner), self.eval(e.elt, inner)))
+                else:
+                    results.append(self.eval(e.elt, inner))
+                return
+            gen = e.generators[level]
+            iterable = self.eval(gen.iter, inner)
+            rows = _rows_of(iterable, self)
+            if rows is not None and e.kind in ("list", "generator") and len(e.generators) == 1 and not gen.ifs:
+                # [f(row) for row in t] over a dynamic axis: a Loop whose scan output is the list.
+                results.append(self.map_rows(rows, lambda row: (self.assign(gen.target, row, inner),
+                                                                self.eval(e.elt, inner))[1]))
+                return
+            if isinstance(iterable, (Value, GraphRange)):
+                raise self.error("a comprehension over a tensor or a graph-sized range", construct="comprehension")
+            for item in list(self.iterate(iterable)):
+                self.assign(gen.target, item, inner)
+                if all(self.static_truth(self.eval(c, inner), "comprehension filter") for c in gen.ifs):
+                    run(level + 1)
+
+        run(0)
+        if e.kind == "list":
+            return results
+        if e.kind == "set":
+            return set(results)
+        if e.kind == "dict":
+            return dict(results)
+        return results  # a generator consumed once behaves as its list
+
+    def sequence_op(self, name: str, items: list, dim: int = 0, **kwargs):
+        """torch.stack / torch.cat / torch.tensor over a list that a graph loop appended to:
+        the loop's scan output (iterations on axis 0) moved into place."""
+        if any(isinstance(x, EarlierIterations) for x in items):
+            raise self.refuse_varying_list(items, f"`{name}`")
+        dim = kwargs.pop("dim", dim)
+        dtype = kwargs.pop("dtype", None)
+        if name in ("torch.tensor", "torch.as_tensor"):
+            name, dim = "torch.stack", 0
+        parts, valids = [], []
+        for item in items:
+            valid = None
+            if isinstance(item, Maybe):
+                valid = self.call_op("Tensor.reshape", [self.to_bool(item.valid), [1]], {})
+                item = item.value
+            if isinstance(item, Stacked):
+                v = item.value
+                valid = item.valid
+                if valid is not None and name != "torch.stack":
+                    # Each iteration's piece spans `piece` positions along dim: repeat its flag.
+                    piece = self.shape(v)[1 + dim % (v.rank - 1)]
+                    steps = self.shape(v)[0]
+                    grid = self.g.op("Expand", self.g.unsqueeze(self.to_bool_vector(valid), [1]),
+                                     self.g.shape_tensor([steps, piece]))
+                    valid = self.g.op("Reshape", grid, self.g.const([-1], dtype=torch.int64))
+                if name == "torch.stack":
+                    rank = v.rank
+                    d = dim % rank
+                    if d:
+                        v = self.call_op("torch.movedim", [v, 0, d], {})
+                else:
+                    # cat of T pieces along d: move the iteration axis next to d and merge.
+                    rank = v.rank - 1
+                    d = dim % rank
+                    v = self.call_op("torch.movedim", [v, 0, d], {})
+                    shape = list(self.shape(v))
+                    merged = self.binop("*", shape[d], shape[d + 1])
+                    v = self.call_op("Tensor.reshape", [v, [*shape[:d], merged, *shape[d + 2:]]], {})
+            else:
+                v = self.as_graph(item)
+                if name == "torch.stack":
+                    v = self.call_op("torch.unsqueeze", [v, dim], {})
+            parts.append(v)
+            valids.append(valid)
+        out = parts[0] if len(parts) == 1 else self.call_op("torch.cat", [parts], {"dim": dim})
+        if any(v is not None for v in valids):
+            masks = []
+            for part, valid in zip(parts, valids):
+                if valid is None:
+                    valid = self.call_op("torch.ones", [[self.shape(part)[dim]]], {"dtype": torch.bool})
+                masks.append(valid)
+            mask = masks[0] if len(masks) == 1 else self.call_op("torch.cat", [masks], {"dim": 0})
+            out = self.g.op("Compress", out, mask, axis=dim % out.rank)
+        return self.g.cast(out, dtype) if dtype is not None else out
+
+    def map_rows(self, rows: Value, fn) -> "Stacked":
+        """fn over the rows of `rows` (dynamic first axis) in an ONNX Loop; the results
+        stacked as a scan output."""
+        body = self.g.subgraph()
+        i = body.add_input(body.fresh("iter"), torch.int64, ())
+        cond = body.add_input(body.fresh("cond"), torch.bool, ())
+        snapshot = self.state_snapshot()
+        saved, self.g = self.g, body
+        try:
+            out = self.as_graph(fn(self.call_op("operator.getitem", [rows, i], {})))
+            body.add_output(cond)
+            body.add_output(out, shape=_rank_only(out))
+        finally:
+            self.g = saved
+        self.check_state_kept(snapshot, "loop", self.location[1])
+        count = self.g.size(rows, 0)
+        scan = self.g.op("Loop", count, self.g.const(True), outputs=1, body=body.build_graph())
+        return Stacked(scan)
+
+    def functional_map(self, args, kwargs):
+        """functorch's map(f, xs, *args): f over the first axis of xs, results stacked."""
+        fn, xs, *rest = args
+        rows = self.unpack(xs, 0, True)
+        results = [self.call(fn, [row, *rest], {}) for row in rows]
+        return self.call_op("torch.stack", [results], {"dim": 0})

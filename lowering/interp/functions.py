@@ -1,0 +1,195 @@
+"""Calls into user code: a Python function's source, parsed, structured and annotated
+once, then interpreted in a new frame; closures and lambdas defined in forward."""
+
+from __future__ import annotations
+
+import inspect
+
+import torch
+
+from analyzer.analyses.regions import annotate_regions
+from analyzer.frontend import ParseError, ir, parse_module
+from analyzer.frontend.structure import structure_control_flow
+from lowering.interp.values import Closure, Frame, ReturnSignal
+
+
+_MAX_DEPTH = 64
+
+
+def annotate_and_structure(fn: ir.FunctionDef) -> ir.FunctionDef:
+    structured = structure_control_flow(fn)
+    annotate_regions(structured)
+    return structured
+
+
+def _find_def(body, line: int, name: str):
+    for s in body:
+        if isinstance(s, ir.FunctionDef) and s.name == name and (
+                s.span.line == line or any(d.span.line == line for d in s.decorators)):
+            return s
+        if isinstance(s, (ir.ClassDef, ir.FunctionDef)):
+            found = _find_def(s.body, line, name)
+            if found is not None:
+                return found
+        for block in ir.child_blocks(s):
+            found = _find_def(block, line, name)
+            if found is not None:
+                return found
+    # Decorated functions report the first decorator's line in co_firstlineno.
+    return None
+
+
+_TORCH_DIR = __import__("os").path.dirname(torch.__file__)
+
+
+_EXPORTDB_DIR = __import__("os").path.join(_TORCH_DIR, "_export", "db", "examples")
+
+
+def _is_user_function(fn) -> bool:
+    """Code untrace interprets from source: Python functions and classes outside the
+    libraries whose calls go to the op table (PyTorch's own ExportDB examples count as
+    user code)."""
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isclass(fn)):
+        return False
+    try:
+        path = inspect.getsourcefile(fn) or ""
+    except TypeError:
+        return False
+    if path.startswith(_EXPORTDB_DIR):
+        return True
+    module = getattr(fn, "__module__", "") or ""
+    return not path.startswith(_TORCH_DIR) and not module.startswith(
+        ("torch", "builtins", "math", "numpy", "onnx", "typing", "functools", "contextlib"))
+
+
+class _AutogradContext:
+    """`ctx` for an autograd.Function's forward: saving for backward does nothing here."""
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+    def mark_non_differentiable(self, *args):
+        pass
+
+    def set_materialize_grads(self, value):
+        pass
+
+
+class UserCode:
+    def function_ir(self, fn) -> tuple[ir.FunctionDef, str, dict]:
+        """The structured, annotated IR of a Python function, its file and globals."""
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            raise self.error(f"cannot read the source of {fn!r}", "register a lowering for it (lowering.register_lowering)")
+        key = (code.co_filename, code.co_firstlineno, code.co_name)
+        path = code.co_filename
+        if key not in self._functions:
+            module = self._sources.get(path)
+            if module is None:
+                try:
+                    with open(path, "rb") as fh:
+                        module = parse_module(fh.read(), path)
+                except (OSError, ParseError) as exc:
+                    raise self.error(f"cannot read the source of {fn.__qualname__} in {path}: {exc}",
+                                     "register a lowering for it (lowering.register_lowering)") from None
+                self._sources[path] = module
+            found = _find_def(module.body, code.co_firstlineno, code.co_name)
+            if found is None:
+                raise self.error(f"cannot find the source of {fn.__qualname__} in {path}",
+                                 "register a lowering for it (lowering.register_lowering)")
+            structured = structure_control_flow(found)
+            annotate_regions(structured)
+            self._functions[key] = structured
+        return self._functions[key], path, fn.__globals__
+
+    def call_python_function(self, fn, args: list, kwargs: dict, self_obj=None):
+        fn_ir, path, globs = self.function_ir(fn)
+        qualname = fn_ir.qualname
+        if self.depth > _MAX_DEPTH:
+            raise self.error(f"call depth over {_MAX_DEPTH} (recursion?) in {qualname}", construct="call")
+        frame = Frame({}, globs, path, qualname, graph=id(self.g))
+        # Free variables of nested functions and decorator wrappers: their cells' contents.
+        for name, cell in zip(fn.__code__.co_freevars, getattr(fn, "__closure__", None) or ()):
+            try:
+                frame.env[name] = cell.cell_contents
+            except ValueError:
+                continue
+            self.mark_foreign(frame.env[name], name)  # a cell outlives the call
+        self._bind_parameters(fn_ir, fn, args, kwargs, frame)
+        if fn_ir.params and fn_ir.params[0].name == "self" and args:
+            frame.self_obj = args[0]
+        saved = self.location
+        self.depth += 1
+        try:
+            return self.run_frame(fn_ir.body, frame)
+        finally:
+            self.depth -= 1
+            self.location = saved
+
+    def run_frame(self, body, frame: Frame):
+        """Execute a function body in `frame`; its return value (None when it falls off)."""
+        self.frames.append(frame)
+        try:
+            self.exec_block(body, frame)
+        except ReturnSignal as ret:
+            return ret.value
+        finally:
+            self.frames.pop()
+        return None
+
+    def _bind_parameters(self, fn_ir: ir.FunctionDef, fn, args, kwargs, frame: Frame):
+        try:
+            sig = inspect.signature(fn, follow_wrapped=False)
+        except (TypeError, ValueError):
+            sig = None
+        if sig is not None:
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise self.error(f"cannot call {fn_ir.qualname}: {exc}", construct="call") from None
+            bound.apply_defaults()
+            for name, value in bound.arguments.items():
+                param = sig.parameters[name]
+                if param.kind is inspect.Parameter.VAR_POSITIONAL:
+                    value = tuple(value)
+                elif param.kind is inspect.Parameter.VAR_KEYWORD:
+                    value = dict(value)
+                elif value is param.default:
+                    self.mark_foreign(value, f"the default of `{name}`")  # made once, shared by every call
+                frame.env[name] = value
+            return
+        raise self.error(f"cannot bind the arguments of {fn_ir.qualname}", construct="call")
+
+    def call_closure(self, closure: Closure, args, kwargs):
+        fn = closure.fn
+        # Free variables are read when the function runs, from its defining frame as it is
+        # now: inside an If branch or a Loop body, that frame's copy for the region.
+        defining = self.current_view(closure.frame)
+        frame = Frame(dict(defining.env), defining.globals, defining.path, fn.qualname, defining.self_obj,
+                      defining.cls, graph=id(self.g), enclosing=closure.frame.root())
+        params = fn.params
+        positional = list(args)
+
+        def default(p):
+            if closure.defaults is not None and p.name in closure.defaults:
+                return closure.defaults[p.name]
+            return self.eval(p.default, closure.frame)
+
+        for p in params:
+            if p.kind in ("positional", "posonly"):
+                if positional:
+                    frame.env[p.name] = positional.pop(0)
+                elif p.name in kwargs:
+                    frame.env[p.name] = kwargs.pop(p.name)
+                elif p.default is not None:
+                    frame.env[p.name] = default(p)
+                else:
+                    raise self.error(f"missing argument {p.name} of {fn.qualname}", construct="call")
+            elif p.kind == "vararg":
+                frame.env[p.name] = tuple(positional)
+                positional = []
+            elif p.kind == "kwonly":
+                frame.env[p.name] = kwargs.pop(p.name) if p.name in kwargs else default(p)
+            elif p.kind == "kwarg":
+                frame.env[p.name] = dict(kwargs)
+        return self.run_frame(fn.body, frame)

@@ -1,0 +1,461 @@
+"""Python semantics: statements, names, assignment, constants, operators, attributes,
+subscripts, truth. One small method per IR node kind (`_stmt_<Kind>`, `_ev_<Kind>`), as
+torch.fx's Interpreter has one per opcode; control flow is in `control_flow`, calls in
+`torch_calls` and `functions`, containers in `containers`."""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import operator
+
+import torch
+
+from analyzer.frontend import expr_text, ir
+from lowering.errors import LoweringError
+from lowering.graph import Value
+from lowering import numpy_arrays
+from lowering.numpy_arrays import NDArray
+from lowering.ops import registry
+from lowering.interp.python_state import has_varying_items
+from lowering.interp.functions import _is_user_function, annotate_and_structure
+from lowering.interp.values import BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked, TensorMethod
+
+
+_BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
+           "@": "matmul", "&": "and_", "|": "or_", "^": "xor", "<<": "lshift", ">>": "rshift"}
+
+
+_CMPOPS = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
+
+
+_PY_BIN = {k: getattr(operator, v) for k, v in _BINOPS.items()}
+
+
+_PY_CMP = {k: getattr(operator, v) for k, v in _CMPOPS.items()}
+
+
+def _is_harmless_context(value) -> bool:
+    name = type(value).__name__
+    return name in ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "autocast", "nullcontext",
+                    "_DecoratorContextManager") or value is None
+
+
+class PythonSemantics:
+    def exec_block(self, stmts, frame: Frame) -> None:
+        for s in stmts:
+            self.exec_stmt(s, frame)
+
+    def exec_stmt(self, s, frame: Frame) -> None:
+        self.location = (frame.path, s.span.line)
+        with self.g.location(frame.path, s.span.line):
+            method = getattr(self, "_stmt_" + type(s).__name__, None)
+            if method is None:
+                raise self.error(f"`{type(s).__name__}` statements are not supported in forward", construct=type(s).__name__)
+            method(s, frame)
+
+    def _stmt_Pass(self, s, frame):
+        pass
+
+    def _stmt_Assign(self, s, frame):
+        value = self.eval(s.value, frame)
+        for t in s.targets:
+            self.assign(t, value, frame)
+
+    def _stmt_AugAssign(self, s, frame):
+        if isinstance(s.target, ir.Subscript):
+            base = self.eval(s.target.value, frame)
+            if isinstance(base, NDArray):
+                raise self._numpy_in_place(expr_text(s.target.value))
+            index = self.eval(s.target.index, frame)
+            current = self.subscript(base, index)
+            self.setitem(s.target, base, index, self.binop(s.op, current, self.eval(s.value, frame)), frame)
+            return
+        current = self.eval(s.target, frame)
+        if isinstance(current, NDArray):
+            raise self._numpy_in_place(expr_text(s.target))
+        operand = self.eval(s.value, frame)
+        in_place = f"operator.i{_BINOPS[s.op]}"
+        tensor = isinstance(current, Value) and current not in self.python_numbers
+        if tensor and registry.lookup(in_place, self.g.opset):
+            value = self.call_op(in_place, [current, operand], {})  # keeps the tensor's dtype, as torch does
+        else:
+            value = self.binop(s.op, current, operand)
+        if isinstance(current, list) and not isinstance(value, Value):
+            self.check_mutation(current, "+=")
+            current[:] = value  # list += keeps identity, as in Python
+            value = current
+        if tensor:
+            self.update_aliases(current, value, expr_text(s.target))  # `x += 1` on a tensor is in place
+        self.assign(s.target, value, frame)
+
+    def _stmt_ExprStmt(self, s, frame):
+        self.eval(s.value, frame)
+
+    def _stmt_Return(self, s, frame):
+        raise ReturnSignal(self.eval(s.value, frame) if s.value is not None else None)
+
+    def _stmt_Raise(self, s, frame):
+        raise self.error(f"`raise {expr_text(s.exc)}` is reached at export time for these inputs",
+                         "the inputs given to export take a path that raises; check the shapes and arguments",
+                         construct="raise")
+
+    def _stmt_Assert(self, s, frame):
+        test = self.test_value(self.eval(s.test, frame))
+        if isinstance(test, Value):
+            return  # a runtime check on data: dropped, as torch.onnx does with torch._assert
+        if not test:
+            raise self.error(f"assertion `{expr_text(s.test)}` fails for the export inputs", construct="assert")
+
+    def _stmt_Import(self, s, frame):
+        import importlib
+
+        for name, asname in s.names:
+            if s.module is None:
+                mod = importlib.import_module(name)
+                frame.env[asname or name.split(".")[0]] = mod if asname else importlib.import_module(name.split(".")[0])
+            else:
+                package = frame.globals.get("__package__")
+                mod = importlib.import_module(("." * s.level) + s.module, package) if s.level else importlib.import_module(s.module)
+                frame.env[asname or name] = getattr(mod, name)
+
+    def _stmt_FunctionDef(self, s, frame):
+        defaults = {p.name: self.eval(p.default, frame) for p in s.params if p.default is not None}
+        frame.env[s.name] = Closure(annotate_and_structure(s), frame, defaults)
+
+    def _stmt_Global(self, s, frame):
+        frame.global_names.update(s.names)
+
+    def _stmt_Nonlocal(self, s, frame):
+        frame.nonlocals.update(s.names)
+
+    def _stmt_Delete(self, s, frame):
+        for t in s.targets:
+            if isinstance(t, ir.Name):
+                frame.env.pop(t.id, None)
+            elif isinstance(t, ir.Subscript):
+                base = self.eval(t.value, frame)
+                index = self.eval(t.index, frame)
+                if not isinstance(base, (list, dict)) or isinstance(index, Value):
+                    raise self.error(f"`del {expr_text(t)}` is not supported", "build a new list or dict without it",
+                                     construct="del")
+                self.check_mutation(base, "del")
+                if has_varying_items(base):
+                    raise self.refuse_varying_list(base, "`del`")
+                try:
+                    del base[index]
+                except (KeyError, IndexError) as exc:
+                    raise self.error(f"`del {expr_text(t)}` fails for the export inputs: {exc!r}", construct="del")
+            else:
+                raise self.error(f"`del {expr_text(t)}` is not supported", construct="del")
+
+    def _stmt_With(self, s, frame):
+        for ctx, target in s.items:
+            value = self.eval(ctx, frame)
+            if not _is_harmless_context(value):
+                raise self.error(f"`with {expr_text(ctx)}` is not supported", construct="with")
+            if target is not None:
+                self.assign(target, None, frame)
+        self.exec_block(s.body, frame)
+
+    def assign(self, target, value, frame: Frame) -> None:
+        if isinstance(target, ir.Name):
+            if target.id in frame.nonlocals or target.id in frame.global_names:
+                self.assign_outer(frame, target.id, value)
+                return
+            frame.env[target.id] = value
+        elif isinstance(target, (ir.Tuple, ir.List)):
+            items = self.unpack(value, len(target.elts), any(isinstance(e, ir.Starred) for e in target.elts))
+            star = next((i for i, e in enumerate(target.elts) if isinstance(e, ir.Starred)), None)
+            if star is None:
+                if len(items) != len(target.elts):
+                    raise self.error(f"cannot unpack {len(items)} values into {len(target.elts)}", construct="assign")
+                for t, v in zip(target.elts, items):
+                    self.assign(t, v, frame)
+            else:
+                after = len(target.elts) - star - 1
+                for t, v in zip(target.elts[:star], items[:star]):
+                    self.assign(t, v, frame)
+                self.assign(target.elts[star].value, list(items[star:len(items) - after]), frame)
+                for t, v in zip(target.elts[star + 1:], items[len(items) - after:]):
+                    self.assign(t, v, frame)
+        elif isinstance(target, ir.Subscript):
+            base = self.eval(target.value, frame)
+            index = self.eval(target.index, frame)
+            self.setitem(target, base, index, value, frame)
+        elif isinstance(target, ir.Attribute):
+            owner = self.eval(target.value, frame)
+            if isinstance(owner, torch.nn.Module):
+                raise self.error(f"assigning `{expr_text(target)}` in forward changes the module's state",
+                                 "keep per-call state in local variables", construct="assign")
+            raise self.error(f"assigning `{expr_text(target)}` in forward changes an attribute of a "
+                             f"{type(owner).__name__} object, state that untrace does not track",
+                             "keep per-call state in local variables", construct="assign")
+        else:
+            raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
+
+    def _numpy_in_place(self, name: str) -> LoweringError:
+        return self.error(f"in-place update of the NumPy array `{name}`: it may share memory with a tensor, which "
+                          "untrace does not track", f"update out of place (`{name} = {name} + ...`, np.where)",
+                          construct="numpy")
+
+    def setitem(self, target, base, index, value, frame):
+        if isinstance(base, NDArray):
+            raise self._numpy_in_place(expr_text(target.value))
+        if isinstance(base, Value):
+            new = self.call_op("operator.setitem", [base, index, value], {})
+            if isinstance(target.value, ir.Name):
+                self.update_aliases(base, new, expr_text(target.value))
+                frame.env[target.value.id] = new
+                return
+            raise self.error(f"index assignment into `{expr_text(target.value)}`: only into a variable",
+                             "assign the tensor to a local name first", construct="setitem")
+        if isinstance(base, (list, dict)):
+            self.check_mutation(base, "index assignment")
+            self.check_key(base, index)
+            if has_varying_items(base):
+                raise self.refuse_varying_list(base, "index assignment")
+            base[index] = value
+            return
+        raise self.error(f"cannot assign into {type(base).__name__}", construct="setitem")
+
+    def eval(self, e, frame: Frame):
+        method = getattr(self, "_ev_" + type(e).__name__, None)
+        if method is None:
+            raise self.error(f"expression `{expr_text(e)}` is not supported", construct=type(e).__name__)
+        return method(e, frame)
+
+    def _ev_Const(self, e, frame):
+        return e.value
+
+    def _ev_FormattedString(self, e, frame):
+        return "".join(str(self.eval(v, frame)) for v in e.values)
+
+    def _ev_Name(self, e, frame):
+        if e.id in frame.env:
+            value = frame.env[e.id]
+            if self.aliases.stale or self.aliases.active_loops:
+                self.check_read(e.id, value)
+            return value
+        if e.id in frame.globals:
+            value = frame.globals[e.id]
+            self.mark_foreign(value, e.id)
+            return value
+        if hasattr(builtins, e.id):
+            return getattr(builtins, e.id)
+        raise self.error(f"name `{e.id}` is not defined here", construct="name")
+
+    def _ev_Slice(self, e, frame):
+        return slice(*(self.eval(x, frame) if x is not None else None for x in (e.lower, e.upper, e.step)))
+
+    def _ev_Starred(self, e, frame):
+        return self.eval(e.value, frame)
+
+    def _ev_NamedExpr(self, e, frame):
+        value = self.eval(e.value, frame)
+        frame.env[e.target.id] = value
+        return value
+
+    def _ev_Lambda(self, e, frame):
+        fn = ir.FunctionDef("<lambda>", e.params, [ir.Return(e.body, e.span)], span=e.span, qualname="<lambda>")
+        return Closure(fn, frame)
+
+    def _ev_BoolOp(self, e, frame):
+        result = self.test_value(self.eval(e.values[0], frame))
+        for sub in e.values[1:]:
+            if isinstance(result, Value):
+                # Eager runs `sub` only when `result` lets it: its Python effects are conditional.
+                runs = self.to_bool(result)
+                if e.op == "or":
+                    runs = self.call_op("torch.logical_not", [runs], {})
+                before, snapshot = dict(frame.env), self.state_snapshot(frame)
+                other = self.test_value(self.eval(sub, frame))
+                self.check_state_kept(snapshot, f"`{e.op}`", e.span.line)
+                self.merge_conditional_names(frame, before, runs, f"the right side of this `{e.op}`")
+                op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
+                result = self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
+                continue
+            if (e.op == "and") != bool(self.truth(result)):
+                return result
+            result = self.test_value(self.eval(sub, frame))
+        return result
+
+    def test_value(self, v):
+        """A predicate's value: a NumPy array's truth is its tensor's (one element); a list
+        a graph region appended to is true when its graph length is not 0."""
+        if has_varying_items(v):
+            return self.compare(">", self.list_length(v), 0)
+        return v.value if isinstance(v, NDArray) else v
+
+    def _ev_UnaryOp(self, e, frame):
+        v = self.eval(e.operand, frame)
+        if isinstance(v, NDArray):
+            if e.op != "not":
+                return numpy_arrays.unary(self, e.op, v)
+            v = v.value
+        if isinstance(v, Value):
+            if e.op == "not":
+                return self.call_op("torch.logical_not", [self.to_bool(v)], {})
+            name = {"-": "operator.neg", "+": "operator.pos", "~": "operator.invert"}[e.op]
+            return self.call_op(name, [v], {})
+        if e.op == "not":
+            return not self.truth(v)
+        return {"-": operator.neg, "+": operator.pos, "~": operator.invert}[e.op](v)
+
+    def _ev_Compare(self, e, frame):
+        left = self.eval(e.left, frame)
+        result = None
+        for op, comp in zip(e.ops, e.comparators):
+            right = self.eval(comp, frame)
+            if op in ("is", "is not"):
+                r = left is right
+                r = r if op == "is" else not r
+            elif op in ("in", "not in"):
+                if isinstance(left, (Value, NDArray)) or isinstance(right, (Value, NDArray)):
+                    raise self.error("`in` on tensors is not supported", construct="compare")
+                if has_varying_items(right):
+                    raise self.refuse_varying_list(right, f"`{op}`")
+                r = (left in right) if op == "in" else (left not in right)
+            else:
+                r = self.compare(op, left, right)
+            result = r if result is None else self._and(result, r)
+            left = right
+        return result
+
+    def _and(self, a, b):
+        a, b = self.test_value(a), self.test_value(b)
+        if isinstance(a, Value) or isinstance(b, Value):
+            return self.call_op("torch.logical_and", [self.to_bool(a), self.to_bool(b)], {})
+        return a and b
+
+    def compare(self, op, a, b):
+        for side in (a, b):
+            if has_varying_items(side):
+                raise self.refuse_varying_list(side, f"`{op}`")
+        if isinstance(a, NDArray) or isinstance(b, NDArray):
+            return numpy_arrays.compare(self, op, a, b)
+        if isinstance(a, Value) or isinstance(b, Value):
+            return self.call_op(f"operator.{_CMPOPS[op]}", [a, b], {})
+        return _PY_CMP[op](a, b)
+
+    def _ev_BinOp(self, e, frame):
+        return self.binop(e.op, self.eval(e.left, frame), self.eval(e.right, frame))
+
+    def binop(self, op, a, b):
+        if isinstance(a, NDArray) or isinstance(b, NDArray):
+            return numpy_arrays.binop(self, op, a, b)
+        if isinstance(a, Value) or isinstance(b, Value):
+            result = self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})
+            if all(x in self.python_numbers if isinstance(x, Value) else isinstance(x, (int, float)) for x in (a, b)):
+                self.python_number(result)
+            return result
+        return _PY_BIN[op](a, b)
+
+    def _ev_Attribute(self, e, frame):
+        value = self.attribute(self.eval(e.value, frame), e.attr)
+        self.mark_foreign(value, expr_text(e))  # a container held by an object outlives the call
+        return value
+
+    def attribute(self, base, attr: str):
+        if isinstance(base, NDArray):
+            return numpy_arrays.attribute(self, base, attr)
+        if isinstance(base, Value):
+            if attr == "shape":
+                return self.shape(base)
+            if attr == "ndim":
+                return self._rank(base)
+            if attr == "dtype":
+                return base.dtype
+            if attr == "device":
+                return torch.device("cpu")
+            if attr in ("is_cuda", "requires_grad", "is_sparse", "is_quantized"):
+                return False
+            if attr in ("T", "mT"):
+                return self.call_op("Tensor.t" if attr == "T" and base.rank == 2 else "Tensor.mT", [base], {})
+            if attr == "data":
+                return base
+            return TensorMethod(base, attr)
+        if isinstance(base, torch.Tensor):
+            base = self.tensor_constant(base)
+            return self.attribute(base, attr)
+        try:
+            value = getattr(base, attr)
+        except AttributeError:
+            raise self.error(f"`{type(base).__name__}` has no attribute `{attr}`", construct="attribute") from None
+        if isinstance(value, torch.Tensor) and not isinstance(base, type):
+            return self.tensor_constant(value, owner=base, attr=attr)
+        if inspect.ismethod(value) and _is_user_function(value.__func__):
+            return BoundUserMethod(value.__self__, value.__func__)
+        return value
+
+    def python_number(self, v):
+        """Note that graph value `v` stands for a Python int/float of eager code."""
+        if isinstance(v, Value):
+            self.python_numbers.add(v)
+        return v
+
+    def _rank(self, v: Value) -> int:
+        if v.rank is None:
+            raise self.error("the rank of this tensor is unknown at export time", construct="shape")
+        return v.rank
+
+    def shape(self, v: Value) -> tuple:
+        if v.rank is None:
+            raise self.error("the rank of this tensor is unknown at export time", construct="shape")
+        return tuple(self.python_number(self.g.size(v, d)) for d in range(v.rank))
+
+    def _ev_Subscript(self, e, frame):
+        return self.subscript(self.eval(e.value, frame), self.eval(e.index, frame))
+
+    def subscript(self, base, index):
+        if isinstance(base, torch.Tensor):
+            base = self.tensor_constant(base)
+        if isinstance(base, NDArray):
+            return numpy_arrays.getitem(self, base, index)
+        if isinstance(base, Value):
+            if any(isinstance(p, NDArray) for p in (index if isinstance(index, tuple) else (index,))):
+                raise self.error("indexing a tensor with a NumPy array is not supported by untrace",
+                                 "convert it with torch.from_numpy first", construct="subscript")
+            return self.call_op("operator.getitem", [base, index], {})
+        if isinstance(base, Stacked):
+            raise self.error("indexing the list built by a graph loop", "stack it with torch.stack first",
+                             construct="subscript")
+        if has_varying_items(base):
+            if isinstance(index, int) and not isinstance(index, bool):
+                return self.list_item(base, index)
+            raise self.refuse_varying_list(base, "indexing")
+        if isinstance(index, Value):
+            if isinstance(base, (list, tuple)) and all(isinstance(x, (int, float, bool)) for x in base):
+                return self.call_op("operator.getitem", [self.g.const(list(base)), index], {})
+            if isinstance(base, (torch.nn.ModuleList, torch.nn.Sequential, list, tuple)) and len(base) > 0:
+                return GraphChoice(list(base), index)
+            raise self.error("indexing a Python container with a tensor value", construct="subscript")
+        return base[index]
+
+    def static_truth(self, v, what: str) -> bool:
+        if isinstance(v, Value):
+            raise self.error(f"a {what} on tensor values", construct=what)
+        return self.truth(v)
+
+    def truth(self, v) -> bool:
+        if isinstance(v, torch.Tensor):
+            raise self.error("the truth value of a tensor constant", construct="bool")
+        if has_varying_items(v):
+            raise self.refuse_varying_list(v, "the truth value")
+        return bool(v)
+
+    def _ev_Call(self, e, frame):
+        func = self.eval(e.func, frame)
+        args, kwargs = [], {}
+        for a in e.args:
+            v = self.eval(a.value, frame)
+            if a.star == "*":
+                args.extend(self.unpack(v, 0, True))
+            elif a.star == "**":
+                kwargs.update(v)
+            elif a.keyword is not None:
+                kwargs[a.keyword] = v
+            else:
+                args.append(v)
+        # `lst.append(v)` etc. mutate known lists in place.
+        return self.call(func, args, kwargs)

@@ -1,0 +1,419 @@
+"""Torch-call semantics: what a call goes to (op table, user code, a pure Python call
+run for real), tensor methods, modules, tensor constants and initializers, and the
+in-place bookkeeping (`lowering.aliasing`) that keeps every name for a tensor current."""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import torch
+
+from lowering.aliasing import SELF_ALIAS_OPS, VIEW_OPS, is_basic_index, is_in_place
+from lowering.errors import LoweringError
+from lowering.graph import GraphBuilder, Value
+from lowering import numpy_arrays
+from lowering.numpy_arrays import NDArray, NumpyMethod
+from lowering.ops import registry
+from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
+from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
+from lowering.interp.containers import _SEQUENCE_OPS
+from lowering.interp.functions import _AutogradContext, _is_user_function
+from lowering.interp.python_state import VARYING, has_varying_items
+from lowering.interp.values import (BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
+                                    TensorMethod, _contains_graph, _graph_leaves, _hashable)
+
+# Pure functions safe to run for real on known arguments.
+_PURE_MODULES = ("math", "operator", "builtins", "functools", "itertools", "numbers", "collections", "typing", "enum",
+                 "contextlib")
+
+
+# Pure restructuring of containers, safe to run for real even with graph values as leaves.
+_PURE_WITH_GRAPH = {"torch.utils._pytree.tree_flatten", "torch.utils._pytree.tree_unflatten",
+                    "torch.utils._pytree.tree_map", "torch.utils._pytree.tree_leaves"}
+
+
+# Runtime checks on data: the exported graph drops them, as torch.onnx does.
+_RUNTIME_CHECKS = {"torch._check", "torch._check_is_size", "torch._assert", "torch._check_with"}
+
+
+_PURE_TORCH = {"torch.is_tensor", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.onnx.is_in_onnx_export",
+               "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.device",
+               "torch.is_floating_point", "torch.compiler.is_compiling", "torch._assert", "torch._check",
+               "torch.promote_types", "torch.Size"}
+
+
+_ValuesIndices = __import__("collections").namedtuple("return_types", ["values", "indices"])
+
+
+_VALUES_INDICES = {"topk", "sort", "max", "min", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin"}
+
+
+def _inplace_flag(func, args, kwargs) -> bool:
+    """`inplace=True` given to an `F` function, by keyword or position."""
+    if kwargs.get("inplace") is True:
+        return True
+    if func is None or not inspect.isfunction(func):
+        return False
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return False
+    return bound.arguments.get("inplace") is True
+
+
+class TorchCalls:
+    def call(self, func, args, kwargs):
+        if isinstance(func, NumpyMethod):
+            return numpy_arrays.call_method(self, func, args, kwargs)
+        if numpy_arrays.is_numpy_callable(func):
+            return numpy_arrays.call_function(self, func, args, kwargs)
+        if isinstance(func, TensorMethod):
+            return self.tensor_method(func.value, func.name, args, kwargs)
+        if isinstance(func, GraphChoice):
+            return self.call_choice(func, 0, args, kwargs)
+        if isinstance(func, BoundUserMethod):
+            return self.call_python_function(func.function, [func.obj, *args], kwargs)
+        if isinstance(func, Closure):
+            return self.call_closure(func, args, kwargs)
+        if isinstance(func, torch.nn.Module):
+            return self.call_module(func, args, kwargs)
+        if inspect.isclass(func) and issubclass(func, torch.nn.Module):
+            raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
+        if inspect.isclass(func) and _is_user_function(func) and func.__init__ is object.__init__ and not args and not kwargs:
+            return func()  # a plain user object with no constructor code
+        if inspect.ismethod(func) and _is_user_function(func.__func__):
+            return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
+        if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
+                and issubclass(func.__self__, torch.autograd.Function):
+            return self.call_python_function(func.__self__.forward, [_AutogradContext(), *args], kwargs)
+        if func is torch.Generator:
+            return self.generators.create(self, args, kwargs)
+        if self.generators.is_method(func):
+            return self.generators.call_method(self, func, args, kwargs)
+        if getattr(func, "__module__", "") == "torch._higher_order_ops.map" and getattr(func, "__name__", "") == "map":
+            return self.functional_map(args, kwargs)
+        special = _BUILTIN_HANDLERS.get(func) if _hashable(func) else None
+        if special is not None:
+            return special(self, args, kwargs)
+        owner = getattr(func, "__self__", None)
+        if inspect.isbuiltin(func) and isinstance(owner, (list, dict, set, str, tuple, bytes)):
+            self.check_mutating_call(func, owner, args)
+            return func(*args, **kwargs)  # list.append, dict.get, str.format ...
+        if func is getattr and len(args) >= 2 and not self._has_graph(args, kwargs):
+            value = getattr(*args)
+            self.mark_foreign(value, f"{type(args[0]).__name__}.{args[1]}")
+            if isinstance(value, torch.Tensor) and not isinstance(args[0], type):
+                return self.tensor_constant(value, owner=args[0], attr=args[1])
+            return value
+        if func in (setattr, delattr):
+            raise self.error(f"`{func.__name__}()` in forward changes an object's state, which outlives the call",
+                             "keep per-call state in local variables", construct="call")
+        name = registry.canonical_name(func) if callable(func) else None
+        if name is not None:
+            if name in ("torch.cond",):
+                return self.torch_cond(args, kwargs)
+            if name in numpy_arrays.TO_TORCH and args and isinstance(args[0], (NDArray, np.ndarray, np.generic)):
+                return numpy_arrays.to_tensor(self, name, func, args, kwargs)
+            if name in _RANDOM_DRAWS and kwargs.get("generator") is not None:
+                return self.generators.draw(self, func, name, args, kwargs)
+            if name in _RUNTIME_CHECKS and self._has_graph(args, kwargs):
+                return None
+            if name in _SEQUENCE_OPS and args and isinstance(args[0], (list, tuple)) and any(
+                    isinstance(x, VARYING) for x in args[0]):
+                if any(isinstance(x, EarlierIterations) for x in args[0]):
+                    raise self.refuse_varying_list(args[0], f"`{name}`")
+                return self.sequence_op(name, list(args[0]), *args[1:], **kwargs)
+            if name in _PURE_WITH_GRAPH:
+                return func(*args, **kwargs)
+            lowering = registry.lookup(name, self.g.opset)
+            if lowering is not None and (self._has_graph(args, kwargs) or name.startswith(("torch.", "Tensor."))):
+                return self.call_torch(name, func, args, kwargs)
+            if not self._has_graph(args, kwargs) and self._is_pure(func, name):
+                try:
+                    return func(*args, **kwargs)
+                except Exception as exc:
+                    raise self.error(f"{name}(...) failed at export time: {exc}", construct="call") from None
+            if lowering is not None:
+                return self.call_torch(name, func, args, kwargs)
+            if _is_user_function(func):
+                return self.call_python_function(func, args, kwargs)
+            raise self.error(f"no lowering for `{name}`",
+                             f"register one with lowering.register_lowering({name!r}, fn), or rewrite with supported torch ops",
+                             construct="call")
+        raise self.error(f"cannot call {func!r}", construct="call")
+
+    def _is_pure(self, func, name: str) -> bool:
+        module = getattr(func, "__module__", None) or ""
+        if name in _PURE_TORCH:
+            return True
+        return module.split(".")[0] in _PURE_MODULES or isinstance(func, type) and func in (int, float, bool, str, tuple, list, dict, set, slice, range)
+
+    def _has_graph(self, args, kwargs) -> bool:
+        return any(_contains_graph(a) for a in args) or any(_contains_graph(v) for v in kwargs.values())
+
+    def call_op(self, name: str, args, kwargs):
+        lowering = registry.lookup(name, self.g.opset)
+        if lowering is None:
+            raise self.error(f"no lowering for `{name}` at opset {self.g.opset}",
+                             f"register one with lowering.register_lowering({name!r}, fn)", construct="call")
+        args = [self._materialise(a) for a in args]
+        kwargs = {k: self._materialise(v) for k, v in kwargs.items()}
+        try:
+            result = lowering(self.g, *args, **kwargs)
+        except LoweringError as exc:
+            if exc.path is None:
+                exc.path, exc.line = self.location
+            raise
+        except TypeError as exc:
+            raise self.error(f"{name}: {exc}", construct="call") from None
+        result = self.track_results(name, args, kwargs, result)
+        if type(result) is tuple and len(result) == 2 and name.rsplit(".", 1)[-1] in _VALUES_INDICES:
+            return _ValuesIndices(*result)  # torch.return_types: .values / .indices
+        return result
+
+    def _materialise(self, v):
+        """Turn real tensors into initializers/constants and loop scan lists into tensors
+        before they reach an op lowering."""
+        if isinstance(v, NDArray) or isinstance(v, (list, tuple)) and any(isinstance(x, NDArray) for x in v):
+            raise self.error("a NumPy array passed to a torch operation is not supported by untrace",
+                             "convert it with torch.from_numpy first", construct="call")
+        if isinstance(v, torch.Tensor):
+            return self.tensor_constant(v)
+        if isinstance(v, np.generic) and not isinstance(v, np.void):
+            return v.item()  # torch takes a NumPy scalar as the Python number it holds (weak dtype)
+        if isinstance(v, Stacked):
+            return v.value
+        if has_varying_items(v):
+            raise self.refuse_varying_list(v, "passing to an operation")
+        if isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v):
+            return type(v)(self._materialise(x) for x in v)
+        return v
+
+    def tensor_method(self, value: Value, name: str, args, kwargs):
+        if name in ("size",):
+            shape = self.shape(value)
+            if args or "dim" in kwargs:
+                d = args[0] if args else kwargs["dim"]
+                return shape[d]
+            return shape
+        if name in ("dim", "ndimension"):
+            return self._rank(value)
+        if name in ("numel", "nelement"):
+            return self.python_number(self.g.numel(value))
+        if name == "item":
+            # A one-element tensor -> 0-d (Reshape fails at run time otherwise, as item() does).
+            number = value if value.rank == 0 else self.g.op("Reshape", value, self.g.shape_tensor([]))
+            return self.python_number(self.fresh_copy(number) if number is value else number)
+        if name == "tolist":
+            return self.tolist(value)
+        if name == "numpy":
+            if args or set(kwargs) - {"force"}:
+                raise self.error("`.numpy()` with these arguments", construct="numpy")
+            return numpy_arrays.from_tensor(self, value, copy=False)  # the same memory as the tensor
+        if name == "unbind" and value.rank:
+            d = (args[0] if args else kwargs.get("dim", 0)) % value.rank
+            if isinstance(self.g.size(value, d), Value):
+                rows = value if d == 0 else self.call_op("torch.movedim", [value, d, 0], {})
+                return [Stacked(rows)]
+        if name in ("is_floating_point",):
+            return value.dtype.is_floating_point
+        if name == "get_device":
+            return -1
+        if name in ("append",):
+            raise self.error("append on a tensor", construct="call")
+        if f"Tensor.{name}" in _RANDOM_DRAWS and kwargs.get("generator") is not None:
+            return self.generators.draw(self, getattr(torch.Tensor, name), f"Tensor.{name}", [value, *args], kwargs)
+        result = self.call_op(f"Tensor.{name}", [value, *args], kwargs)
+        if name.endswith("_") and not name.startswith("_") and isinstance(result, Value):
+            self.update_aliases(value, result)  # x.add_(1): every name for x sees the update
+        return result
+
+    def call_torch(self, name: str, func, args, kwargs):
+        """A torch function through the op table; `torch.relu_(x)`, `F.relu(x, inplace=True)`
+        update their first argument in place."""
+        result = self.call_op(name, args, kwargs)
+        if args and isinstance(args[0], Value) and isinstance(result, Value) and (
+                is_in_place(name) or _inplace_flag(func, args, kwargs)):
+            self.update_aliases(args[0], result)
+        return result
+
+    def tolist(self, value: Value):
+        """`.tolist()` of a tensor with a static shape: nested lists of 0-d graph values."""
+        if value.rank == 0:
+            return value
+        if value.static_shape is None:
+            raise self.error("`.tolist()` of a tensor whose shape is not known at export time",
+                             "keep the value as a tensor", construct="tolist")
+        return [self.tolist(row) for row in self.call_op("Tensor.unbind", [value], {})]
+
+    def tensor_constant(self, t: torch.Tensor, owner=None, attr: str | None = None) -> Value:
+        name = self.tensor_names.get(id(t))
+        if name is None and owner is not None and attr is not None:
+            prefix = self.module_paths.get(id(owner))
+            name = f"{prefix}.{attr}" if prefix else attr
+            self.tensor_names[id(t)] = name
+        if name is None:
+            return self.g.const(t.detach())
+        value = self.g.initializer(name, t.detach())
+        self._state_values.add(value)
+        return value
+
+    def call_module(self, module: torch.nn.Module, args, kwargs):
+        if type(module) is torch.nn.Sequential:
+            value = args[0] if args else None
+            for child in module:
+                value = self.call_module(child, [value], {})
+            return value
+        name = registry.canonical_name(type(module))
+        lowering = registry.lookup(name, self.g.opset) if name else None
+        path = self.module_paths.get(id(module), "")
+        if lowering is not None:
+            call = registry.ModuleCall(module, path, self.g)
+            args = [self._materialise(a) for a in args]
+            kwargs = {k: self._materialise(v) for k, v in kwargs.items()}
+            try:
+                result = lowering(self.g, call, *args, **kwargs)
+            except LoweringError as exc:
+                if exc.path is None:
+                    exc.path, exc.line = self.location
+                raise
+            in_place = getattr(module, "inplace", False) is True
+            result = self.track_results(name, args, kwargs, result, in_place)
+            if in_place and args and isinstance(args[0], Value) and isinstance(result, Value):
+                self.update_aliases(args[0], result)  # nn.ReLU(inplace=True) and the like
+            return result
+        forward = type(module).forward
+        if type(module).forward is torch.nn.Module.forward:
+            raise self.error(f"{type(module).__name__} has no forward", construct="call")
+        if not _is_user_function(forward):
+            raise self.error(f"no lowering for module {name}",
+                             f"register one with lowering.register_lowering({type(module).__name__}, fn)", construct="call")
+        return self.call_python_function(forward, [module, *args], kwargs)
+
+    def update_aliases(self, old: Value, new: Value, updated: str | None = None) -> None:
+        """An in-place update: every variable bound to the same tensor now holds `new`;
+        every other value sharing its memory (views, its base) is stale from here on
+        (`lowering.aliasing`)."""
+        if new is old or not isinstance(new, Value):
+            return
+        updated = updated or self._name_of(old)
+        if self.aliases.root(old) in self._state_values:
+            raise self.error(f"in-place update of `{updated}`, a parameter or buffer (or a view of one), changes the "
+                             "module's state: the next call would see it", "update a copy (`.clone()`) or out of "
+                             "place", construct="inplace")
+        for frame in self.frames:
+            if frame.graph != id(self.g):
+                continue  # a frame outside this If branch / Loop body keeps its value
+            for name, bound in frame.env.items():
+                if bound is old:
+                    frame.env[name] = new
+        read_before = self.aliases.mark_updated(old, new, updated, self.location[1], self.g)
+        if read_before:
+            name = self._name_of(read_before[0])
+            raise self.error(
+                f"in-place update of `{updated}` inside a graph loop, after `{name}`, which shares its memory, was "
+                "read earlier in the loop body: from the second iteration on eager PyTorch reads the updated "
+                "values there, which untrace does not track",
+                f"take a copy before the loop (`{name} = {name}.clone()`), or update out of place "
+                f"(`{updated} = {updated} + ...`)", construct="inplace")
+
+    def track_results(self, name: str, args, kwargs, result, in_place: bool = False):
+        """Record views; give a value the lowering handed out before a fresh Identity, unless
+        eager PyTorch too returns the same tensor (`lowering.aliasing`)."""
+        inputs = {id(v) for v in _graph_leaves((args, kwargs))}
+        base = args[0] if args and isinstance(args[0], Value) else None
+        view = base is not None and name in VIEW_OPS and (name != "operator.getitem" or is_basic_index(args[1]))
+        keeps_self = in_place or name in SELF_ALIAS_OPS or is_in_place(name) or _inplace_flag(None, args, kwargs)
+
+        def fresh(v):
+            if not isinstance(v, Value):
+                return v
+            if id(v) in inputs and keeps_self and not view:
+                return v
+            if id(v) in inputs or v in self.aliases.handed_out:
+                v = self.g.op("Identity", v)
+            self.aliases.made(v, self.g)
+            if view:
+                self.aliases.add_view(v, base, self.location[1])
+            return v
+
+        if isinstance(result, Value):
+            return fresh(result)
+        if isinstance(result, (tuple, list)) and any(isinstance(v, Value) for v in result):
+            items = [fresh(v) for v in result]
+            return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+        return result
+
+    def check_read(self, name: str, value) -> None:
+        """Refuse to read a value that an in-place update left stale; note reads inside
+        graph loops (see `Aliases.note_read`)."""
+        for leaf in _graph_leaves(value):
+            mark = self.aliases.staleness(leaf, self.g)
+            if mark is not None:
+                raise self._stale_error(name, leaf, mark, leaf is value)
+            self.aliases.note_read(leaf, self.g)
+
+    def _stale_error(self, name: str, leaf: Value, mark, direct: bool) -> LoweringError:
+        made = self.aliases.view_line.get(leaf)
+        if not direct:
+            relation = f"`{name}` holds a tensor that shares its memory"
+        elif mark.through_view:
+            relation = f"the update went through a view of `{name}`"
+        elif made is not None:
+            relation = f"`{name}` is a view of it made at line {made}"
+        else:
+            relation = f"`{name}` shares its memory"
+        return self.error(
+            f"in-place update of `{mark.updated}` at line {mark.line} while `{name}` is live ({relation}): eager "
+            f"PyTorch shows the update through `{name}`, which untrace does not track",
+            f"take a copy before the update (`{name} = ....clone()`), or update out of place "
+            f"(`{mark.updated} = {mark.updated} + ...` instead of `+=`, `.add_`, index assignment)",
+            construct="inplace")
+
+    def check_region_result(self, name: str, value, builder: GraphBuilder) -> None:
+        """A value leaving an If branch or a Loop body must not be stale there."""
+        for leaf in _graph_leaves(value):
+            mark = self.aliases.staleness(leaf, builder)
+            if mark is not None:
+                raise self._stale_error(name, leaf, mark, False)
+
+    def fresh_copy(self, v: Value) -> Value:
+        """A copy of `v`: a value of its own, so that in-place updates do not alias it."""
+        return self.track_results("copy", [v], {}, v)
+
+    def _name_of(self, v: Value) -> str:
+        for frame in reversed(self.frames):
+            for name, bound in frame.env.items():
+                if bound is v and not name.startswith("$"):
+                    return name
+        return "a tensor"
+
+    def to_bool(self, v) -> Value:
+        """A 0-d bool graph value for `bool(v)`."""
+        v = self.as_graph(v)
+        if v.rank not in (0, None):
+            if v.static_shape is not None and math.prod(v.static_shape) == 1:
+                v = self.g.op("Reshape", v, self.g.shape_tensor([]))
+            else:
+                raise self.error("the truth value of a tensor with more than one element", construct="bool")
+        if v.dtype != torch.bool:
+            v = self.g.op("Cast", v, to=torch.bool)
+        return v
+
+    def to_bool_vector(self, v: Value) -> Value:
+        return v if v.dtype == torch.bool else self.g.op("Cast", v, to=torch.bool)
+
+    def as_graph(self, v) -> Value:
+        if isinstance(v, Value):
+            return v
+        if isinstance(v, EarlierIterations) or has_varying_items(v):
+            raise self.refuse_varying_list([v] if isinstance(v, EarlierIterations) else v, "using as a tensor")
+        if isinstance(v, torch.Tensor):
+            return self.tensor_constant(v)
+        if isinstance(v, Stacked):
+            return v.value
+        if isinstance(v, (bool, int, float)) or (isinstance(v, (list, tuple)) and all(isinstance(x, (bool, int, float)) for x in v)):
+            return self.g.const(v)
+        raise self.error(f"a {type(v).__name__} where the graph needs a tensor", construct="value")
