@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+import pytest
 import onnxruntime as ort
 import torch
 
@@ -448,3 +449,28 @@ def iter_failures(results: list[SampleResult]) -> Iterator[str]:
     for r in results:
         if r.status == "failed":
             yield f"{r.opinfo}[{r.index}]: {r.detail}"
+
+
+# ----------------------------------------------------------------------------------------
+# hand-written case tables: (id, qualname, args, kwargs, eager function)
+
+
+def case_params(cases, opsets) -> list:
+    """One pytest param per case and opset, with the case's strict xfail if it has one."""
+    from .xfails import xfail_for
+
+    params = []
+    for case in cases:
+        for opset in opsets:
+            x = xfail_for("handwritten", case[0])
+            marks = [pytest.mark.xfail(reason=x.reason, strict=True)] if x is not None else []
+            params.append(pytest.param(case, opset, id=f"{case[0]}-opset{opset}", marks=marks))
+    return params
+
+
+def check_case(case, opset: int) -> None:
+    """The lowering of a hand-written case agrees with eager PyTorch on onnxruntime."""
+    _, qualname, args, kwargs, eager = case
+    expected = eager(*args, **kwargs)
+    why = compare(expected, run_lowering(qualname, args, kwargs, opset))
+    assert why is None, why

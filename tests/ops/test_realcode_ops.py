@@ -18,7 +18,6 @@ import torch.nn.functional as F
 from lowering.ops import lookup
 
 from . import harness
-from .xfails import xfail_for
 
 torch.set_grad_enabled(False)
 
@@ -213,23 +212,9 @@ CASES: list[tuple] = [
 ]
 
 
-def _case_params():
-    for case in CASES:
-        for opset in OPSETS:
-            marks = []
-            x = xfail_for("handwritten", case[0])
-            if x is not None:
-                marks.append(pytest.mark.xfail(reason=x.reason, strict=True))
-            yield pytest.param(case, opset, id=f"{case[0]}-opset{opset}", marks=marks)
-
-
-@pytest.mark.parametrize(("case", "opset"), list(_case_params()))
+@pytest.mark.parametrize(("case", "opset"), harness.case_params(CASES, OPSETS))
 def test_case(case, opset):
-    _, qualname, args, kwargs, eager = case
-    expected = eager(*args, **kwargs)
-    actual = harness.run_lowering(qualname, args, kwargs, opset)
-    why = harness.compare(expected, actual)
-    assert why is None, why
+    harness.check_case(case, opset)
 
 
 def _has_dims(x) -> bool:
