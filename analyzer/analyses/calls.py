@@ -213,7 +213,10 @@ class CallSemantics:
             if first.type == "tensor":
                 if first.certain:
                     self.emit(IterationFact(self.site(node.span), name if name in ("list", "tuple", "enumerate") else "for", self.text(node)))
-                return Value.container(Value.tensor(first.certain, first.shape_level))
+                row = Value.tensor(first.certain, first.shape_level)
+                if name == "enumerate":  # (index, row) pairs: unpacking one is no tensor unpacking
+                    return Value.container(Value.container(elems=(STATIC_PY, row)))
+                return Value.container(row)
             if first.type in ("container", "modules"):
                 elem = first.elem
                 if name == "enumerate":

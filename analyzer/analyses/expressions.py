@@ -225,8 +225,6 @@ class ExpressionEvaluator(CallSemantics):
         if t == "tensor":
             if attr in api.SHAPE_ATTRIBUTES:
                 lvl = base.shape_level
-                if attr == "ndim":
-                    return Value.python(lvl)
                 return Value.container(Value.python(lvl), level=lvl, ref="shape")
             if attr in api.STATIC_ATTRIBUTES:
                 return STATIC_PY
@@ -249,6 +247,8 @@ class ExpressionEvaluator(CallSemantics):
                 return Value.container(Value.python(base.level), level=base.level, ref="shape")
             return Value("method", ref=attr, elem=base)
         if t == "unknown":
+            if attr in api.STATIC_ATTRIBUTES:
+                return STATIC_PY
             if attr in api.SHAPE_ATTRIBUTES:
                 return Value.container(Value.python(SHAPE), level=SHAPE, ref="shape")
             return Value("method", ref=attr, elem=base) if base.level >= DATA else UNKNOWN
@@ -351,6 +351,10 @@ class ExpressionEvaluator(CallSemantics):
     def _ev_Compare(self, e, state):
         values = [self.ev(e.left, state)] + [self.ev(c, state) for c in e.comparators]
         if all(op in ("is", "is not") for op in e.ops):
+            if any(isinstance(x, ir.Const) and x.value is None for x in [e.left, *e.comparators]):
+                # Never data: where None-ness was decided by data, that decision (the
+                # branch that bound the value) is the hazard, reported where it is.
+                return STATIC_PY
             return Value.python(max(v.identity_level() for v in values))
         if any(op in ("in", "not in") for op in e.ops):
             if any(v.type == "tensor" for v in values):

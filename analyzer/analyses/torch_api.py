@@ -11,15 +11,19 @@ from __future__ import annotations
 # Tensor attributes and methods --------------------------------------------------------
 
 # `.shape`-like: the value is the tensor's size (level: the tensor's shape level).
-SHAPE_ATTRIBUTES = frozenset({"shape", "ndim"})
-SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "stride"})
+SHAPE_ATTRIBUTES = frozenset({"shape"})
+SHAPE_METHODS = frozenset({"size", "numel", "nelement", "stride"})
 
-# Python values known when the graph is traced, independent of the tensor's data.
+# Python values known when the graph is traced, independent of the tensor's data. The
+# rank (`ndim`, `dim()`) is one: it is fixed in every traced or exported graph, even for
+# a tensor whose sizes depend on data (`nonzero()` is always 2-D).
 STATIC_ATTRIBUTES = frozenset({
+    "ndim",
     "dtype", "device", "is_cuda", "is_cpu", "is_sparse", "is_quantized", "is_meta", "requires_grad",
     "is_leaf", "layout", "names", "is_mps", "is_nested", "itemsize",
 })
 STATIC_METHODS = frozenset({
+    "dim", "ndimension",
     "is_floating_point", "is_complex", "is_contiguous", "get_device", "element_size", "data_ptr",
     "is_signed", "dim_order", "is_pinned", "is_shared", "storage_offset", "has_names",
 })

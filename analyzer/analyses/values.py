@@ -10,8 +10,9 @@ on it depends on:
   rather than assumed (an un-annotated `forward` parameter, which might be a flag);
 - `shape_level`: for tensors, what the tensor's *shape* depends on (data for the result
   of `nonzero`, boolean-mask indexing, ...);
-- `ctl`: the level of the branches under which the value was bound (`x is None` on a
-  tensor bound only under a data-dependent `if` is data-dependent too);
+- `ctl`: the level of the branches under which the value was bound (a flag set only
+  under a data-dependent `if` is data-dependent too; an `is None` test never is: the
+  branch that bound the value is the finding);
 - `ref`: what the value refers to: a qualified external name ("torch.nn.Linear"), a
   project class or function key, or for tensors "bool" when known to be boolean;
 - `elems` / `elem`: a container's items when known, else its common element;
@@ -89,7 +90,7 @@ class Value:
         return self.ctl
 
     def identity_level(self) -> Level:
-        """What `value is None` depends on."""
+        """What `value is other` depends on (`is None` is always static)."""
         if self.type in ("python", "none", "container"):
             return max(self.level, self.ctl)
         return self.ctl
