@@ -21,8 +21,8 @@ the PACKAGE_DIR, line, column, code), one finding per key.
 - Otherwise every judgements file (default `benchmarks/data/precision_sample_*.json`) is
   compared with a new run. Printed per file: the precision as judged, the findings that
   disappeared (a wrong one gone is a false alarm fixed; a right one gone is a lost
-  finding) or moved (same line under another code, or same code and function on another
-  line), and the precision of the judged findings still reported. The exit status is 1
+  finding) or moved (same line under another code, or same code and function within
+  three lines), and the precision of the judged findings still reported. The exit status is 1
   when a finding judged right disappeared, or when the still-reported precision of a
   sample is below `--min-precision`.
 
@@ -170,7 +170,7 @@ def compare(findings: list[dict], files: list[str], min_precision: float | None)
                 continue
             moved = [f for f in by_line[key[:3]] if f["code"] != e["code"]]
             moved += [f for f in by_function[(e["package"], e["path"], e.get("function"), e["code"])]
-                      if f["line"] != e["line"]][:1]
+                      if 0 < abs(f["line"] - e["line"]) <= 3][:1]
             where = f"{e['package']}/{e['path']}:{e['line']} {e['code']} [{e.get('verdict')}]"
             if moved:
                 print(f"  moved:       {where} -> " + ", ".join(f"{f['line']} {f['code']}" for f in moved))

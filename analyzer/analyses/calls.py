@@ -12,7 +12,7 @@ from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.summaries import BOOL_METHODS, Summary
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
-from analyzer.frontend import ir
+from analyzer.frontend import expr_text, ir
 
 
 class CallSemantics:
@@ -106,15 +106,20 @@ class CallSemantics:
             summary = self.analyzer.call_function(key, fn, module, bound, self_value, class_key, collect=collect)
         else:
             summary = self.analyzer.call_function(key, fn, module, bound, self_value, class_key)
-        self._forward_facts(summary)
+        # `@torch.jit._script_if_tracing`: scripted when called under the tracer, so its
+        # branches and loops are kept; only the ops it exports are facts.
+        scripted = any(expr_text(d).rsplit(".", 1)[-1] in api.SCRIPTED_WHEN_TRACING_DECORATORS for d in fn.decorators)
+        self._forward_facts(summary, ops_only=scripted)
         return summary.returns
 
-    def _forward_facts(self, summary: Summary) -> None:
+    def _forward_facts(self, summary: Summary, ops_only: bool = False) -> None:
         if self.sink is None or self.frame is None:
             return
         for f in summary.facts:
             if self.unexported and isinstance(f, OpFact):
                 continue  # called from code that an export does not run
+            if ops_only and not isinstance(f, OpFact):
+                continue
             self.sink.append(replace(f, site=f.site.called_from(self.frame.qualname)))
 
     def emit_op(self, op: str, node) -> None:

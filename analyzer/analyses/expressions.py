@@ -16,6 +16,8 @@ from analyzer.analyses.summaries import Frame
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, type_tag
 from analyzer.frontend import expr_text, ir
 
+TRAINING_FLAG = Value("python", STATIC, ref="training")
+
 if TYPE_CHECKING:
     from analyzer.analyses.kinds import KindAnalyzer
 
@@ -256,7 +258,7 @@ class ExpressionEvaluator(CallSemantics):
 
     def module_attribute(self, base: Value, attr: str, node) -> Value:
         if attr == "training":
-            return STATIC_PY
+            return TRAINING_FLAG  # False in an export: what it guards is training-only code
         key = base.ref
         if isinstance(key, ClassKey):
             attrs = self.analyzer.attributes(key)

@@ -156,3 +156,38 @@ def is_inplace_method(name: str) -> bool:
 # Calls whose first argument is only checked at run time (torch.export keeps the check;
 # the legacy tracer drops it): a Python value computed for them is no value escape.
 RUNTIME_CHECKS = frozenset({"torch._check", "torch._check_is_size", "torch._assert"})
+
+# Tracing guards: calls whose value under the legacy tracer (`torch.jit.trace`, which
+# `torch.onnx.export(dynamo=False)` runs) is known, matched by the called name's last
+# part (`torch.jit.is_tracing`, `jit.is_tracing`, a `from ... import is_tracing`). Code a
+# guard makes unreachable under tracing is not reported; code that only runs under the
+# guard is. Each entry is checked against the real function under `torch.jit.trace` in
+# tests/analyzer/test_tracing_guards.py.
+TRUE_WHEN_TRACING = frozenset({
+    "is_tracing",             # torch.jit.is_tracing; transformers.utils.is_tracing (any tracer)
+    "_get_tracing_state",     # torch._C._get_tracing_state (a truthy state object)
+    "is_in_onnx_export",      # torch.onnx.is_in_onnx_export (True inside torch.onnx.export)
+    "is_jit_tracing",         # transformers.utils.import_utils.is_jit_tracing
+    "_is_tracing",            # torchvision._is_tracing
+})
+FALSE_WHEN_TRACING = frozenset({
+    "is_scripting",           # torch.jit.is_scripting
+    "is_compiling",           # torch.compiler.is_compiling, torch._dynamo.is_compiling
+    "is_dynamo_compiling",    # torch.compiler.is_dynamo_compiling
+    "is_exporting",           # torch.compiler.is_exporting; timm.layers.is_exporting (torch.export only)
+    "is_torchdynamo_compiling",   # transformers
+    "is_torchdynamo_exporting",   # transformers
+    "is_fx_tracing",          # torch.fx._symbolic_trace.is_fx_tracing
+})
+# Decorators that make a function scripted when it is called under the tracer: its
+# branches and loops are kept (TorchScript If/Loop), so they are no trace hazards.
+SCRIPTED_WHEN_TRACING_DECORATORS = frozenset({"_script_if_tracing"})
+
+# Forward parameters that hold training targets: defaulting to None, they are None in an
+# export, and `if labels is not None:` (loss computation, label checks, teacher forcing
+# from labels) is training-only code.
+TRAINING_TARGET_PARAMETERS = frozenset({
+    "labels", "label", "targets", "target", "start_positions", "end_positions", "mask_labels",
+    "class_labels", "next_sentence_label", "sentence_order_label", "lm_labels", "gt_labels",
+    "gt_bboxes", "gt_boxes", "ground_truth",
+})

@@ -82,6 +82,140 @@ case("enumerate-pairs", """
 """)
 
 
+# (2) Tracing guards. True under the legacy tracer: torch.jit.is_tracing(),
+# torch._C._get_tracing_state(), torch.onnx.is_in_onnx_export(), transformers' is_tracing /
+# is_jit_tracing, torchvision's _is_tracing. False: torch.jit.is_scripting(),
+# torch.compiler.is_compiling() / is_exporting(), torch._dynamo.is_compiling(), transformers'
+# is_torchdynamo_compiling, timm's is_exporting. What a guard makes unreachable is not
+# reported; what runs only under it is.
+case("tracing-guards", """
+    import torch
+    import torch.nn as nn
+    from transformers.utils import is_torchdynamo_compiling, is_tracing
+    from timm.layers import is_exporting
+    from torchvision import _is_tracing
+
+    class Guarded(nn.Module):
+        def forward(self, x):
+            if torch.jit.is_tracing():
+                n = x.shape[0]
+            else:
+                n = int(x.sum())
+            if not torch.jit.is_scripting() and x.max() > 0:  # expect: UT101
+                x = x * 2
+            if torch.jit.is_scripting() and x.min() > 0:
+                x = x * 3
+            if is_torchdynamo_compiling() or x.mean() > 1:  # expect: UT101
+                x = x + 1
+            if is_tracing(x) or x.mean() > 2:
+                x = x - 1
+            if is_exporting():
+                k = x.shape[1]
+            else:
+                k = x.argmax().item()  # expect: UT201
+            if torch.onnx.is_in_onnx_export():
+                return x[:, :k]
+            if x.sum() > 3:
+                x = x * 4
+            if _is_tracing() or torch._C._get_tracing_state():
+                return x.flatten()[:n]
+            return x.tolist()
+
+    class Compiled(nn.Module):
+        def forward(self, x):
+            if torch.compiler.is_compiling() or torch._dynamo.is_compiling():
+                for row in x:
+                    x = x + row
+            elif torch.compiler.is_exporting():
+                x = x[x.sum(1) > 0]
+            else:
+                x = x + x.max().item()  # expect: UT201
+            return x
+""")
+
+# `@torch.jit._script_if_tracing` (torchvision): scripted when called under the tracer, so
+# its branches and loops are kept. `@torch.jit.unused` / `@torch.jit.ignore` change only
+# scripting: under the tracer the function runs (and is traced) as written.
+case("script-if-tracing", """
+    import torch
+    import torch.nn as nn
+
+    @torch.jit._script_if_tracing
+    def _keypoints_loop(maps, num: torch.Tensor):
+        out = torch.zeros(0, int(num))
+        for i in range(int(maps.size(0))):
+            if maps[i].sum() > 0:
+                out = torch.cat([out, maps[i : i + 1, : int(num)]])
+        return out
+
+    class Head(nn.Module):
+        def forward(self, maps, num):
+            return self.unused(_keypoints_loop(maps, num))
+
+        @torch.jit.unused
+        def unused(self, x):
+            if x.sum() > 0:  # expect: UT101
+                x = -x
+            return x
+""")
+
+# (3) Training-only code: `self.training` conjunctions (and a `training` argument it is
+# passed to), after `if not self.training: return`, and loss code behind a training-target
+# parameter defaulting to None. Not reported by default, nor does what it assigns make
+# later code data-dependent; UT106 reports it.
+TRAINING = """
+    import torch
+    import torch.nn as nn
+
+    def denoising_group(targets, num_queries, training=False):
+        if not training or targets is None:
+            return None
+        mask = torch.zeros(num_queries, num_queries)
+        for i, t in enumerate(targets):
+            if t.sum() > 0:  # expect-training: UT101
+                mask = mask + i
+        return mask
+
+    class Encoder(nn.Module):
+        def __init__(self, layers, layerdrop: float = 0.1):
+            super().__init__()
+            self.layers = nn.ModuleList(layers)
+            self.layerdrop = layerdrop
+
+        def forward(self, x, labels=None):
+            for layer in self.layers:
+                to_drop = False
+                if self.training and self.layerdrop > 0.0:
+                    p = torch.rand([])
+                    if p < self.layerdrop:  # expect-training: UT101
+                        to_drop = True
+                if not to_drop:
+                    x = layer(x)
+            group = denoising_group(labels, 4, self.training)
+            if self.training:
+                if not torch.isfinite(x).all():  # expect-training: UT101
+                    x = x.clamp(-1e4, 1e4)
+            loss = None
+            if labels is not None and labels.max() >= 10:  # expect-training: UT101
+                raise ValueError("label out of range")
+            if labels is not None:
+                loss = (x.argmax(-1) != labels).float().mean().item()  # expect-training: UT201
+            if x.sum() > 0:  # expect: UT101
+                x = -x
+            return x, loss, group
+
+    class Augment(nn.Module):
+        def forward(self, x):
+            if not self.training:
+                return x
+            if x.mean() > 0:  # expect-training: UT101
+                x = x.flip(-1)
+            return x
+"""
+case("training-only", TRAINING)
+case("training-only-reported", re.sub(r"# expect-training: UT\d{3}", "# expect: UT106", TRAINING), extend_select=["UT106"])
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_cause(name):
     source, options = CASES[name]
