@@ -341,20 +341,21 @@ class CallSemantics:
         if name in api.NUMPY_ESCAPE_METHODS:
             self.emit(EscapeFact(self.site(node.span), name, "numpy", self.text(node)))
             return Value.python(DATA)
-        if name in api.INDEX_PUT_METHODS:
-            self.emit(InplaceFact(self.site(node.span), "index_put_", self.text(node)))
+        if name in api.INDEX_PUT_METHODS and name.endswith("_"):
+            self.emit(InplaceFact(self.site(node.span), "index_put_", self.text(node), written_kind(recv)))
             return recv
         if api.is_inplace_method(name):
-            if recv.origin == "input":
-                self.emit(InplaceFact(self.site(node.span), "inplace-input", self.text(node)))
+            if recv.origin in ("input", "view"):
+                self.emit(InplaceFact(self.site(node.span), "inplace-input", self.text(node), recv.origin))
             return recv
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type in ("python", "container")])
         if name in api.TUPLE_METHODS or (name in api.TUPLE_WITH_DIM_METHODS and (args and args[0].type == "python" or "dim" in kwargs)):
-            return Value.container(Value.tensor(True, level))
+            return Value.container(Value.tensor(True, level, origin="view" if name in api.VIEW_METHODS else None))
         if name in api.DATA_SHAPE_METHODS:
             return Value.tensor(True, DATA)
-        return Value.tensor(True, level, ref="bool" if name in BOOL_METHODS else None)
+        return Value.tensor(True, level, ref="bool" if name in BOOL_METHODS else None,
+                            origin="view" if name in api.VIEW_METHODS else None)
 
 
 # ====================================================================== helpers
@@ -370,6 +371,14 @@ def as_attribute(value: Value) -> Value:
         return replace(value, level=STATIC, ctl=STATIC) if value.type != "container" else replace(
             value, level=STATIC, ctl=STATIC, elems=None, elem=as_attribute(value.elem) if value.elem else None)
     return replace(value, ctl=STATIC)
+
+
+def written_kind(tensor: Value) -> str:
+    """What an in-place write goes into, for UT301: a forward "input", a "parameter" or
+    buffer (module state), a "view" of another tensor (the write changes it too), or a
+    "local" tensor the code made itself (`torch.zeros(...)`, `x.clone()`, an op's result),
+    which the legacy tracer records faithfully."""
+    return tensor.origin if tensor.origin in ("input", "parameter", "view") else "local"
 
 
 def as_index_level(v: Value) -> Level:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
-from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level
+from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level, written_kind
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
@@ -103,7 +103,7 @@ class ExpressionEvaluator(CallSemantics):
             base = self.ev(target.value, state)
             self.ev(target.index, state)
             if base.type == "tensor":
-                self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target)))
+                self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target), written_kind(base)))
             elif base.type == "container" and isinstance(target.value, ir.Name):
                 state[target.value.id] = replace(base, elem=join(base.elem, value), elems=None)
         elif isinstance(target, ir.Attribute):
@@ -231,7 +231,7 @@ class ExpressionEvaluator(CallSemantics):
             if attr in api.STATIC_ATTRIBUTES:
                 return STATIC_PY
             if attr in api.TENSOR_ATTRIBUTES:
-                return replace(base, origin=None)
+                return replace(base, origin="view" if attr in api.VIEW_ATTRIBUTES else None)
             return Value("method", ref=attr, elem=base)
         if t == "module":
             return self.module_attribute(base, attr, node)
@@ -274,6 +274,8 @@ class ExpressionEvaluator(CallSemantics):
                 return bound
             if attr in ("weight", "bias"):
                 return Value.tensor(origin="parameter")
+            if attr in ("register_buffer", "register_parameter"):
+                return Value("method", ref=attr, elem=base)  # records the buffer (`call_method`)
             return UNKNOWN
         if isinstance(key, str):
             if attr in ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias",
@@ -293,7 +295,8 @@ class ExpressionEvaluator(CallSemantics):
         t = base.type
         if t == "tensor":
             shape_level = max(base.shape_level, index_shape_level(index))
-            return Value.tensor(base.certain, shape_level)
+            # Basic indexing (ints, slices, None, ...) gives a view; a tensor index a copy.
+            return Value.tensor(base.certain, shape_level, origin=None if _has_tensor(index) else "view")
         if t == "container":
             if base.elems is not None and isinstance(index_node, ir.Const) and isinstance(index_node.value, int):
                 try:
@@ -445,6 +448,12 @@ class ExpressionEvaluator(CallSemantics):
                 state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added))
                 return NONE
         return self.call(func, args, kwargs, e, state)
+
+
+def _has_tensor(index: Value) -> bool:
+    if index.type == "tensor":
+        return True
+    return index.type == "container" and index.elems is not None and any(_has_tensor(e) for e in index.elems)
 
 
 def _is_item_call(node) -> bool:

@@ -129,6 +129,8 @@ class InplaceFact:
     site: Site
     how: str  # "index-assign" | "index_put_" | "inplace-input"
     expression: str
+    # what is written: "input" | "parameter" | "view" (of another tensor) | "local" (made here)
+    target: str = "input"
 
 
 @dataclass(frozen=True, slots=True)

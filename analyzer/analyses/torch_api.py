@@ -29,6 +29,16 @@ STATIC_METHODS = frozenset({
 })
 
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag", "grad"})
+VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag"})
+
+# Methods whose result may share storage with their receiver: a write into it is a write
+# into the receiver too (an alias the trace does not follow: UT301).
+VIEW_METHODS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "transpose", "permute", "t", "expand", "expand_as", "narrow",
+    "select", "unsqueeze", "squeeze", "flatten", "unflatten", "diagonal", "as_strided", "detach", "movedim",
+    "moveaxis", "swapaxes", "swapdims", "unfold", "contiguous", "view_as_real", "view_as_complex", "split",
+    "chunk", "unbind", "tensor_split",
+})
 
 # Tensor -> Python escapes (UT201) and -> NumPy (UT202).
 PYTHON_ESCAPE_METHODS = frozenset({"item", "tolist"})

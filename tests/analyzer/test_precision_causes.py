@@ -216,6 +216,44 @@ case("training-only", TRAINING)
 case("training-only-reported", re.sub(r"# expect-training: UT\d{3}", "# expect: UT106", TRAINING), extend_select=["UT106"])
 
 
+# In-place writes: into a forward input, a parameter / buffer, or a view of another tensor
+# (UT301); into a tensor the code made itself, which the legacy tracer records faithfully
+# (checked on traced modules), only under UT304 (off by default).
+WRITES = """
+    import torch
+    import torch.nn as nn
+
+    def shift_right(ids, start: int):
+        shifted = ids.new_zeros(ids.shape)
+        shifted[:, 1:] = ids[:, :-1].clone()  # expect-local: UT304
+        shifted[:, 0] = start  # expect-local: UT304
+        return shifted
+
+    class Writes(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(4, 3))
+
+        def forward(self, x, mask, idx):
+            x[~mask] = 0.0  # expect: UT301
+            y = x * 2
+            y[:, 0] = 1  # expect-local: UT304
+            y[y < 0] = 0  # expect-local: UT304
+            z = torch.zeros(5, x.shape[1])
+            z[idx] = x[: idx.shape[0]]  # expect-local: UT304
+            z.index_put_((idx,), x[0], accumulate=True)  # expect-local: UT304
+            row = y[0]
+            row[:] = 7  # expect: UT301
+            flat = y.view(-1)
+            flat.mul_(2)  # expect: UT301
+            picked = y[idx]
+            picked[0] = 3  # expect-local: UT304
+            self.cache[0] = x[0]  # expect: UT301
+            return shift_right(z.long(), 1) + y.sum() + picked.sum()
+"""
+case("in-place-writes", re.sub(r"  # expect-local: UT304", "", WRITES))
+case("in-place-writes-local", re.sub(r"# expect-local:", "# expect:", WRITES), extend_select=["UT304"])
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_cause(name):
     source, options = CASES[name]
