@@ -21,8 +21,8 @@ the PACKAGE_DIR, line, column, code), one finding per key.
 - Otherwise every judgements file (default `benchmarks/data/precision_sample_*.json`) is
   compared with a new run. Printed per file: the precision as judged, the findings that
   disappeared (a wrong one gone is a false alarm fixed; a right one gone is a lost
-  finding) or moved (same line under another code, or same code and function within
-  three lines), and the precision of the judged findings still reported. The exit status is 1
+  finding) or moved (same line under another code or column, or same code and function
+  within three lines), and the precision of the judged findings still reported. The exit status is 1
   when a finding judged right disappeared, or when the still-reported precision of a
   sample is below `--min-precision`.
 
@@ -140,6 +140,7 @@ def _ratio(right: int, total: int) -> str:
 
 def compare(findings: list[dict], files: list[str], min_precision: float | None) -> int:
     at = {(f["package"], f["path"], f["line"], f["code"]) for f in findings}
+    exact = {(f["package"], f["path"], f["line"], f["column"], f["code"]) for f in findings}
     by_line = collections.defaultdict(list)
     by_function = collections.defaultdict(list)
     for f in findings:
@@ -165,10 +166,10 @@ def compare(findings: list[dict], files: list[str], min_precision: float | None)
             key = (e["package"], e["path"], e["line"], e["code"])
             if e["package"] not in checked:
                 continue  # a package not checked this time
-            if key in at:
+            if (key in at and "column" not in e) or (*key[:3], e.get("column"), key[3]) in exact:
                 still.append(e)
                 continue
-            moved = [f for f in by_line[key[:3]] if f["code"] != e["code"]]
+            moved = [f for f in by_line[key[:3]] if f["code"] != e["code"] or f["column"] != e.get("column", f["column"])]
             moved += [f for f in by_function[(e["package"], e["path"], e.get("function"), e["code"])]
                       if 0 < abs(f["line"] - e["line"]) <= 3][:1]
             where = f"{e['package']}/{e['path']}:{e['line']} {e['code']} [{e.get('verdict')}]"

@@ -66,7 +66,9 @@ class ExpressionEvaluator(CallSemantics):
         if outer is not None:
             folded = level >= SHAPE if report else level >= DATA
             for f in inner:
-                if folded and isinstance(f, (EscapeFact,)) and f.target == "python":
+                # The truth test of a tensor is the branch's finding; an explicit escape
+                # in the predicate (`if m.sum().item() < k`) is a finding of its own.
+                if folded and isinstance(f, EscapeFact) and f.how == "bool":
                     continue
                 if folded and isinstance(f, BranchFact) and f.construct in ("and", "or"):
                     continue
@@ -118,6 +120,10 @@ class ExpressionEvaluator(CallSemantics):
         if value.type == "container" and value.elems is not None and len(value.elems) == n and not has_star(target):
             return list(value.elems)
         if value.type == "tensor":
+            if value.origin == "input":
+                # An unpacked forward input is taken for the tuple it most likely is:
+                # `cos, sin = position_embeddings` under a `torch.Tensor` annotation.
+                return [Value.tensor(False, value.shape_level)] * n
             if value.certain:
                 self.emit(IterationFact(self.site(target.span), "unpack", self.text(target)))
             return [Value.tensor(value.certain, value.shape_level)] * n

@@ -254,6 +254,38 @@ WRITES = """
 case("in-place-writes", re.sub(r"  # expect-local: UT304", "", WRITES))
 case("in-place-writes-local", re.sub(r"# expect-local:", "# expect:", WRITES), extend_select=["UT304"])
 
+# Recall: an explicit escape inside a predicate is a finding of its own (UT201 beside
+# UT101 / UT102); the truth test of a tensor is the branch's finding only.
+case("escape-in-predicate", """
+    import torch
+    import torch.nn as nn
+
+    class Prune(nn.Module):
+        def forward(self, x, mask: torch.Tensor, k: int):
+            if mask.sum().item() < k:  # expect: UT101, UT201
+                x = x[:k]
+            while x.max().item() > 1:  # expect: UT102, UT201
+                x = x / 2
+            if not mask.any():  # expect: UT101
+                x = x + 1
+            assert int(mask.sum()) > 0  # expect: UT101, UT201
+            return x
+""")
+
+# A forward input that is unpacked is taken for a tuple: `cos, sin = position_embeddings`
+# under a `torch.Tensor` annotation (transformers' rotary embeddings). Unpacking a tensor
+# the code computed is still UT105.
+case("unpacked-input", """
+    import torch
+    import torch.nn as nn
+
+    class Rotary(nn.Module):
+        def forward(self, x, position_embeddings: torch.Tensor):
+            cos, sin = position_embeddings
+            a, b = torch.softmax(x, 0)  # expect: UT105
+            return x * cos + a * sin + b
+""")
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_cause(name):
     source, options = CASES[name]
