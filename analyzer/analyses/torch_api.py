@@ -101,6 +101,14 @@ STATIC_FUNCTIONS = frozenset({
     "torch.distributed.is_initialized", "torch.distributed.get_world_size", "torch.distributed.get_rank",
     "torch.jit.annotate", "torch.jit.unused", "torch.jit.ignore", "torch.jit.export",
     "torch.is_nonzero_unknown", "torch.autocast", "torch.typename", "torch.nn.init.calculate_gain",
+    # dtypes, devices and switches of the process, not tensors
+    "torch.get_autocast_dtype", "torch.get_autocast_cpu_dtype", "torch.get_autocast_ipu_dtype",
+    "torch.get_autocast_xla_dtype", "torch.is_autocast_cpu_enabled", "torch.is_autocast_available",
+    "torch.is_autocast_cache_enabled", "torch.get_default_device", "torch.get_num_threads",
+    "torch.get_num_interop_threads", "torch.get_deterministic_debug_mode", "torch.is_warn_always_enabled",
+    "torch.get_float32_matmul_precision", "torch.is_deterministic_algorithms_warn_only_enabled",
+    "torch.set_default_dtype", "torch.set_grad_enabled", "torch.use_deterministic_algorithms",
+    "torch.amp.autocast", "torch.cpu.amp.autocast", "torch.manual_seed",
 })
 STATIC_PREFIXES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.checkpoint.is_",
                    "torch.version", "torch.__version__", "torch.overrides.", "torch.fx.", "torch._C.",

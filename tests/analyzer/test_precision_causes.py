@@ -286,6 +286,29 @@ case("unpacked-input", """
             return x * cos + a * sin + b
 """)
 
+# (5) Strings, dtypes, devices and numbers are not data: a dtype from torch's autocast
+# state, a device type string, a parameter annotated `int | torch.Tensor`.
+case("not-data", """
+    import torch
+    import torch.nn as nn
+
+    def is_fp16_enabled(device_type):
+        autocast_dtype = torch.get_autocast_dtype(device_type)
+        return autocast_dtype == torch.float16 and torch.is_autocast_enabled(device_type)
+
+    class Head(nn.Module):
+        def forward(self, x: torch.Tensor, logits_to_keep: int | torch.Tensor = 0, mode: str = "mean"):
+            if is_fp16_enabled(x.device.type) or x.dtype == torch.float16:
+                x = x.float()
+            if isinstance(logits_to_keep, int) and logits_to_keep == 0:
+                x = x[:, -1:]
+            if mode == "mean" and x.device.type == "cpu":
+                x = x.mean(1)
+            if x.sum() > 0:  # expect: UT101
+                x = -x
+            return x
+""")
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_cause(name):
     source, options = CASES[name]
