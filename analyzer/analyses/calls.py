@@ -351,11 +351,11 @@ class CallSemantics:
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type in ("python", "container")])
         if name in api.TUPLE_METHODS or (name in api.TUPLE_WITH_DIM_METHODS and (args and args[0].type == "python" or "dim" in kwargs)):
-            return Value.container(Value.tensor(True, level, origin="view" if name in api.VIEW_METHODS else None))
+            return Value.container(Value.tensor(True, level, origin=view_origin(recv) if name in api.VIEW_METHODS else None))
         if name in api.DATA_SHAPE_METHODS:
             return Value.tensor(True, DATA)
         return Value.tensor(True, level, ref="bool" if name in BOOL_METHODS else None,
-                            origin="view" if name in api.VIEW_METHODS else None)
+                            origin=view_origin(recv) if name in api.VIEW_METHODS else None)
 
 
 # ====================================================================== helpers
@@ -371,6 +371,13 @@ def as_attribute(value: Value) -> Value:
         return replace(value, level=STATIC, ctl=STATIC) if value.type != "container" else replace(
             value, level=STATIC, ctl=STATIC, elems=None, elem=as_attribute(value.elem) if value.elem else None)
     return replace(value, ctl=STATIC)
+
+
+def view_origin(base: Value) -> str | None:
+    """The origin of a view of ``base`` (`base[0]`, `base.view(...)`, `base.T`): it writes
+    into what ``base`` writes into. A view of a local tensor is local until it is bound
+    to a name of its own while its base has one (`FunctionAnalysis.statement`)."""
+    return base.origin if base.origin in ("input", "parameter", "view") else None
 
 
 def written_kind(tensor: Value) -> str:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
-from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level, written_kind
+from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level, view_origin, written_kind
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
@@ -237,7 +237,7 @@ class ExpressionEvaluator(CallSemantics):
             if attr in api.STATIC_ATTRIBUTES:
                 return STATIC_PY
             if attr in api.TENSOR_ATTRIBUTES:
-                return replace(base, origin="view" if attr in api.VIEW_ATTRIBUTES else None)
+                return replace(base, origin=view_origin(base) if attr in api.VIEW_ATTRIBUTES else None)
             return Value("method", ref=attr, elem=base)
         if t == "module":
             return self.module_attribute(base, attr, node)
@@ -301,8 +301,8 @@ class ExpressionEvaluator(CallSemantics):
         t = base.type
         if t == "tensor":
             shape_level = max(base.shape_level, index_shape_level(index))
-            # Basic indexing (ints, slices, None, ...) gives a view; a tensor index a copy.
-            return Value.tensor(base.certain, shape_level, origin=None if _has_tensor(index) else "view")
+            # Basic indexing (ints, slices, None, ...) gives a view; a tensor index a copy (origin "copy").
+            return Value.tensor(base.certain, shape_level, origin="copy" if _has_tensor(index) else view_origin(base))
         if t == "container":
             if base.elems is not None and isinstance(index_node, ir.Const) and isinstance(index_node.value, int):
                 try:
@@ -454,6 +454,21 @@ class ExpressionEvaluator(CallSemantics):
                 state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added))
                 return NONE
         return self.call(func, args, kwargs, e, state)
+
+
+def view_base(expr) -> str | None:
+    """The name whose storage ``expr`` views, for `y[0]`, `y.view(-1)`, `y.T[1:]`; None
+    for anything else (a copy, a temporary's view)."""
+    if isinstance(expr, ir.Subscript):
+        inner = expr.value
+    elif isinstance(expr, ir.Attribute) and expr.attr in api.VIEW_ATTRIBUTES:
+        inner = expr.value
+    elif (isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attribute) and expr.func.attr in api.VIEW_METHODS
+          and expr.func.attr not in api.TUPLE_METHODS):
+        inner = expr.func.value
+    else:
+        return None
+    return inner.id if isinstance(inner, ir.Name) else view_base(inner)
 
 
 def _has_tensor(index: Value) -> bool:

@@ -11,7 +11,7 @@ from analyzer.analyses import torch_api as api
 from analyzer.analyses.calls import as_index_level
 from analyzer.analyses.cfg import Node
 from analyzer.analyses.dataflow import Analysis, solve
-from analyzer.analyses.expressions import ExpressionEvaluator
+from analyzer.analyses.expressions import ExpressionEvaluator, view_base
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.levels import Level
 from analyzer.analyses.summaries import RETURN, Frame, Summary
@@ -336,6 +336,11 @@ class FunctionAnalysis:
         ev = self.evaluator
         if isinstance(s, ir.Assign):
             value = ev.ev(s.value, state)
+            if value.type == "tensor" and value.origin is None and len(s.targets) == 1 and isinstance(s.targets[0], ir.Name):
+                base = view_base(s.value)
+                if base is not None and base != s.targets[0].id and getattr(state.get(base), "type", None) == "tensor":
+                    # `v = y[0]` while `y` lives on: a write into `v` changes `y` too (UT301)
+                    value = replace(value, origin="view")
             for t in s.targets:
                 ev.bind(t, value, state)
         elif isinstance(s, ir.AugAssign):

@@ -249,7 +249,11 @@ WRITES = """
             picked = y[idx]
             picked[0] = 3  # expect-local: UT304
             self.cache[0] = x[0]  # expect: UT301
-            return shift_right(z.long(), 1) + y.sum() + picked.sum()
+            keys = x.new_empty(4, 6)
+            keys[..., :3].copy_(x[:4, :3])  # a temporary view of a local tensor: local
+            coords = torch.stack([x, x]).permute(1, 0, 2).contiguous()
+            coords[:, :, 0] += 1  # expect-local: UT304
+            return shift_right(z.long(), 1) + y.sum() + picked.sum() + keys.sum() + coords.sum()
 """
 case("in-place-writes", re.sub(r"  # expect-local: UT304", "", WRITES))
 case("in-place-writes-local", re.sub(r"# expect-local:", "# expect:", WRITES), extend_select=["UT304"])
