@@ -11,7 +11,7 @@ from analyzer.analyses.facts import EscapeFact, InplaceFact, IterationFact, OpFa
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.summaries import BOOL_METHODS, Summary
-from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
+from analyzer.analyses.values import DATA, NONE, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
 from analyzer.frontend import expr_text, ir
 
 
@@ -194,11 +194,15 @@ class CallSemantics:
             # What the branch functions return: a tensor, or a tuple of them to unpack.
             return Value.tensor(False, shape_level)
         ref = "bool" if name.rsplit(".", 1)[-1] in BOOL_METHODS else None
+        if not api.is_random(name):
+            ref = _shape_valued(args, kwargs, tensors_needed=False) or ref
         return Value.tensor(True, shape_level, ref=ref)
 
     def call_builtin(self, name: str, args, kwargs, node) -> Value:
         first = args[0] if args else UNKNOWN
         if name in api.TENSOR_TO_PYTHON_BUILTINS:
+            if first.type == "tensor" and first.ref == SHAPE_VALUED:
+                return Value.python(max(SHAPE, first.ctl))
             if first.is_certain_tensor:
                 self.emit(EscapeFact(self.site(node.span), name, "python", self.text(node)))
                 return Value.python(DATA)
@@ -218,7 +222,7 @@ class CallSemantics:
             if first.type == "tensor":
                 if first.certain:
                     self.emit(IterationFact(self.site(node.span), name if name in ("list", "tuple", "enumerate") else "for", self.text(node)))
-                row = Value.tensor(first.certain, first.shape_level)
+                row = Value.tensor(first.certain, first.shape_level, origin="row")
                 if name == "enumerate":  # (index, row) pairs: unpacking one is no tensor unpacking
                     return Value.container(Value.container(elems=(STATIC_PY, row)))
                 return Value.container(row)
@@ -239,7 +243,7 @@ class CallSemantics:
                 if a.type == "tensor":
                     if a.certain:
                         self.emit(IterationFact(self.site(node.span), "zip", self.text(node)))
-                    elems.append(Value.tensor(a.certain, a.shape_level))
+                    elems.append(Value.tensor(a.certain, a.shape_level, origin="row"))
                 elif a.type in ("container", "modules"):
                     level = max(level, a.level)
                     elems.append(a.elem or UNKNOWN)
@@ -257,7 +261,8 @@ class CallSemantics:
         if name in api.PYTHON_MATH_BUILTINS:
             tensors = [a for a in args if a.type == "tensor"]
             if tensors:
-                return Value.tensor(any(a.certain for a in tensors), max(a.shape_level for a in tensors))
+                return Value.tensor(any(a.certain for a in tensors), max(a.shape_level for a in tensors),
+                                    ref=_shape_valued(args, kwargs))
             if name in ("min", "max", "sum", "all", "any") and len(args) == 1 and first.type == "container":
                 elem = first.elem or UNKNOWN
                 return Value.python(max(first.level, elem.level if elem.type != "tensor" else DATA))
@@ -331,6 +336,8 @@ class CallSemantics:
             return STATIC_PY
         if name == "type" and not args and not kwargs:
             return STATIC_PY
+        if name in api.PYTHON_ESCAPE_METHODS and recv.ref == SHAPE_VALUED:
+            return Value.python(SHAPE) if name == "item" else Value.container(Value.python(SHAPE), level=shape_level)
         if name in api.PYTHON_ESCAPE_METHODS:
             if id(node) not in self.check_conditions:
                 self.emit(EscapeFact(self.site(node.span), name, "python", self.text(node)))
@@ -354,8 +361,10 @@ class CallSemantics:
             return Value.container(Value.tensor(True, level, origin=view_origin(recv) if name in api.VIEW_METHODS else None))
         if name in api.DATA_SHAPE_METHODS:
             return Value.tensor(True, DATA)
-        return Value.tensor(True, level, ref="bool" if name in BOOL_METHODS else None,
-                            origin=view_origin(recv) if name in api.VIEW_METHODS else None)
+        ref = "bool" if name in BOOL_METHODS else None
+        if recv.ref == SHAPE_VALUED and not api.is_random(name):
+            ref = _shape_valued([recv, *args], kwargs) or ref
+        return Value.tensor(True, level, ref=ref, origin=view_origin(recv) if name in api.VIEW_METHODS else None)
 
 
 # ====================================================================== helpers
@@ -403,6 +412,30 @@ def index_shape_level(index: Value) -> Level:
     if index.type == "container" and index.elems is not None:
         return max((index_shape_level(e) for e in index.elems), default=STATIC)
     return as_index_level(index)
+
+
+def _shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
+    """`SHAPE_VALUED` when every argument is a shape-valued tensor or a Python value of at
+    most shape level (and, with ``tensors_needed``, at least one is such a tensor)."""
+    values = list(args) + [v for k, v in kwargs.items() if k != "**"]
+    found = False
+    for v in values:
+        if v.type == "tensor":
+            if v.ref != SHAPE_VALUED:
+                return None
+            found = True
+        elif v.type in ("python", "none"):
+            if max(v.level, v.ctl) > SHAPE:
+                return None
+        elif v.type == "container":
+            elem = v.elem
+            if max(v.level, v.ctl) > SHAPE or (elem is not None and (elem.type == "tensor" and elem.ref != SHAPE_VALUED
+                                                                     or elem.type not in ("tensor", "python", "none")
+                                                                     or max(elem.level, elem.ctl) > SHAPE and elem.type != "tensor")):
+                return None
+        elif v.type != "ext":  # dtypes, devices
+            return None
+    return SHAPE_VALUED if found or not tensors_needed else None
 
 
 def _max_level(args, kwargs) -> Level:

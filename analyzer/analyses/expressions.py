@@ -13,7 +13,7 @@ from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, I
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.summaries import Frame
-from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, type_tag
+from analyzer.analyses.values import DATA, NONE, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, type_tag
 from analyzer.frontend import expr_text, ir
 
 TRAINING_FLAG = Value("python", STATIC, ref="training")
@@ -103,9 +103,12 @@ class ExpressionEvaluator(CallSemantics):
             self.bind(target.value, Value.container(value), state)
         elif isinstance(target, ir.Subscript):
             base = self.ev(target.value, state)
-            self.ev(target.index, state)
+            index = self.ev(target.index, state)
             if base.type == "tensor":
-                self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target), written_kind(base)))
+                if base.certain or _has_tensor(index):  # else maybe a list: `feature_maps[i] = ...`
+                    self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target), written_kind(base)))
+                if base.ref == SHAPE_VALUED and isinstance(target.value, ir.Name) and value.ref != SHAPE_VALUED:
+                    state[target.value.id] = replace(base, ref=None)  # written with other values
             elif base.type == "container" and isinstance(target.value, ir.Name):
                 state[target.value.id] = replace(base, elem=join(base.elem, value), elems=None)
         elif isinstance(target, ir.Attribute):
@@ -120,6 +123,10 @@ class ExpressionEvaluator(CallSemantics):
         if value.type == "container" and value.elems is not None and len(value.elems) == n and not has_star(target):
             return list(value.elems)
         if value.type == "tensor":
+            if value.origin == "row":
+                # A row of a tensor being iterated (`for t, h, w in grid_thw`): the
+                # iteration is the finding; the row's length is the tensor's last sizes.
+                return [Value.tensor(value.certain, value.shape_level)] * n
             if value.origin == "input":
                 # An unpacked forward input is taken for the tuple it most likely is:
                 # `cos, sin = position_embeddings` under a `torch.Tensor` annotation.
@@ -139,7 +146,7 @@ class ExpressionEvaluator(CallSemantics):
         if iterable.type == "tensor":
             if iterable.certain:
                 self.emit(IterationFact(self.site(span), how, self.text(node)))
-            return Value.tensor(iterable.certain, iterable.shape_level), STATIC
+            return Value.tensor(iterable.certain, iterable.shape_level, origin="row"), STATIC
         if iterable.type == "modules":
             return iterable.elem or UNKNOWN, iterable.ctl
         if iterable.type == "container":
@@ -337,6 +344,8 @@ class ExpressionEvaluator(CallSemantics):
             if not certain and any(v.type in ("unknown",) for v in others):
                 return UNKNOWN.tainted(max(a.ctl, b.ctl))
             ref = "bool" if op in ("&", "|", "^") and all(v.ref == "bool" for v in tensors) else None
+            if _all_shape_valued(tensors, others):
+                ref = SHAPE_VALUED
             return Value.tensor(certain, max(v.shape_level for v in tensors), ref=ref)
         if a.type == "container" and b.type == "container" and op == "+":
             elems = a.elems + b.elems if a.elems is not None and b.elems is not None else None
@@ -376,7 +385,8 @@ class ExpressionEvaluator(CallSemantics):
             certain = any(v.certain for v in tensors)
             if not certain and any(v.type == "unknown" for v in values):
                 return UNKNOWN
-            return Value.tensor(certain, max(v.shape_level for v in tensors), ref="bool")
+            shape_valued = _all_shape_valued(tensors, [v for v in values if v.type != "tensor"])
+            return Value.tensor(certain, max(v.shape_level for v in tensors), ref=SHAPE_VALUED if shape_valued else "bool")
         if any(v.type == "unknown" for v in values):
             return Value("unknown", max(v.level for v in values))
         return Value.python(max(max(v.level for v in values), max(v.ctl for v in values)))
@@ -453,7 +463,19 @@ class ExpressionEvaluator(CallSemantics):
                     added = added.elem or UNKNOWN
                 state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added))
                 return NONE
-        return self.call(func, args, kwargs, e, state)
+        result = self.call(func, args, kwargs, e, state)
+        if (isinstance(e.func, ir.Attribute) and isinstance(e.func.value, ir.Name) and func.type == "method"
+                and (api.is_inplace_method(e.func.attr) or e.func.attr in api.INDEX_PUT_METHODS)):
+            owner = state.get(e.func.value.id)
+            if owner is not None and owner.type == "tensor" and owner.ref == SHAPE_VALUED \
+                    and not all(a.ref == SHAPE_VALUED or a.type in ("python", "none") for a in args):
+                state[e.func.value.id] = replace(owner, ref=None)  # `acc.add_(x)`: no longer shape-valued
+        return result
+
+
+def _all_shape_valued(tensors, others) -> bool:
+    return all(v.ref == SHAPE_VALUED for v in tensors) and all(
+        v.type in ("python", "none", "ext") and max(v.level, v.ctl) <= SHAPE for v in others)
 
 
 def view_base(expr) -> str | None:

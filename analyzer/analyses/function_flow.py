@@ -110,9 +110,11 @@ class FunctionAnalysis:
             if decisive in values:
                 return decisive
             return neutral if all(v is neutral for v in values) else None
+        if isinstance(test, ir.Name) and test.id in api.TRUE_WITH_TORCH:
+            return True
         if isinstance(test, ir.Call):
             name = expr_text(test.func).rsplit(".", 1)[-1]
-            if name in api.TRUE_WHEN_TRACING:
+            if name in api.TRUE_WHEN_TRACING or name in api.TRUE_WITH_TORCH:
                 return True
             if name in api.FALSE_WHEN_TRACING:
                 return False

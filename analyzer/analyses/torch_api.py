@@ -123,6 +123,7 @@ TUPLE_FUNCTIONS = frozenset({
     "torch.atleast_1d_many", "torch.linalg.qr", "torch.linalg.svd", "torch.linalg.eig",
     "torch.linalg.eigh", "torch.linalg.slogdet", "torch.linalg.lu", "torch.cummax", "torch.cummin",
     "torch.histogram", "torch.lstsq", "torch.svd", "torch.qr", "torch.nn.functional.multi_head_attention_forward",
+    "torch.multi_head_attention_forward",  # F.multi_head_attention_forward, as `call_torch` spells it
 })
 TUPLE_WITH_DIM_FUNCTIONS = frozenset({"torch.max", "torch.min", "torch.median", "torch.nanmedian"})
 
@@ -168,6 +169,17 @@ def is_static_function(qualname: str) -> bool:
     return qualname in STATIC_FUNCTIONS or qualname.startswith(STATIC_PREFIXES)
 
 
+_RANDOM = ("rand", "normal", "bernoulli", "multinomial", "poisson", "dropout", "exponential_", "geometric_",
+           "cauchy_", "log_normal_", "uniform_", "random_")
+
+
+def is_random(name: str) -> bool:
+    """Functions and methods whose values are drawn at run time (`torch.rand`, `x.uniform_()`,
+    `F.dropout`): not known when the graph is traced, even from constant arguments."""
+    last = name.rsplit(".", 1)[-1]
+    return any(r in last for r in _RANDOM)
+
+
 def is_inplace_method(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_") and name not in ("requires_grad_",)
 
@@ -197,6 +209,10 @@ FALSE_WHEN_TRACING = frozenset({
     "is_torchdynamo_exporting",   # transformers
     "is_fx_tracing",          # torch.fx._symbolic_trace.is_fx_tracing
 })
+# True whenever torch runs (availability flags of libraries that work without it:
+# transformers' `_is_torch_available`, `is_torch_available()`).
+TRUE_WITH_TORCH = frozenset({"is_torch_available", "_is_torch_available", "_torch_available"})
+
 # Decorators that make a function scripted when it is called under the tracer: its
 # branches and loops are kept (TorchScript If/Loop), so they are no trace hazards.
 SCRIPTED_WHEN_TRACING_DECORATORS = frozenset({"_script_if_tracing"})

@@ -46,7 +46,7 @@ RULE = Rule(
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        x[x < 0] = 0\n        return x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        x.add_(1)\n        return x\n",
-        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        y = x * 1\n        v = y[0]\n"
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        y = x * 1\n        v = y[0]\n"
         "        v[:] = 7\n        return y\n",
     ),
 )

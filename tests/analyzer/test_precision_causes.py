@@ -234,8 +234,9 @@ WRITES = """
             super().__init__()
             self.register_buffer("cache", torch.zeros(4, 3))
 
-        def forward(self, x, mask, idx):
+        def forward(self, x: torch.Tensor, mask, idx, levels):
             x[~mask] = 0.0  # expect: UT301
+            levels[0] = x  # `levels` may well be a list: quiet
             y = x * 2
             y[:, 0] = 1  # expect-local: UT304
             y[y < 0] = 0  # expect-local: UT304
@@ -311,6 +312,65 @@ case("not-data", """
             if x.sum() > 0:  # expect: UT101
                 x = -x
             return x
+""")
+
+# (5) Tensors computed from shapes and constants only (`torch.tensor(h / w)`,
+# `torch.ceil(n_frames)` of a size) hold shape values: deciding on them or escaping them
+# is a shape matter (UT103), not data. Written with data, they are data again.
+case("shape-valued-tensors", """
+    import torch
+    import torch.nn as nn
+
+    def infer_scale(feature, original_size: list[int]) -> float:
+        size = feature.shape[-2:]
+        scales = []
+        for s1, s2 in zip(size, original_size):
+            scales.append(2 ** float(torch.tensor(float(s1) / float(s2)).log2().round()))
+        return scales[0]
+
+    class Conv(nn.Module):
+        def forward(self, x: torch.Tensor, stride: int = 2):
+            n_frames = torch.ceil(torch.tensor(x.shape[-1] / stride)).to(torch.int64) - 1
+            extra = n_frames * stride - x.shape[-1]
+            if max(0, extra) <= 1:
+                x = nn.functional.pad(x, (0, 1))
+            scale = infer_scale(x, [64, 64])
+            acc = torch.zeros(x.shape[0])
+            acc.add_(x.sum(-1))
+            if acc.max() > scale:  # expect: UT101
+                x = x * 2
+            noise = torch.rand(1)
+            if noise.item() < 0.5:  # expect: UT101, UT201
+                x = -x
+            return x
+""")
+
+# Calls that return tuples, and rows of an iterated tensor: unpacking them is no tensor
+# unpacking (the iteration is reported once). Availability flags of libraries that work
+# without torch are True.
+case("not-a-tensor-unpack", """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    _is_torch_available = False
+    try:
+        import torch
+        _is_torch_available = True
+    except ImportError:
+        pass
+
+    def torch_int(x):
+        if not _is_torch_available:
+            return int(x)
+        return x.to(torch.int64) if torch.jit.is_tracing() else int(x)  # expect: UT201
+
+    class Attention(nn.Module):
+        def forward(self, q: torch.Tensor, grid_thw: torch.Tensor):
+            out, weights = F.multi_head_attention_forward(q, q, q, 8, 2, None, None, None, None, False, 0.0, None, None)
+            for t, h, w in grid_thw:  # expect: UT105
+                out = out + t * h * w
+            return out, torch_int(weights.sum())
 """)
 
 @pytest.mark.parametrize("name", sorted(CASES))
