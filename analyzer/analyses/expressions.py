@@ -105,7 +105,9 @@ class ExpressionEvaluator(CallSemantics):
             base = self.ev(target.value, state)
             index = self.ev(target.index, state)
             if base.type == "tensor":
-                if base.certain or _has_tensor(index):  # else maybe a list: `feature_maps[i] = ...`
+                # An assumed tensor may be a list (`feature_maps[i] = ...`); a tensor index or
+                # a multi-axis index (`state[1][:, :, i] = ...`) says it is not.
+                if base.certain or _has_tensor(index) or _multi_axis(target.index):
                     self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target), written_kind(base)))
                 if base.ref == SHAPE_VALUED and isinstance(target.value, ir.Name) and value.ref != SHAPE_VALUED:
                     state[target.value.id] = replace(base, ref=None)  # written with other values
@@ -491,6 +493,11 @@ def view_base(expr) -> str | None:
     else:
         return None
     return inner.id if isinstance(inner, ir.Name) else view_base(inner)
+
+
+def _multi_axis(index) -> bool:
+    return isinstance(index, ir.Tuple) and any(
+        isinstance(e, ir.Slice) or (isinstance(e, ir.Const) and e.value is Ellipsis) for e in index.elts)
 
 
 def _has_tensor(index: Value) -> bool:

@@ -237,6 +237,7 @@ WRITES = """
         def forward(self, x: torch.Tensor, mask, idx, levels):
             x[~mask] = 0.0  # expect: UT301
             levels[0] = x  # `levels` may well be a list: quiet
+            levels[1][:, 0] = x[:, 0]  # expect: UT301
             y = x * 2
             y[:, 0] = 1  # expect-local: UT304
             y[y < 0] = 0  # expect-local: UT304
