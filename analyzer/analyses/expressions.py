@@ -476,8 +476,10 @@ class ExpressionEvaluator(CallSemantics):
 
 
 def _all_shape_valued(tensors, others) -> bool:
+    """Shape-valued tensors with Python values of at most shape level (an unresolved
+    attribute such as `self.padding_right` counts as one: quiet when unsure)."""
     return all(v.ref == SHAPE_VALUED for v in tensors) and all(
-        v.type in ("python", "none", "ext") and max(v.level, v.ctl) <= SHAPE for v in others)
+        v.type in ("python", "none", "ext", "unknown") and max(v.level, v.ctl) <= SHAPE for v in others)
 
 
 def view_base(expr) -> str | None:
