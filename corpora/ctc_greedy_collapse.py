@@ -20,7 +20,7 @@ class CTCGreedyDecoder(nn.Module):
         for t in range(best.shape[0]):  # expect: UT104
             label = best[t]
             if label != prev and label != self.blank:  # expect: UT101
-                out[n] = label  # expect: UT301
+                out[n] = label  # expect: UT304
                 n += 1
             prev = label
         return out[:n], best

@@ -19,11 +19,11 @@ class FarthestPointSampler(nn.Module):
         farthest = torch.zeros(batch, dtype=torch.long)
         batch_idx = torch.arange(batch)
         for i in range(self.npoint):
-            centroids[:, i] = farthest  # expect: UT301
+            centroids[:, i] = farthest  # expect: UT304
             centroid = xyz[batch_idx, farthest, :].unsqueeze(1)
             dist = ((xyz - centroid) ** 2).sum(dim=-1)
             closer = dist < distance
-            distance[closer] = dist[closer]  # expect: UT301
+            distance[closer] = dist[closer]  # expect: UT304
             farthest = torch.argmax(distance, dim=-1)
         sampled = torch.gather(xyz, 1, centroids.unsqueeze(-1).expand(-1, -1, 3))
         return centroids, self.embed(sampled)

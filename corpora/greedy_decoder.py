@@ -21,7 +21,7 @@ class GreedyDecoder(nn.Module):
         token = torch.full((1,), self.bos_id, dtype=torch.long)
         tokens = [token]
         steps = 0
-        while token.item() != self.eos_id:  # expect: UT102
+        while token.item() != self.eos_id:  # expect: UT102, UT201
             if steps == self.max_len:
                 break
             h = self.cell(self.embed(token), h)

@@ -19,7 +19,7 @@ class PaddedSlotPooling(nn.Module):
         h = self.fc(x)
         h.relu_()
         pooled = h.new_zeros(self.slots, h.shape[-1])
-        pooled.index_put_((slot_ids,), h, accumulate=True)  # expect: UT301
+        pooled.index_put_((slot_ids,), h, accumulate=True)  # expect: UT304
         return pooled
 
 

@@ -21,7 +21,7 @@ class Top1MoE(nn.Module):
         for i, expert in enumerate(self.experts):
             mask = expert_idx == i
             if mask.any():  # expect: UT101
-                out[mask] = weight[mask, None] * expert(x[mask])  # expect: UT301
+                out[mask] = weight[mask, None] * expert(x[mask])  # expect: UT304
         return out
 
 

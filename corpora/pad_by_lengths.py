@@ -17,7 +17,7 @@ class RaggedToPadded(nn.Module):
         out = flat.new_zeros(cpu_lengths.shape[0], self.max_len, flat.shape[-1])
         start = 0
         for i, n in enumerate(cpu_lengths):  # expect: UT105
-            out[i, :n] = self.proj(flat[start : start + n])  # expect: UT301
+            out[i, :n] = self.proj(flat[start : start + n])  # expect: UT304
             start = start + n
         return out
 

@@ -1,6 +1,6 @@
 """Channels-first LayerNorm (ConvNeXt / SegFormer style) that accepts (N, C), (N, C, L) or
-(N, C, H, W) inputs by branching on the rank. A trace keeps only the layout of its example
-input; the shape assert disappears from the graph."""
+(N, C, H, W) inputs by branching on the rank. The rank branch is static (a graph has one
+rank per input); the shape assert disappears from the graph."""
 
 import torch
 import torch.nn as nn
@@ -17,9 +17,9 @@ class ChannelsFirstLayerNorm(nn.Module):
 
     def forward(self, x):
         assert x.shape[1] == self.channels  # expect: UT103
-        if x.dim() == 2:  # expect: UT103
+        if x.dim() == 2:  # the rank: static (fixed in every graph)
             return F.layer_norm(x, (self.channels,), self.weight, self.bias, self.eps)
-        elif x.dim() == 3:  # expect: UT103
+        elif x.dim() == 3:  # the rank: static
             y = F.layer_norm(x.transpose(1, 2), (self.channels,), self.weight, self.bias, self.eps)
             return y.transpose(1, 2)
         y = F.layer_norm(x.movedim(1, -1), (self.channels,), self.weight, self.bias, self.eps)

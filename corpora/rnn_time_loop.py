@@ -1,6 +1,6 @@
 """Elman RNN written as an explicit Python loop over time, accepting batched or unbatched
-sequences (as torch.nn.RNN does). A trace unrolls the loop to the example's length and
-keeps only the rank branch the example took."""
+sequences (as torch.nn.RNN does). A trace unrolls the loop to the example's length; the
+rank branch is static (a graph has one rank per input)."""
 
 import torch
 import torch.nn as nn
@@ -14,7 +14,7 @@ class ElmanRNN(nn.Module):
         self.hidden = hidden
 
     def forward(self, x):
-        if x.dim() == 2:  # expect: UT103
+        if x.dim() == 2:  # the rank: static (fixed in every graph)
             x = x.unsqueeze(0)
         h = x.new_zeros(x.shape[0], self.hidden)
         outputs = []

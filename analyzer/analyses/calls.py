@@ -11,8 +11,8 @@ from analyzer.analyses.facts import EscapeFact, InplaceFact, IterationFact, OpFa
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.summaries import BOOL_METHODS, Summary
-from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
-from analyzer.frontend import ir
+from analyzer.analyses.values import DATA, NONE, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
+from analyzer.frontend import expr_text, ir
 
 
 class CallSemantics:
@@ -106,15 +106,20 @@ class CallSemantics:
             summary = self.analyzer.call_function(key, fn, module, bound, self_value, class_key, collect=collect)
         else:
             summary = self.analyzer.call_function(key, fn, module, bound, self_value, class_key)
-        self._forward_facts(summary)
+        # `@torch.jit._script_if_tracing`: scripted when called under the tracer, so its
+        # branches and loops are kept; only the ops it exports are facts.
+        scripted = any(expr_text(d).rsplit(".", 1)[-1] in api.SCRIPTED_WHEN_TRACING_DECORATORS for d in fn.decorators)
+        self._forward_facts(summary, ops_only=scripted)
         return summary.returns
 
-    def _forward_facts(self, summary: Summary) -> None:
+    def _forward_facts(self, summary: Summary, ops_only: bool = False) -> None:
         if self.sink is None or self.frame is None:
             return
         for f in summary.facts:
             if self.unexported and isinstance(f, OpFact):
                 continue  # called from code that an export does not run
+            if ops_only and not isinstance(f, OpFact):
+                continue
             self.sink.append(replace(f, site=f.site.called_from(self.frame.qualname)))
 
     def emit_op(self, op: str, node) -> None:
@@ -189,11 +194,15 @@ class CallSemantics:
             # What the branch functions return: a tensor, or a tuple of them to unpack.
             return Value.tensor(False, shape_level)
         ref = "bool" if name.rsplit(".", 1)[-1] in BOOL_METHODS else None
+        if not api.is_random(name):
+            ref = _shape_valued(args, kwargs, tensors_needed=False) or ref
         return Value.tensor(True, shape_level, ref=ref)
 
     def call_builtin(self, name: str, args, kwargs, node) -> Value:
         first = args[0] if args else UNKNOWN
         if name in api.TENSOR_TO_PYTHON_BUILTINS:
+            if first.type == "tensor" and first.ref == SHAPE_VALUED:
+                return Value.python(max(SHAPE, first.ctl))
             if first.is_certain_tensor:
                 self.emit(EscapeFact(self.site(node.span), name, "python", self.text(node)))
                 return Value.python(DATA)
@@ -213,7 +222,10 @@ class CallSemantics:
             if first.type == "tensor":
                 if first.certain:
                     self.emit(IterationFact(self.site(node.span), name if name in ("list", "tuple", "enumerate") else "for", self.text(node)))
-                return Value.container(Value.tensor(first.certain, first.shape_level))
+                row = Value.tensor(first.certain, first.shape_level, origin="row")
+                if name == "enumerate":  # (index, row) pairs: unpacking one is no tensor unpacking
+                    return Value.container(Value.container(elems=(STATIC_PY, row)))
+                return Value.container(row)
             if first.type in ("container", "modules"):
                 elem = first.elem
                 if name == "enumerate":
@@ -231,7 +243,7 @@ class CallSemantics:
                 if a.type == "tensor":
                     if a.certain:
                         self.emit(IterationFact(self.site(node.span), "zip", self.text(node)))
-                    elems.append(Value.tensor(a.certain, a.shape_level))
+                    elems.append(Value.tensor(a.certain, a.shape_level, origin="row"))
                 elif a.type in ("container", "modules"):
                     level = max(level, a.level)
                     elems.append(a.elem or UNKNOWN)
@@ -249,7 +261,8 @@ class CallSemantics:
         if name in api.PYTHON_MATH_BUILTINS:
             tensors = [a for a in args if a.type == "tensor"]
             if tensors:
-                return Value.tensor(any(a.certain for a in tensors), max(a.shape_level for a in tensors))
+                return Value.tensor(any(a.certain for a in tensors), max(a.shape_level for a in tensors),
+                                    ref=_shape_valued(args, kwargs))
             if name in ("min", "max", "sum", "all", "any") and len(args) == 1 and first.type == "container":
                 elem = first.elem or UNKNOWN
                 return Value.python(max(first.level, elem.level if elem.type != "tensor" else DATA))
@@ -323,6 +336,8 @@ class CallSemantics:
             return STATIC_PY
         if name == "type" and not args and not kwargs:
             return STATIC_PY
+        if name in api.PYTHON_ESCAPE_METHODS and recv.ref == SHAPE_VALUED:
+            return Value.python(SHAPE) if name == "item" else Value.container(Value.python(SHAPE), level=shape_level)
         if name in api.PYTHON_ESCAPE_METHODS:
             if id(node) not in self.check_conditions:
                 self.emit(EscapeFact(self.site(node.span), name, "python", self.text(node)))
@@ -333,20 +348,23 @@ class CallSemantics:
         if name in api.NUMPY_ESCAPE_METHODS:
             self.emit(EscapeFact(self.site(node.span), name, "numpy", self.text(node)))
             return Value.python(DATA)
-        if name in api.INDEX_PUT_METHODS:
-            self.emit(InplaceFact(self.site(node.span), "index_put_", self.text(node)))
+        if name in api.INDEX_PUT_METHODS and name.endswith("_"):
+            self.emit(InplaceFact(self.site(node.span), "index_put_", self.text(node), written_kind(recv)))
             return recv
         if api.is_inplace_method(name):
-            if recv.origin == "input":
-                self.emit(InplaceFact(self.site(node.span), "inplace-input", self.text(node)))
+            if recv.origin in ("input", "view"):
+                self.emit(InplaceFact(self.site(node.span), "inplace-input", self.text(node), recv.origin))
             return recv
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type in ("python", "container")])
         if name in api.TUPLE_METHODS or (name in api.TUPLE_WITH_DIM_METHODS and (args and args[0].type == "python" or "dim" in kwargs)):
-            return Value.container(Value.tensor(True, level))
+            return Value.container(Value.tensor(True, level, origin=view_origin(recv) if name in api.VIEW_METHODS else None))
         if name in api.DATA_SHAPE_METHODS:
             return Value.tensor(True, DATA)
-        return Value.tensor(True, level, ref="bool" if name in BOOL_METHODS else None)
+        ref = "bool" if name in BOOL_METHODS else None
+        if recv.ref == SHAPE_VALUED and not api.is_random(name):
+            ref = _shape_valued([recv, *args], kwargs) or ref
+        return Value.tensor(True, level, ref=ref, origin=view_origin(recv) if name in api.VIEW_METHODS else None)
 
 
 # ====================================================================== helpers
@@ -364,6 +382,21 @@ def as_attribute(value: Value) -> Value:
     return replace(value, ctl=STATIC)
 
 
+def view_origin(base: Value) -> str | None:
+    """The origin of a view of ``base`` (`base[0]`, `base.view(...)`, `base.T`): it writes
+    into what ``base`` writes into. A view of a local tensor is local until it is bound
+    to a name of its own while its base has one (`FunctionAnalysis.statement`)."""
+    return base.origin if base.origin in ("input", "parameter", "view") else None
+
+
+def written_kind(tensor: Value) -> str:
+    """What an in-place write goes into, for UT301: a forward "input", a "parameter" or
+    buffer (module state), a "view" of another tensor (the write changes it too), or a
+    "local" tensor the code made itself (`torch.zeros(...)`, `x.clone()`, an op's result),
+    which the legacy tracer records faithfully."""
+    return tensor.origin if tensor.origin in ("input", "parameter", "view") else "local"
+
+
 def as_index_level(v: Value) -> Level:
     """Level of a Python value used as a size, bound or index."""
     if v.type in ("python", "container"):
@@ -379,6 +412,30 @@ def index_shape_level(index: Value) -> Level:
     if index.type == "container" and index.elems is not None:
         return max((index_shape_level(e) for e in index.elems), default=STATIC)
     return as_index_level(index)
+
+
+def _shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
+    """`SHAPE_VALUED` when every argument is a shape-valued tensor or a Python value of at
+    most shape level (and, with ``tensors_needed``, at least one is such a tensor)."""
+    values = list(args) + [v for k, v in kwargs.items() if k != "**"]
+    found = False
+    for v in values:
+        if v.type == "tensor":
+            if v.ref != SHAPE_VALUED:
+                return None
+            found = True
+        elif v.type in ("python", "none"):
+            if max(v.level, v.ctl) > SHAPE:
+                return None
+        elif v.type == "container":
+            elem = v.elem
+            if max(v.level, v.ctl) > SHAPE or (elem is not None and (elem.type == "tensor" and elem.ref != SHAPE_VALUED
+                                                                     or elem.type not in ("tensor", "python", "none")
+                                                                     or max(elem.level, elem.ctl) > SHAPE and elem.type != "tensor")):
+                return None
+        elif v.type != "ext":  # dtypes, devices
+            return None
+    return SHAPE_VALUED if found or not tensors_needed else None
 
 
 def _max_level(args, kwargs) -> Level:

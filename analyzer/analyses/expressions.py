@@ -8,13 +8,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
-from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level
+from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level, view_origin, written_kind
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.summaries import Frame
-from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, type_tag
+from analyzer.analyses.values import DATA, NONE, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, type_tag
 from analyzer.frontend import expr_text, ir
+
+TRAINING_FLAG = Value("python", STATIC, ref="training")
 
 if TYPE_CHECKING:
     from analyzer.analyses.kinds import KindAnalyzer
@@ -64,7 +66,9 @@ class ExpressionEvaluator(CallSemantics):
         if outer is not None:
             folded = level >= SHAPE if report else level >= DATA
             for f in inner:
-                if folded and isinstance(f, (EscapeFact,)) and f.target == "python":
+                # The truth test of a tensor is the branch's finding; an explicit escape
+                # in the predicate (`if m.sum().item() < k`) is a finding of its own.
+                if folded and isinstance(f, EscapeFact) and f.how == "bool":
                     continue
                 if folded and isinstance(f, BranchFact) and f.construct in ("and", "or"):
                     continue
@@ -99,9 +103,14 @@ class ExpressionEvaluator(CallSemantics):
             self.bind(target.value, Value.container(value), state)
         elif isinstance(target, ir.Subscript):
             base = self.ev(target.value, state)
-            self.ev(target.index, state)
+            index = self.ev(target.index, state)
             if base.type == "tensor":
-                self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target)))
+                # An assumed tensor may be a list (`feature_maps[i] = ...`); a tensor index or
+                # a multi-axis index (`state[1][:, :, i] = ...`) says it is not.
+                if base.certain or _has_tensor(index) or _multi_axis(target.index):
+                    self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target), written_kind(base)))
+                if base.ref == SHAPE_VALUED and isinstance(target.value, ir.Name) and value.ref != SHAPE_VALUED:
+                    state[target.value.id] = replace(base, ref=None)  # written with other values
             elif base.type == "container" and isinstance(target.value, ir.Name):
                 state[target.value.id] = replace(base, elem=join(base.elem, value), elems=None)
         elif isinstance(target, ir.Attribute):
@@ -116,6 +125,14 @@ class ExpressionEvaluator(CallSemantics):
         if value.type == "container" and value.elems is not None and len(value.elems) == n and not has_star(target):
             return list(value.elems)
         if value.type == "tensor":
+            if value.origin == "row":
+                # A row of a tensor being iterated (`for t, h, w in grid_thw`): the
+                # iteration is the finding; the row's length is the tensor's last sizes.
+                return [Value.tensor(value.certain, value.shape_level)] * n
+            if value.origin == "input":
+                # An unpacked forward input is taken for the tuple it most likely is:
+                # `cos, sin = position_embeddings` under a `torch.Tensor` annotation.
+                return [Value.tensor(False, value.shape_level)] * n
             if value.certain:
                 self.emit(IterationFact(self.site(target.span), "unpack", self.text(target)))
             return [Value.tensor(value.certain, value.shape_level)] * n
@@ -131,7 +148,7 @@ class ExpressionEvaluator(CallSemantics):
         if iterable.type == "tensor":
             if iterable.certain:
                 self.emit(IterationFact(self.site(span), how, self.text(node)))
-            return Value.tensor(iterable.certain, iterable.shape_level), STATIC
+            return Value.tensor(iterable.certain, iterable.shape_level, origin="row"), STATIC
         if iterable.type == "modules":
             return iterable.elem or UNKNOWN, iterable.ctl
         if iterable.type == "container":
@@ -225,13 +242,11 @@ class ExpressionEvaluator(CallSemantics):
         if t == "tensor":
             if attr in api.SHAPE_ATTRIBUTES:
                 lvl = base.shape_level
-                if attr == "ndim":
-                    return Value.python(lvl)
                 return Value.container(Value.python(lvl), level=lvl, ref="shape")
             if attr in api.STATIC_ATTRIBUTES:
                 return STATIC_PY
             if attr in api.TENSOR_ATTRIBUTES:
-                return replace(base, origin=None)
+                return replace(base, origin=view_origin(base) if attr in api.VIEW_ATTRIBUTES else None)
             return Value("method", ref=attr, elem=base)
         if t == "module":
             return self.module_attribute(base, attr, node)
@@ -249,6 +264,8 @@ class ExpressionEvaluator(CallSemantics):
                 return Value.container(Value.python(base.level), level=base.level, ref="shape")
             return Value("method", ref=attr, elem=base)
         if t == "unknown":
+            if attr in api.STATIC_ATTRIBUTES:
+                return STATIC_PY
             if attr in api.SHAPE_ATTRIBUTES:
                 return Value.container(Value.python(SHAPE), level=SHAPE, ref="shape")
             return Value("method", ref=attr, elem=base) if base.level >= DATA else UNKNOWN
@@ -256,7 +273,7 @@ class ExpressionEvaluator(CallSemantics):
 
     def module_attribute(self, base: Value, attr: str, node) -> Value:
         if attr == "training":
-            return STATIC_PY
+            return TRAINING_FLAG  # False in an export: what it guards is training-only code
         key = base.ref
         if isinstance(key, ClassKey):
             attrs = self.analyzer.attributes(key)
@@ -272,6 +289,8 @@ class ExpressionEvaluator(CallSemantics):
                 return bound
             if attr in ("weight", "bias"):
                 return Value.tensor(origin="parameter")
+            if attr in ("register_buffer", "register_parameter"):
+                return Value("method", ref=attr, elem=base)  # records the buffer (`call_method`)
             return UNKNOWN
         if isinstance(key, str):
             if attr in ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias",
@@ -291,7 +310,8 @@ class ExpressionEvaluator(CallSemantics):
         t = base.type
         if t == "tensor":
             shape_level = max(base.shape_level, index_shape_level(index))
-            return Value.tensor(base.certain, shape_level)
+            # Basic indexing (ints, slices, None, ...) gives a view; a tensor index a copy (origin "copy").
+            return Value.tensor(base.certain, shape_level, origin="copy" if _has_tensor(index) else view_origin(base))
         if t == "container":
             if base.elems is not None and isinstance(index_node, ir.Const) and isinstance(index_node.value, int):
                 try:
@@ -326,6 +346,8 @@ class ExpressionEvaluator(CallSemantics):
             if not certain and any(v.type in ("unknown",) for v in others):
                 return UNKNOWN.tainted(max(a.ctl, b.ctl))
             ref = "bool" if op in ("&", "|", "^") and all(v.ref == "bool" for v in tensors) else None
+            if _all_shape_valued(tensors, others):
+                ref = SHAPE_VALUED
             return Value.tensor(certain, max(v.shape_level for v in tensors), ref=ref)
         if a.type == "container" and b.type == "container" and op == "+":
             elems = a.elems + b.elems if a.elems is not None and b.elems is not None else None
@@ -351,6 +373,10 @@ class ExpressionEvaluator(CallSemantics):
     def _ev_Compare(self, e, state):
         values = [self.ev(e.left, state)] + [self.ev(c, state) for c in e.comparators]
         if all(op in ("is", "is not") for op in e.ops):
+            if any(isinstance(x, ir.Const) and x.value is None for x in [e.left, *e.comparators]):
+                # Never data: where None-ness was decided by data, that decision (the
+                # branch that bound the value) is the hazard, reported where it is.
+                return STATIC_PY
             return Value.python(max(v.identity_level() for v in values))
         if any(op in ("in", "not in") for op in e.ops):
             if any(v.type == "tensor" for v in values):
@@ -361,7 +387,8 @@ class ExpressionEvaluator(CallSemantics):
             certain = any(v.certain for v in tensors)
             if not certain and any(v.type == "unknown" for v in values):
                 return UNKNOWN
-            return Value.tensor(certain, max(v.shape_level for v in tensors), ref="bool")
+            shape_valued = _all_shape_valued(tensors, [v for v in values if v.type != "tensor"])
+            return Value.tensor(certain, max(v.shape_level for v in tensors), ref=SHAPE_VALUED if shape_valued else "bool")
         if any(v.type == "unknown" for v in values):
             return Value("unknown", max(v.level for v in values))
         return Value.python(max(max(v.level for v in values), max(v.ctl for v in values)))
@@ -438,7 +465,47 @@ class ExpressionEvaluator(CallSemantics):
                     added = added.elem or UNKNOWN
                 state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added))
                 return NONE
-        return self.call(func, args, kwargs, e, state)
+        result = self.call(func, args, kwargs, e, state)
+        if (isinstance(e.func, ir.Attribute) and isinstance(e.func.value, ir.Name) and func.type == "method"
+                and (api.is_inplace_method(e.func.attr) or e.func.attr in api.INDEX_PUT_METHODS)):
+            owner = state.get(e.func.value.id)
+            if owner is not None and owner.type == "tensor" and owner.ref == SHAPE_VALUED \
+                    and not all(a.ref == SHAPE_VALUED or a.type in ("python", "none") for a in args):
+                state[e.func.value.id] = replace(owner, ref=None)  # `acc.add_(x)`: no longer shape-valued
+        return result
+
+
+def _all_shape_valued(tensors, others) -> bool:
+    """Shape-valued tensors with Python values of at most shape level (an unresolved
+    attribute such as `self.padding_right` counts as one: quiet when unsure)."""
+    return all(v.ref == SHAPE_VALUED for v in tensors) and all(
+        v.type in ("python", "none", "ext", "unknown") and max(v.level, v.ctl) <= SHAPE for v in others)
+
+
+def view_base(expr) -> str | None:
+    """The name whose storage ``expr`` views, for `y[0]`, `y.view(-1)`, `y.T[1:]`; None
+    for anything else (a copy, a temporary's view)."""
+    if isinstance(expr, ir.Subscript):
+        inner = expr.value
+    elif isinstance(expr, ir.Attribute) and expr.attr in api.VIEW_ATTRIBUTES:
+        inner = expr.value
+    elif (isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attribute) and expr.func.attr in api.VIEW_METHODS
+          and expr.func.attr not in api.TUPLE_METHODS):
+        inner = expr.func.value
+    else:
+        return None
+    return inner.id if isinstance(inner, ir.Name) else view_base(inner)
+
+
+def _multi_axis(index) -> bool:
+    return isinstance(index, ir.Tuple) and any(
+        isinstance(e, ir.Slice) or (isinstance(e, ir.Const) and e.value is Ellipsis) for e in index.elts)
+
+
+def _has_tensor(index: Value) -> bool:
+    if index.type == "tensor":
+        return True
+    return index.type == "container" and index.elems is not None and any(_has_tensor(e) for e in index.elems)
 
 
 def _is_item_call(node) -> bool:

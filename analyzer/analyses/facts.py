@@ -129,6 +129,8 @@ class InplaceFact:
     site: Site
     how: str  # "index-assign" | "index_put_" | "inplace-input"
     expression: str
+    # what is written: "input" | "parameter" | "view" (of another tensor) | "local" (made here)
+    target: str = "input"
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,10 +177,30 @@ class ScriptabilityFact:
 
 
 @dataclass(frozen=True, slots=True)
+class TrainingOnlyFact:
+    """A hazard fact (branch, loop, iteration, escape, in-place write) in code that runs
+    only in training: under `if self.training`, behind `labels is not None` where
+    `labels` defaults to None, or after `if not self.training: return`. An eval-mode
+    export never runs it; UT106 (off by default) reports it."""
+
+    site: Site
+    fact: "Fact"
+
+    @property
+    def how(self) -> str:  # what `_dedupe` tells sites apart by
+        inner = self.fact
+        return f"training:{type(inner).__name__}:{getattr(inner, 'construct', getattr(inner, 'how', ''))}"
+
+    def unwrapped(self) -> "Fact":
+        """The hazard as its own rule sees it, at this fact's site and call path."""
+        return replace(self.fact, site=self.site)
+
+
+@dataclass(frozen=True, slots=True)
 class ParseErrorFact:
     site: Site
     message: str
 
 
 Fact = (BranchFact | LoopFact | IterationFact | EscapeFact | InplaceFact | OpFact | TargetFact | ScriptabilityFact
-        | ParseErrorFact)
+        | TrainingOnlyFact | ParseErrorFact)

@@ -11,8 +11,8 @@ from analyzer.analyses import torch_api as api
 from analyzer.analyses.calls import as_index_level
 from analyzer.analyses.cfg import Node
 from analyzer.analyses.dataflow import Analysis, solve
-from analyzer.analyses.expressions import ExpressionEvaluator
-from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, LoopFact, Site
+from analyzer.analyses.expressions import ExpressionEvaluator, view_base
+from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.levels import Level
 from analyzer.analyses.summaries import RETURN, Frame, Summary
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
@@ -24,8 +24,20 @@ if TYPE_CHECKING:
 
 
 class FunctionAnalysis:
-    def __init__(self, analyzer: KindAnalyzer, frame: Frame, args: dict[str, Value]):
+    """One function body. Statements the legacy tracer never runs for an eval-mode module
+    are not evaluated at all (`dead`: what a tracing guard skips, `training_only`: what
+    runs only in training); so they neither report nor bind (a flag set only under
+    LayerDrop stays static). The hazards of training-only code are found by a second run
+    with it live (``training_run``), which keeps only the facts found there, wrapped as
+    `TrainingOnlyFact` (UT106)."""
+
+    def __init__(self, analyzer: KindAnalyzer, frame: Frame, args: dict[str, Value], training_run: bool = False):
         self.analyzer = analyzer
+        self.training_run = training_run
+        self.dead: set[int] = set()  # ids of statements a trace never runs
+        self.training_only: set[int] = set()  # ids of statements only training runs
+        self.training_tests: set[int] = set()  # ids of `if`s whose test is decided by training alone
+        self._followers: dict[int, list] | None = None
         self.frame = frame
         self.args = args
         self.cfg, self.unexported = analyzer.function_graph(frame.fn)
@@ -60,11 +72,97 @@ class FunctionAnalysis:
             state = before[node.id]
             if node.kind != "entry" and not node.pred:
                 state = dict(self.args)  # unreachable code: still reported, from the inputs
+            if self.training_run:
+                self.evaluator.sink = facts if self._in_training(node) else None
             self.transfer(node, state)
         self.evaluator.sink = None
-        facts.extend(self._loop_facts())
+        facts.extend(f for f in self._loop_facts() if not self.training_run or id(f.site.span) in self._training_spans())
         returns = before[self.cfg.exit.id].get(RETURN, NONE if not _has_return_value(self.frame.fn) else UNKNOWN)
+        if self.training_run:
+            return Summary(returns or NONE, [f if isinstance(f, TrainingOnlyFact) else TrainingOnlyFact(f.site, f)
+                                             for f in facts if not isinstance(f, OpFact)])
+        if self.training_only or self.training_tests:
+            facts.extend(FunctionAnalysis(self.analyzer, self.frame, self.args, training_run=True).run().facts)
         return Summary(returns or NONE, facts)
+
+    # ------------------------------------------------------------------ tracing guards, training
+
+    def _in_training(self, node: Node) -> bool:
+        s = node.stmt
+        return s is not None and (id(s) in self.training_only or (node.kind == "if" and id(s) in self.training_tests))
+
+    def _training_spans(self) -> set[int]:
+        return {id(st.span) for st in ir.walk_statements(self.frame.fn.body)
+                if isinstance(st, ir.Loop) and id(st) in self.training_only}
+
+    def traced_truth(self, test, state: dict, training: bool) -> bool | None:
+        """The value of ``test`` when an eval-mode module is traced, when it is known: a
+        tracing guard (`torch.jit.is_tracing()`, `torch.jit.is_scripting()`, ... see
+        `torch_api.TRUE_WHEN_TRACING`), and with ``training`` the training flags:
+        `self.training` (or a parameter it was passed to) is False, and so is `labels is
+        not None` for a training-target parameter defaulting to None."""
+        if isinstance(test, ir.UnaryOp) and test.op == "not":
+            inner = self.traced_truth(test.operand, state, training)
+            return None if inner is None else not inner
+        if isinstance(test, ir.BoolOp):
+            values = [self.traced_truth(v, state, training) for v in test.values]
+            decisive, neutral = (False, True) if test.op == "and" else (True, False)
+            if decisive in values:
+                return decisive
+            return neutral if all(v is neutral for v in values) else None
+        if isinstance(test, ir.Name) and test.id in api.TRUE_WITH_TORCH:
+            return True
+        if isinstance(test, ir.Call):
+            name = expr_text(test.func).rsplit(".", 1)[-1]
+            if name in api.TRUE_WHEN_TRACING or name in api.TRUE_WITH_TORCH:
+                return True
+            if name in api.FALSE_WHEN_TRACING:
+                return False
+            return None
+        if not training:
+            return None
+        if isinstance(test, ir.Attribute) and test.attr == "training" and isinstance(test.value, ir.Name) \
+                and test.value.id == "self":
+            return False
+        if isinstance(test, ir.Name):
+            value = state.get(test.id)
+            return False if value is not None and value.ref == "training" else None
+        if isinstance(test, ir.Compare) and len(test.ops) == 1 and test.ops[0] in ("is", "is not") \
+                and isinstance(test.left, ir.Name) and isinstance(test.comparators[0], ir.Const) \
+                and test.comparators[0].value is None and self._unset_training_target(test.left.id, state):
+            return test.ops[0] == "is"
+        return None
+
+    def _unset_training_target(self, name: str, state: dict) -> bool:
+        if name not in api.TRAINING_TARGET_PARAMETERS or name not in self.args or state.get(name) is not self.args[name]:
+            return False
+        return any(p.name == name and isinstance(p.default, ir.Const) and p.default.value is None
+                   for p in self.frame.fn.params)
+
+    def _decide(self, s, state: dict) -> bool:
+        """Mark what a test known under tracing makes unreachable; True if it is known."""
+        truth = self.traced_truth(s.test, state, training=True)
+        if truth is None:
+            return False
+        by_training = self.traced_truth(s.test, state, training=False) is None
+        if by_training:
+            self.training_tests.add(id(s))
+        into = self.training_only if by_training else self.dead
+        skipped = s.body if not truth else s.orelse
+        into.update(id(x) for x in ir.walk_statements(skipped))
+        if truth and s.body and isinstance(s.body[-1], (ir.Return, ir.Raise)):
+            # `if not self.training: return x` -- what follows runs in training only.
+            into.update(id(x) for x in ir.walk_statements(self._after(s)))
+        return not (by_training and self.training_run)  # training-only code is live in that run
+
+    def _after(self, stmt) -> list:
+        if self._followers is None:
+            self._followers = {}
+            body = self.frame.fn.body
+            for block in [body] + [b for st in ir.walk_statements(body) for b in ir.child_blocks(st)]:
+                for i, st in enumerate(block):
+                    self._followers[id(st)] = block[i + 1:]
+        return self._followers.get(id(stmt), [])
 
     def _update_exit_levels(self) -> bool:
         """Loop exit levels from the regions around each break / return; True if any rose."""
@@ -172,11 +270,15 @@ class FunctionAnalysis:
             # Control dependence: after a region, what it wrote depends on its predicate.
             self._taint_written(node.stmt, state, self.region_level.get(id(node.stmt), STATIC))
             return state
+        s = node.stmt
+        if id(s) in self.dead or (id(s) in self.training_only and not self.training_run):
+            return state  # never run by the tracer: neither reported nor bound
         ev = self.evaluator
         ev.ctl = self.ctl_level(node)
-        s = node.stmt
-        ev.unexported = id(s) in self.unexported
+        ev.unexported = id(s) in self.unexported or id(s) in self.training_only
         if kind == "if":
+            if self._decide(s, state):
+                return state  # decided when traced: no hazard, and one side is never run
             level = ev.predicate(s.test, state, "elif" if s.is_elif else "if", s.span,
                                  report=True, exits_loop=id(s) in self.folded_ifs)
             self.raise_region(s, level)
@@ -236,6 +338,11 @@ class FunctionAnalysis:
         ev = self.evaluator
         if isinstance(s, ir.Assign):
             value = ev.ev(s.value, state)
+            if value.type == "tensor" and value.origin is None and len(s.targets) == 1 and isinstance(s.targets[0], ir.Name):
+                base = view_base(s.value)
+                if base is not None and base != s.targets[0].id and getattr(state.get(base), "type", None) == "tensor":
+                    # `v = y[0]` while `y` lives on: a write into `v` changes `y` too (UT301)
+                    value = replace(value, origin="view")
             for t in s.targets:
                 ev.bind(t, value, state)
         elif isinstance(s, ir.AugAssign):

@@ -32,6 +32,7 @@ their attribute tables, summaries, dependencies). The rest, one concern a module
 from __future__ import annotations
 
 import os
+import re
 
 from analyzer.analyses.calls import bind_arguments
 from analyzer.analyses.cfg import Cfg
@@ -151,7 +152,10 @@ class KindAnalyzer:
         ann = expr_text(p.annotation) if p.annotation is not None else ""
         if ann:
             if "Tensor" in ann and not any(w in ann for w in ("List", "list", "Tuple", "tuple", "Dict", "dict", "Sequence")):
-                return Value.tensor(certain=True, origin="input")
+                # `int | torch.Tensor`: maybe a Python number (`logits_to_keep: int | Tensor = 0`)
+                scalar = any(m.strip() in ("int", "float", "bool", "str", "Number")
+                             for m in re.split(r"[|,()\[\]]", ann))
+                return Value.tensor(certain=not scalar, origin="input")
             if ann in ("int", "float", "bool", "str") or ann.startswith(("Optional[int", "Optional[bool", "Optional[float", "Optional[str")):
                 return STATIC_PY
             return Value("unknown")

@@ -11,20 +11,34 @@ from __future__ import annotations
 # Tensor attributes and methods --------------------------------------------------------
 
 # `.shape`-like: the value is the tensor's size (level: the tensor's shape level).
-SHAPE_ATTRIBUTES = frozenset({"shape", "ndim"})
-SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "stride"})
+SHAPE_ATTRIBUTES = frozenset({"shape"})
+SHAPE_METHODS = frozenset({"size", "numel", "nelement", "stride"})
 
-# Python values known when the graph is traced, independent of the tensor's data.
+# Python values known when the graph is traced, independent of the tensor's data. The
+# rank (`ndim`, `dim()`) is one: it is fixed in every traced or exported graph, even for
+# a tensor whose sizes depend on data (`nonzero()` is always 2-D).
 STATIC_ATTRIBUTES = frozenset({
+    "ndim",
     "dtype", "device", "is_cuda", "is_cpu", "is_sparse", "is_quantized", "is_meta", "requires_grad",
     "is_leaf", "layout", "names", "is_mps", "is_nested", "itemsize",
 })
 STATIC_METHODS = frozenset({
+    "dim", "ndimension",
     "is_floating_point", "is_complex", "is_contiguous", "get_device", "element_size", "data_ptr",
     "is_signed", "dim_order", "is_pinned", "is_shared", "storage_offset", "has_names",
 })
 
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag", "grad"})
+VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag"})
+
+# Methods whose result may share storage with their receiver: a write into it is a write
+# into the receiver too (an alias the trace does not follow: UT301).
+VIEW_METHODS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "transpose", "permute", "t", "expand", "expand_as", "narrow",
+    "select", "unsqueeze", "squeeze", "flatten", "unflatten", "diagonal", "as_strided", "detach", "movedim",
+    "moveaxis", "swapaxes", "swapdims", "unfold", "contiguous", "view_as_real", "view_as_complex", "split",
+    "chunk", "unbind", "tensor_split",
+})
 
 # Tensor -> Python escapes (UT201) and -> NumPy (UT202).
 PYTHON_ESCAPE_METHODS = frozenset({"item", "tolist"})
@@ -87,6 +101,14 @@ STATIC_FUNCTIONS = frozenset({
     "torch.distributed.is_initialized", "torch.distributed.get_world_size", "torch.distributed.get_rank",
     "torch.jit.annotate", "torch.jit.unused", "torch.jit.ignore", "torch.jit.export",
     "torch.is_nonzero_unknown", "torch.autocast", "torch.typename", "torch.nn.init.calculate_gain",
+    # dtypes, devices and switches of the process, not tensors
+    "torch.get_autocast_dtype", "torch.get_autocast_cpu_dtype", "torch.get_autocast_ipu_dtype",
+    "torch.get_autocast_xla_dtype", "torch.is_autocast_cpu_enabled", "torch.is_autocast_available",
+    "torch.is_autocast_cache_enabled", "torch.get_default_device", "torch.get_num_threads",
+    "torch.get_num_interop_threads", "torch.get_deterministic_debug_mode", "torch.is_warn_always_enabled",
+    "torch.get_float32_matmul_precision", "torch.is_deterministic_algorithms_warn_only_enabled",
+    "torch.set_default_dtype", "torch.set_grad_enabled", "torch.use_deterministic_algorithms",
+    "torch.amp.autocast", "torch.cpu.amp.autocast", "torch.manual_seed",
 })
 STATIC_PREFIXES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.checkpoint.is_",
                    "torch.version", "torch.__version__", "torch.overrides.", "torch.fx.", "torch._C.",
@@ -101,6 +123,7 @@ TUPLE_FUNCTIONS = frozenset({
     "torch.atleast_1d_many", "torch.linalg.qr", "torch.linalg.svd", "torch.linalg.eig",
     "torch.linalg.eigh", "torch.linalg.slogdet", "torch.linalg.lu", "torch.cummax", "torch.cummin",
     "torch.histogram", "torch.lstsq", "torch.svd", "torch.qr", "torch.nn.functional.multi_head_attention_forward",
+    "torch.multi_head_attention_forward",  # F.multi_head_attention_forward, as `call_torch` spells it
 })
 TUPLE_WITH_DIM_FUNCTIONS = frozenset({"torch.max", "torch.min", "torch.median", "torch.nanmedian"})
 
@@ -146,9 +169,59 @@ def is_static_function(qualname: str) -> bool:
     return qualname in STATIC_FUNCTIONS or qualname.startswith(STATIC_PREFIXES)
 
 
+_RANDOM = ("rand", "normal", "bernoulli", "multinomial", "poisson", "dropout", "exponential_", "geometric_",
+           "cauchy_", "log_normal_", "uniform_", "random_")
+
+
+def is_random(name: str) -> bool:
+    """Functions and methods whose values are drawn at run time (`torch.rand`, `x.uniform_()`,
+    `F.dropout`): not known when the graph is traced, even from constant arguments."""
+    last = name.rsplit(".", 1)[-1]
+    return any(r in last for r in _RANDOM)
+
+
 def is_inplace_method(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_") and name not in ("requires_grad_",)
 
 # Calls whose first argument is only checked at run time (torch.export keeps the check;
 # the legacy tracer drops it): a Python value computed for them is no value escape.
 RUNTIME_CHECKS = frozenset({"torch._check", "torch._check_is_size", "torch._assert"})
+
+# Tracing guards: calls whose value under the legacy tracer (`torch.jit.trace`, which
+# `torch.onnx.export(dynamo=False)` runs) is known, matched by the called name's last
+# part (`torch.jit.is_tracing`, `jit.is_tracing`, a `from ... import is_tracing`). Code a
+# guard makes unreachable under tracing is not reported; code that only runs under the
+# guard is. Each entry is checked against the real function under `torch.jit.trace` in
+# tests/analyzer/test_tracing_guards.py.
+TRUE_WHEN_TRACING = frozenset({
+    "is_tracing",             # torch.jit.is_tracing; transformers.utils.is_tracing (any tracer)
+    "_get_tracing_state",     # torch._C._get_tracing_state (a truthy state object)
+    "is_in_onnx_export",      # torch.onnx.is_in_onnx_export (True inside torch.onnx.export)
+    "is_jit_tracing",         # transformers.utils.import_utils.is_jit_tracing
+    "_is_tracing",            # torchvision._is_tracing
+})
+FALSE_WHEN_TRACING = frozenset({
+    "is_scripting",           # torch.jit.is_scripting
+    "is_compiling",           # torch.compiler.is_compiling, torch._dynamo.is_compiling
+    "is_dynamo_compiling",    # torch.compiler.is_dynamo_compiling
+    "is_exporting",           # torch.compiler.is_exporting; timm.layers.is_exporting (torch.export only)
+    "is_torchdynamo_compiling",   # transformers
+    "is_torchdynamo_exporting",   # transformers
+    "is_fx_tracing",          # torch.fx._symbolic_trace.is_fx_tracing
+})
+# True whenever torch runs (availability flags of libraries that work without it:
+# transformers' `_is_torch_available`, `is_torch_available()`).
+TRUE_WITH_TORCH = frozenset({"is_torch_available", "_is_torch_available", "_torch_available"})
+
+# Decorators that make a function scripted when it is called under the tracer: its
+# branches and loops are kept (TorchScript If/Loop), so they are no trace hazards.
+SCRIPTED_WHEN_TRACING_DECORATORS = frozenset({"_script_if_tracing"})
+
+# Forward parameters that hold training targets: defaulting to None, they are None in an
+# export, and `if labels is not None:` (loss computation, label checks, teacher forcing
+# from labels) is training-only code.
+TRAINING_TARGET_PARAMETERS = frozenset({
+    "labels", "label", "targets", "target", "start_positions", "end_positions", "mask_labels",
+    "class_labels", "next_sentence_label", "sentence_order_label", "lm_labels", "gt_labels",
+    "gt_bboxes", "gt_boxes", "ground_truth",
+})

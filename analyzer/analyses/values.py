@@ -10,10 +10,12 @@ on it depends on:
   rather than assumed (an un-annotated `forward` parameter, which might be a flag);
 - `shape_level`: for tensors, what the tensor's *shape* depends on (data for the result
   of `nonzero`, boolean-mask indexing, ...);
-- `ctl`: the level of the branches under which the value was bound (`x is None` on a
-  tensor bound only under a data-dependent `if` is data-dependent too);
+- `ctl`: the level of the branches under which the value was bound (a flag set only
+  under a data-dependent `if` is data-dependent too; an `is None` test never is: the
+  branch that bound the value is the finding);
 - `ref`: what the value refers to: a qualified external name ("torch.nn.Linear"), a
-  project class or function key, or for tensors "bool" when known to be boolean;
+  project class or function key, or for tensors "bool" when known to be boolean and
+  `SHAPE_VALUED` when its values come from shapes and constants only;
 - `elems` / `elem`: a container's items when known, else its common element;
 - `origin`: "input" for forward parameters and their aliases.
 
@@ -83,17 +85,24 @@ class Value:
     def truth_level(self) -> Level:
         """What `bool(value)` depends on, as far as we can tell (quiet when unsure)."""
         if self.type == "tensor":
+            if self.ref == SHAPE_VALUED:
+                return max(SHAPE, self.ctl)
             return DATA if self.certain else self.ctl
         if self.type in ("python", "container", "none"):
             return max(self.level, self.ctl)
         return self.ctl
 
     def identity_level(self) -> Level:
-        """What `value is None` depends on."""
+        """What `value is other` depends on (`is None` is always static)."""
         if self.type in ("python", "none", "container"):
             return max(self.level, self.ctl)
         return self.ctl
 
+
+# `ref` of a tensor whose values were computed from shapes and constants only
+# (`torch.tensor(h / w)`, `torch.ceil(n_frames)` of a size): they are known when the graph
+# is traced, so a decision on them or an escape of them is a shape matter, not data.
+SHAPE_VALUED = "shape-valued"
 
 UNKNOWN = Value()
 NONE = Value("none")

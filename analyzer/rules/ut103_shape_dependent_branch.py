@@ -22,7 +22,8 @@ RULE = Rule(
     code="UT103",
     name="shape-dependent-branch",
     summary="A Python branch decided by tensor shapes (off by default).",
-    what="Reports branches on `.shape`, `.size()`, `.dim()`, `.ndim`, `len(t)`, `.numel()`.",
+    what="Reports branches on `.shape`, `.size()`, `len(t)`, `.numel()`. Not on the rank (`.dim()`, `.ndim`): "
+         "a graph has one rank per input, so a rank branch is static.",
     why="Exporters evaluate the condition for the example shapes. With static shapes that is right; with a "
         "dynamic axis the legacy exporter silently keeps one branch and the dynamo exporter specialises "
         "the axis. Off by default because most shape branches are on static axes.",
@@ -30,6 +31,11 @@ RULE = Rule(
     use_instead="def forward(self, x):\n    torch._check(x.shape[0] > 1)\n    return x.mean(0)",
     detect=detect,
     default_enabled=False,
-    valid=("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if self.flag:\n            x = x + 1\n        return x\n",),
-    invalid=("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.dim() == 3:\n            x = x.unsqueeze(0)\n        return x\n",),
+    valid=(
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if self.flag:\n            x = x + 1\n        return x\n",
+        # the rank is static, even of a tensor whose sizes depend on data
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.dim() == 3:\n            x = x.unsqueeze(0)\n"
+        "        idx = torch.nonzero(x > 0)\n        if idx.ndim != 2 or x.ndimension() < 2:\n            raise ValueError\n        return x\n",
+    ),
+    invalid=("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.shape[0] == 3:\n            x = x.unsqueeze(0)\n        return x\n",),
 )

@@ -3,15 +3,18 @@
 from analyzer.analyses.facts import InplaceFact
 from analyzer.rules.base import Rule
 
+_INTO = {"input": "a forward input", "parameter": "a parameter or buffer", "view": "a view of another tensor"}
+
 
 def detect(facts):
     for fact in facts:
-        if isinstance(fact, InplaceFact):
+        if isinstance(fact, InplaceFact) and fact.target != "local":
+            into = _INTO.get(fact.target, "a forward input")
             if fact.how == "inplace-input":
-                message = f"in-place operation on a forward input (`{fact.expression}`)"
+                message = f"in-place operation on {into} (`{fact.expression}`)"
                 suggestion = "use the out-of-place form (`x = x.add(1)`) so the caller's tensor and the graph agree"
             else:
-                message = f"in-place index assignment (`{fact.expression}`)"
+                message = f"in-place index assignment into {into} (`{fact.expression}`)"
                 suggestion = ("use `torch.where(mask, v, t)`, `t.masked_fill(mask, v)` or `t.index_put((idx,), v)` "
                               "out of place")
             yield RULE.diagnostic(fact.site, message, suggestion)
@@ -20,18 +23,30 @@ def detect(facts):
 RULE = Rule(
     code="UT301",
     name="inplace-index-assignment",
-    summary="An in-place write into a tensor: `t[idx] = v`, `index_put_`, in-place ops on inputs.",
-    what="Reports index assignment into tensors, `index_put_` and friends, and in-place methods "
-         "(`x.add_()`, `x.masked_fill_()`) on `forward`'s inputs.",
-    why="In-place writes export as ScatterND/index_put chains whose semantics differ from PyTorch's with "
-        "repeated indices and aliasing views, and an in-place op on an input mutates the caller's tensor in "
-        "eager mode but not in ONNX.",
+    summary="An in-place write into a forward input, a parameter or buffer, or a view: `t[idx] = v`, `index_put_`, "
+            "`x.add_()`.",
+    what="Reports index assignment (`t[idx] = v`), `index_put_` and friends into a tensor that is a forward input, "
+         "a parameter or buffer, or a view of another tensor (`v = t[0]`, `t.view(...)`, `t.T`), and in-place "
+         "methods (`x.add_()`, `x.masked_fill_()`) on inputs and views. Writes into a tensor the code made itself "
+         "(`torch.zeros(...)`, `x.clone()`, an op's result) are UT304, off by default: the legacy tracer records "
+         "them faithfully.",
+    why="The trace records a write into an input, a buffer or a view as a copy into that one tensor: the caller's "
+        "tensor or the module's buffer is not updated by the ONNX graph, and the other tensors that share the "
+        "storage of a view keep their old values in the graph while eager PyTorch changes them.",
     example="def forward(self, x):\n    x[x < 0] = 0\n    return x",
     use_instead="def forward(self, x):\n    return x.masked_fill(x < 0, 0)",
     detect=detect,
-    valid=("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x.masked_fill(x < 0, 0)\n",),
+    valid=(
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x.masked_fill(x < 0, 0)\n",
+        # writes into tensors made here are traced faithfully (UT304)
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, idx):\n        y = torch.zeros(4, 3)\n"
+        "        y[:, 0] = 1\n        y[x[:, 0] > 0] = 2\n        z = x.clone()\n        z[idx] = 0\n"
+        "        z.index_put_((idx,), x[0], accumulate=True)\n        return y + z\n",
+    ),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        x[x < 0] = 0\n        return x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        x.add_(1)\n        return x\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        y = x * 1\n        v = y[0]\n"
+        "        v[:] = 7\n        return y\n",
     ),
 )

@@ -1,6 +1,6 @@
 """Multi-file case: a classifier whose hazard is in a block imported from another file of
 the package (as in any real codebase that splits layers from models). Tracing gets the
-imported block's gate wrong; the rank branch here is a shape hazard."""
+imported block's gate wrong. The rank branch here is no hazard: the rank is fixed in every graph."""
 
 import torch
 import torch.nn as nn
@@ -16,7 +16,7 @@ class GatedClassifier(nn.Module):
         self.head = nn.Linear(hidden, num_classes)
 
     def forward(self, x):
-        if x.dim() == 1:  # expect: UT103
+        if x.dim() == 1:  # the rank: static (fixed in every graph)
             x = x.unsqueeze(0)
         return self.head(self.block(self.embed(x)))
 
