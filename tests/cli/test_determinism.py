@@ -59,34 +59,32 @@ def _concise_paths(done) -> list[str]:
 def test_paths_are_relative_to_the_cwd_however_the_files_were_named(corpus):
     here = corpus / "corpora"
     blocks = str(here / "multi_file" / "blocks.py")  # absolute
-    done = run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "concise", "./multi_file/model.py", blocks, cwd=here)
+    done = run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "concise", "./helper_function_branch.py", blocks, cwd=here)
     assert done.returncode == 1, done.stderr
-    assert _concise_paths(done) == ["multi_file/blocks.py", "multi_file/model.py"]
+    assert _concise_paths(done) == ["helper_function_branch.py", "multi_file/blocks.py"]
     assert done.stdout.decode().splitlines()[-2] == "Found 2 hazards in 2 files (2 files checked)."
 
-    data = json.loads(run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "json", "./multi_file/model.py", blocks, cwd=here).stdout)
-    assert [d["path"] for d in data] == ["multi_file/blocks.py", "multi_file/model.py"]
+    data = json.loads(run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "json", "./helper_function_branch.py", blocks, cwd=here).stdout)
+    assert [d["path"] for d in data] == ["helper_function_branch.py", "multi_file/blocks.py"]
 
 
 def test_paths_outside_the_cwd_are_absolute_and_sarif_uris_follow(corpus, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    model = os.path.relpath(corpus / "corpora" / "multi_file" / "model.py", elsewhere)
-    blocks = os.path.relpath(corpus / "corpora" / "multi_file" / "blocks.py", elsewhere)
-    done = run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "concise", model, blocks, cwd=elsewhere)
-    assert _concise_paths(done) == [str(corpus / "corpora" / "multi_file" / "blocks.py"), str(corpus / "corpora" / "multi_file" / "model.py")]
+    helper = corpus / "corpora" / "helper_function_branch.py"
+    blocks = corpus / "corpora" / "multi_file" / "blocks.py"
+    named = [os.path.relpath(p, elsewhere) for p in (helper, blocks)]
+    done = run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "concise", *named, cwd=elsewhere)
+    assert _concise_paths(done) == [str(helper), str(blocks)]
 
-    sarif = json.loads(run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "sarif", model, blocks, cwd=elsewhere).stdout)
+    sarif = json.loads(run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "sarif", *named, cwd=elsewhere).stdout)
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in sarif["runs"][0]["results"]]
-    assert uris == [
-        {"uri": (corpus / "corpora" / "multi_file" / "blocks.py").as_uri()},
-        {"uri": (corpus / "corpora" / "multi_file" / "model.py").as_uri()},
-    ]
-    inside = json.loads(run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "sarif", "corpora/multi_file", cwd=corpus).stdout)
+    assert uris == [{"uri": helper.as_uri()}, {"uri": blocks.as_uri()}]
+    inside = json.loads(run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", "sarif", "corpora", cwd=corpus).stdout)
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in inside["runs"][0]["results"]]
     assert uris == [
+        {"uri": "corpora/helper_function_branch.py", "uriBaseId": "%SRCROOT%"},
         {"uri": "corpora/multi_file/blocks.py", "uriBaseId": "%SRCROOT%"},
-        {"uri": "corpora/multi_file/model.py", "uriBaseId": "%SRCROOT%"},
     ]
     assert inside["runs"][0]["originalUriBaseIds"] == {"%SRCROOT%": {"uri": corpus.as_uri() + "/"}}
 
