@@ -411,3 +411,26 @@ def test_fix_finds_a_file_however_it_was_named(tmp_path, monkeypatch, capsys, sp
     named = str(target) if spelling == "absolute" else "../proj/m.py"
     code, out, err = check(capsys, "--no-cache", "--fix", "--unsafe-fixes", named)
     assert "torch.cond(" in target.read_text() and "not fixed" not in err
+
+
+def test_diff_of_a_file_holding_a_line_separator_applies_with_git(tmp_path, monkeypatch, capsys):
+    """U+2028 inside a string is no line break for Python: the patch must not split there,
+    or `git apply` rejects it (and the line numbers after it are off)."""
+    monkeypatch.chdir(tmp_path)
+    # inside the hunk's context: a split there made the hunk's line counts wrong
+    source = FIXABLE.replace("        if x.sum()", "        note = 'a\u2028b'\n        if x.sum()", 1)
+    (tmp_path / "m.py").write_text(source)
+    code, patch, _ = check(capsys, "--no-cache", "--diff", "--unsafe-fixes", "m.py")
+    assert "torch.cond(" in patch
+    (tmp_path / "fix.patch").write_text(patch)
+    subprocess.run(["git", "init", "-q", "."], cwd=tmp_path, check=True)
+    subprocess.run(["git", "apply", "fix.patch"], cwd=tmp_path, check=True, capture_output=True)
+    fixed = (tmp_path / "m.py").read_text()
+    assert "'a\u2028b'" in fixed and "torch.cond(" in fixed
+    compile(fixed, "m.py", "exec")
+
+
+def test_diff_marks_a_last_line_without_newline():
+    from analyzer.fixes.apply import unified_diff
+
+    assert unified_diff("a\nb", "a\nc", "m.py").endswith("-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n")
