@@ -4,6 +4,7 @@ once, then interpreted in a new frame; closures and lambdas defined in forward."
 from __future__ import annotations
 
 import inspect
+import os
 
 import torch
 
@@ -39,10 +40,12 @@ def _find_def(body, line: int, name: str):
     return None
 
 
-_TORCH_DIR = __import__("os").path.dirname(torch.__file__)
+_TORCH_DIR = os.path.join(os.path.dirname(torch.__file__), "")  # with the separator: not torchvision/
+_EXPORTDB_DIR = os.path.join(_TORCH_DIR, "_export", "db", "examples", "")
 
-
-_EXPORTDB_DIR = __import__("os").path.join(_TORCH_DIR, "_export", "db", "examples")
+# Packages whose calls go to the op table or to Python itself, matched as whole package
+# names: `torchvision`, `torchaudio`, `numpy_utils` are user code like any other.
+_LIBRARY_PACKAGES = frozenset({"torch", "builtins", "math", "numpy", "onnx", "typing", "functools", "contextlib"})
 
 
 def _is_user_function(fn) -> bool:
@@ -57,9 +60,8 @@ def _is_user_function(fn) -> bool:
         return False
     if path.startswith(_EXPORTDB_DIR):
         return True
-    module = getattr(fn, "__module__", "") or ""
-    return not path.startswith(_TORCH_DIR) and not module.startswith(
-        ("torch", "builtins", "math", "numpy", "onnx", "typing", "functools", "contextlib"))
+    package = (getattr(fn, "__module__", "") or "").partition(".")[0]
+    return not path.startswith(_TORCH_DIR) and package not in _LIBRARY_PACKAGES
 
 
 class _AutogradContext:
