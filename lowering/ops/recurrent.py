@@ -161,6 +161,10 @@ def _recurrent(g: GraphBuilder, mod: ModuleCall, op_type: str, input, hx):
     if not is_float(input.dtype) or input.dtype != weight_dtype:
         raise g.error(f"{cls}: input is {input.dtype} but the parameters are {weight_dtype} (torch raises)",
                       hint=f"cast the input with .to({weight_dtype})")
+    if weight_dtype != torch.float32:
+        # ONNX defines the ops for float16/float64 too, but onnxruntime runs them in float32 only.
+        raise g.error(f"{cls} in {weight_dtype} is not supported: onnxruntime's {op_type} kernel is float32 only",
+                      hint="convert the module and its inputs with .float() before exporting")
     if isinstance(input.shape[-1], int) and input.shape[-1] != m.input_size:
         raise g.error(f"{cls}: input.size(-1) must be equal to input_size. Expected {m.input_size}, "
                       f"got {input.shape[-1]} (torch raises)")

@@ -158,6 +158,13 @@ def test_parameters_keep_their_names():
     assert [n.op_type for n in proto.graph.node].count("LSTM") == 2
 
 
+@pytest.mark.parametrize("name", ("torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"))
+def test_registered_at_every_opset(name):
+    from lowering.ops import lookup
+
+    assert all(lookup(name, opset) is not None for opset in range(17, 24))
+
+
 def test_gru_is_linear_before_reset():
     proto = export(_init(Run(nn.GRU(IN, HID))), (_t(3, 1, IN),))
     (node,) = [n for n in proto.graph.node if n.op_type == "GRU"]
@@ -184,6 +191,7 @@ REFUSALS = [
     ("rnn_4d_input", lambda: Run(nn.RNN(IN, HID)).eval(), (_t(5, 2, 1, IN),), "2-D .* or 3-D"),
     ("lstm_wrong_features", lambda: Run(nn.LSTM(IN, HID)).eval(), (_t(5, 2, IN + 1),), "input_size"),
     ("gru_double_input", lambda: Run(nn.GRU(IN, HID)).eval(), (_t(5, 2, IN).double(),), "float64"),
+    ("lstm_float64", lambda: Run(nn.LSTM(IN, HID).double()).eval(), (_t(5, 2, IN).double(),), "float32 only"),
     ("gru_2d_h0_batched", lambda: RunH(nn.GRU(IN, HID)).eval(), (_t(5, 2, IN), _t(2, HID)), "hx should be 3-D"),
     ("packed_sequence", lambda: Packed().eval(), (_t(5, 2, IN), torch.tensor([5, 3])), "PackedSequence"),
 ]
