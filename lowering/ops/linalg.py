@@ -340,3 +340,19 @@ def cdist(g, x1, x2, p=2.0, compute_mode=None):
         return g.reduce("ReduceMax", ad, last, False)
     s = g.reduce("ReduceSum", g.op("Pow", ad, g.const(p, a.dtype)), last, False)
     return g.op("Pow", s, g.const(1.0 / p, a.dtype))
+
+
+# ---------------------------------------------------------------------------- refused
+
+
+@register("torch.linalg.pinv", "torch.pinverse", "Tensor.pinverse", refuses=True)
+def pinv(g, input, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """linalg_pinv(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor;
+    pinverse(Tensor self, float rcond=1e-15) -> Tensor  (refused)"""
+    raise g.error(
+        "torch.linalg.pinv needs a singular value decomposition (singular values below the rtol/atol cutoff are "
+        "dropped), and ONNX has no SVD, matrix inverse or solve op to build it from",
+        hint="for a matrix fixed at export time (a parameter or buffer) compute torch.linalg.pinv once outside "
+             "forward and register the result as a buffer; for a least-squares fit of small fixed-size systems "
+             "write the closed-form normal equations with elementwise ops",
+    )

@@ -1,15 +1,20 @@
-"""Recurrent cells: nn.GRUCell, nn.LSTMCell, nn.RNNCell (one time step each).
+"""Recurrent layers: the cells nn.GRUCell, nn.LSTMCell, nn.RNNCell (one time step each)
+and the sequence modules nn.LSTM, nn.GRU, nn.RNN.
 
-The gate equations are PyTorch's (docs of each class), written with MatMul/Add and the
-activations, so a loop over time in the user's forward lowers to an ONNX Loop whose body
-holds one cell. Unbatched inputs (1-d) are handled as a batch of one.
+The cells' gate equations are PyTorch's (docs of each class), written with MatMul/Add and
+the activations, so a loop over time in the user's forward lowers to an ONNX Loop whose
+body holds one cell. Unbatched inputs (1-d) are handled as a batch of one.
+
+The sequence modules become ONNX's own LSTM/GRU/RNN ops, one node per layer with both
+directions in it, so the sequence length and batch stay dynamic; see the section below
+for the weight layout.  Unbatched (2-d) inputs are a batch of one.
 """
 
 from __future__ import annotations
 
 import torch
 
-from lowering.graph import GraphBuilder, Value
+from lowering.graph import GraphBuilder, Value, is_float
 from lowering.ops.registry import ModuleCall, register
 
 
@@ -91,3 +96,175 @@ def rnn_cell(g, mod: ModuleCall, input, hx=None):
 def _state_shape(x: Value, mod: ModuleCall) -> tuple:
     """(batch, hidden): Split's outputs lose the static shape in ONNX's inference."""
     return (x.shape[0] if x.shape else None, mod.module.hidden_size)
+
+
+# ---------------------------------------------------------------------------- nn.LSTM / nn.GRU / nn.RNN
+#
+# One ONNX LSTM/GRU/RNN node per layer, both directions in one node.  The parameters stay
+# initializers under their own names and layout (``lstm.weight_ih_l0``, (G*H, H_in)); the
+# node's W/R/B are built from them by a Gather of rows (PyTorch's gate order to ONNX's)
+# and Unsqueeze/Concat over directions, which onnxruntime folds once at load time.
+# ONNX's ``layout=1`` (batch first) has no onnxruntime kernel, so batch_first is two
+# Transposes.
+
+# ONNX row blocks in terms of PyTorch's: LSTM i,f,g,o -> i,o,f,c; GRU r,z,n -> z,r,h.
+_GATE_ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
+
+
+def _gates_onnx_order(g: GraphBuilder, w: Value, op_type: str, hidden: int) -> Value:
+    order = _GATE_ORDER[op_type]
+    if order == tuple(range(len(order))):
+        return w
+    rows = torch.cat([torch.arange(k * hidden, (k + 1) * hidden) for k in order])
+    return g.op("Gather", w, g.const(rows), axis=0)
+
+
+def _stack_directions(g: GraphBuilder, per_direction: list[Value]) -> Value:
+    stacked = [g.unsqueeze(v, [0]) for v in per_direction]
+    return stacked[0] if len(stacked) == 1 else g.op("Concat", *stacked, axis=0)
+
+
+def _layer_weights(g: GraphBuilder, mod: ModuleCall, op_type: str, layer: int):
+    """(W, R, B or None) of one layer as the ONNX node takes them: [D, G*H, *], B [D, 2*G*H]."""
+    m = mod.module
+    suffixes = ["", "_reverse"][: 2 if m.bidirectional else 1]
+    H = m.hidden_size
+
+    def param(kind: str, s: str) -> Value:
+        return _gates_onnx_order(g, mod.param(f"{kind}_l{layer}{s}"), op_type, H)
+
+    W = _stack_directions(g, [param("weight_ih", s) for s in suffixes])
+    R = _stack_directions(g, [param("weight_hh", s) for s in suffixes])
+    if not m.bias:
+        return W, R, None
+    B = _stack_directions(g, [g.op("Concat", param("bias_ih", s), param("bias_hh", s), axis=0) for s in suffixes])
+    return W, R, B
+
+
+def _recurrent(g: GraphBuilder, mod: ModuleCall, op_type: str, input, hx):
+    m = mod.module
+    cls = type(m).__name__
+    if not isinstance(input, Value):
+        if isinstance(input, torch.nn.utils.rnn.PackedSequence):
+            raise g.error(f"{cls} of a PackedSequence is not supported", hint=_PADDED_HINT)
+        raise g.error(f"{cls}: input must be a tensor, got {type(input).__name__}")
+    if getattr(m, "proj_size", 0) > 0:
+        raise g.error(f"{cls} with proj_size={m.proj_size} is not supported: the ONNX LSTM op has no output projection",
+                      hint="use proj_size=0 and apply a bias-free nn.Linear to each layer's output in a loop of "
+                           "one-layer LSTMs")
+    if m.training and m.dropout > 0 and m.num_layers > 1:
+        raise g.error(f"{cls} at {mod.path or '<root>'} is in training mode: dropout={m.dropout} between layers "
+                      "draws a random mask", hint="call model.eval() before exporting")
+    if input.rank not in (2, 3):
+        raise g.error(f"{cls}: expected a 2-D (unbatched) or 3-D (batched) input, got rank {input.rank} (torch raises)")
+    weight_dtype = m.weight_ih_l0.dtype
+    if not is_float(input.dtype) or input.dtype != weight_dtype:
+        raise g.error(f"{cls}: input is {input.dtype} but the parameters are {weight_dtype} (torch raises)",
+                      hint=f"cast the input with .to({weight_dtype})")
+    if weight_dtype != torch.float32:
+        # ONNX defines the ops for float16/float64 too, but onnxruntime runs them in float32 only.
+        raise g.error(f"{cls} in {weight_dtype} is not supported: onnxruntime's {op_type} kernel is float32 only",
+                      hint="convert the module and its inputs with .float() before exporting")
+    if isinstance(input.shape[-1], int) and input.shape[-1] != m.input_size:
+        raise g.error(f"{cls}: input.size(-1) must be equal to input_size. Expected {m.input_size}, "
+                      f"got {input.shape[-1]} (torch raises)")
+    D = 2 if m.bidirectional else 1
+    H, L = m.hidden_size, m.num_layers
+    unbatched = input.rank == 2
+    # Work sequence first, (S, N, H_in): ONNX's layout 0.
+    if unbatched:
+        x = g.unsqueeze(input, [1])
+    elif m.batch_first:
+        x = g.op("Transpose", input, perm=[1, 0, 2])
+    else:
+        x = input
+
+    n_states = 2 if op_type == "LSTM" else 1
+    states: list[Value | None] = [None] * n_states  # None: ONNX's zeros
+    if hx is not None:
+        given = list(hx) if isinstance(hx, (tuple, list)) else [hx]
+        if len(given) != n_states or not all(isinstance(s, Value) for s in given):
+            want = "a tuple (h_0, c_0) of tensors" if n_states == 2 else "a tensor h_0"
+            raise g.error(f"{cls}: hx must be {want}")
+        for s in given:
+            if s.rank != (2 if unbatched else 3):
+                raise g.error(f"{cls}: for {'unbatched 2-D' if unbatched else 'batched 3-D'} input, hx should be "
+                              f"{'2-D' if unbatched else '3-D'} but got a {s.rank}-D tensor (torch raises)")
+            if s.dtype != input.dtype:
+                raise g.error(f"{cls}: input and hidden state must have the same dtype, got {input.dtype} and "
+                              f"{s.dtype} (torch raises)")
+        states = [g.unsqueeze(s, [1]) if unbatched else s for s in given]
+
+    attrs: dict = {"hidden_size": H, "direction": "bidirectional" if D == 2 else "forward"}
+    if op_type == "GRU":
+        attrs["linear_before_reset"] = 1  # PyTorch applies r after W_hn h + b_hn
+    if op_type == "RNN":
+        attrs["activations"] = [{"tanh": "Tanh", "relu": "Relu"}[m.nonlinearity]] * D
+
+    finals: list[list[Value]] = [[] for _ in range(n_states)]
+    for layer in range(L):
+        W, R, B = _layer_weights(g, mod, op_type, layer)
+        initial = [None if s is None else g.op("Slice", s, g.const([layer * D], torch.int64),
+                                                 g.const([(layer + 1) * D], torch.int64), g.const([0], torch.int64))
+                   for s in states]
+        outs = g.op(op_type, x, W, R, B, None, *initial, outputs=1 + n_states, **attrs)
+        y = outs[0]  # (S, D, N, H)
+        if D == 1:
+            x = g.squeeze(y, [1])
+        else:
+            x = g.op("Reshape", g.op("Transpose", y, perm=[0, 2, 1, 3]), g.const([0, 0, D * H], torch.int64))
+        for k in range(n_states):
+            finals[k].append(outs[1 + k])  # (D, N, H)
+
+    output = x
+    if unbatched:
+        output = g.squeeze(output, [1])
+    elif m.batch_first:
+        output = g.op("Transpose", output, perm=[1, 0, 2])
+    last = [f[0] if len(f) == 1 else g.op("Concat", *f, axis=0) for f in finals]
+    if unbatched:
+        last = [g.squeeze(s, [1]) for s in last]
+    return output, (tuple(last) if n_states == 2 else last[0])
+
+
+_PADDED_HINT = ("pass the padded (seq, batch, feature) tensor instead: the padded steps then run too, so take "
+                "each sequence's state from the output at its last step (index lengths - 1) rather than from h_n")
+
+
+@register("torch.nn.utils.rnn.pack_padded_sequence", refuses=True)
+def pack_padded_sequence(g, input, lengths, batch_first=False, enforce_sorted=True):
+    """pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first=False, bool enforce_sorted=True)
+    -> PackedSequence  (refused)"""
+    raise g.error("a PackedSequence (torch.nn.utils.rnn.pack_padded_sequence) is not supported: its layout "
+                  "depends on the lengths' values, and untrace's recurrent lowerings take padded tensors",
+                  hint=_PADDED_HINT)
+
+
+@register("torch.nn.utils.rnn.pack_sequence", refuses=True)
+def pack_sequence(g, sequences, enforce_sorted=True):
+    """pack_sequence(Tensor[] sequences, bool enforce_sorted=True) -> PackedSequence  (refused)"""
+    raise g.error("a PackedSequence (torch.nn.utils.rnn.pack_sequence) is not supported: its layout depends "
+                  "on the sequences' lengths, and untrace's recurrent lowerings take padded tensors",
+                  hint="pad the sequences with torch.nn.utils.rnn.pad_sequence; " + _PADDED_HINT)
+
+
+@register("torch.nn.LSTM")
+def lstm(g, mod: ModuleCall, input, hx=None):
+    """LSTM.forward(Tensor input, (Tensor h_0, Tensor c_0)? hx=None) -> (Tensor output, (Tensor h_n, Tensor c_n)):
+    one ONNX LSTM per layer (gates i,f,g,o reordered to i,o,f,c); refused: proj_size > 0, dropout between
+    layers in training mode, PackedSequence input."""
+    return _recurrent(g, mod, "LSTM", input, hx)
+
+
+@register("torch.nn.GRU")
+def gru(g, mod: ModuleCall, input, hx=None):
+    """GRU.forward(Tensor input, Tensor? hx=None) -> (Tensor output, Tensor h_n): one ONNX GRU per layer
+    (gates r,z,n reordered to z,r,h; linear_before_reset=1, PyTorch's n gate)."""
+    return _recurrent(g, mod, "GRU", input, hx)
+
+
+@register("torch.nn.RNN")
+def rnn(g, mod: ModuleCall, input, hx=None):
+    """RNN.forward(Tensor input, Tensor? hx=None) -> (Tensor output, Tensor h_n): one ONNX RNN per layer,
+    activation Tanh or Relu (nonlinearity)."""
+    return _recurrent(g, mod, "RNN", input, hx)

@@ -1,7 +1,7 @@
 """Hand-written cases for the ops real model code calls (issue 14): diff,
 repeat_interleave, meshgrid, index_add/index_copy, masked_scatter, unfold/fold,
 bucketize/searchsorted/histc/bincount/isin, cummax/cummin, cdist, grid_sample, unique,
-fft, and the export-time queries -- against eager PyTorch on onnxruntime, at opsets 17,
+fft, linalg.norm/matrix_norm, and the export-time queries -- against eager PyTorch on onnxruntime, at opsets 17,
 18, 20 and 23, and again with every input dim symbolic.  The ops whose output *size* is
 data (``unique``, ``repeat_interleave`` with a repeats tensor, ``masked_scatter``'s
 source count, ``bincount``) are also run with symbolic dims on inputs of other sizes
@@ -209,6 +209,31 @@ CASES: list[tuple] = [
      F.fold),
     ("fold_unbatched_stride_pad_dil", "torch.nn.functional.fold", (_t(2 * 6, 6),),
      {"output_size": (5, 6), "kernel_size": (2, 3), "dilation": (1, 2), "padding": 1, "stride": 2}, F.fold),
+    # linalg.norm: vector norms over one dim or a 1-D input, matrix norms over two dims or a 2-D input
+    ("linalg_norm_flatten", "torch.linalg.norm", (_t(2, 3, 4),), {}, torch.linalg.norm),
+    ("linalg_norm_dim_keepdim", "torch.linalg.norm", (_t(2, 3, 4),), {"dim": 1, "keepdim": True}, torch.linalg.norm),
+    ("linalg_norm_vector_ord3", "torch.linalg.norm", (_t(2, 5),), {"ord": 3, "dim": -1}, torch.linalg.norm),
+    ("linalg_norm_vector_ord_half", "torch.linalg.norm", (_t(6),), {"ord": 0.5}, torch.linalg.norm),
+    ("linalg_norm_vector_inf", "torch.linalg.norm", (_t(6),), {"ord": float("inf")}, torch.linalg.norm),
+    ("linalg_norm_vector_neg_inf_dim_list", "torch.linalg.norm", (_t(3, 4),), {"ord": -float("inf"), "dim": [0]},
+     torch.linalg.norm),
+    ("linalg_norm_vector_ord0", "torch.linalg.norm", (torch.tensor([0.0, 1.5, 0.0, -2.0]),), {"ord": 0}, torch.linalg.norm),
+    ("linalg_norm_fro_2d", "torch.linalg.norm", (_t(3, 4),), {"ord": "fro"}, torch.linalg.norm),
+    ("linalg_norm_none_two_dims", "torch.linalg.norm", (_t(2, 3, 4),), {"dim": (2, 0)}, torch.linalg.norm),
+    ("linalg_norm_matrix_1", "torch.linalg.norm", (_t(3, 4),), {"ord": 1}, torch.linalg.norm),
+    ("linalg_norm_matrix_neg1_dims", "torch.linalg.norm", (_t(2, 3, 4),), {"ord": -1, "dim": (2, 0)}, torch.linalg.norm),
+    ("linalg_norm_matrix_inf_keepdim", "torch.linalg.norm", (_t(2, 3, 4),), {"ord": float("inf"), "dim": (1, 2),
+     "keepdim": True}, torch.linalg.norm),
+    ("linalg_norm_matrix_neg_inf", "torch.linalg.norm", (_t(4, 3),), {"ord": -float("inf")}, torch.linalg.norm),
+    ("linalg_norm_matrix_1_neg_dims", "torch.linalg.norm", (_t(3, 2, 5),), {"ord": 1, "dim": (-1, -3)}, torch.linalg.norm),
+    ("linalg_norm_dtype", "torch.linalg.norm", (_t(3, 4),), {"ord": 1, "dtype": torch.float64}, torch.linalg.norm),
+    ("linalg_norm_nan", "torch.linalg.norm", (torch.tensor([[1.0, float("nan")], [2.0, 3.0]]),), {"ord": float("inf")},
+     torch.linalg.norm),
+    ("matrix_norm_default", "torch.linalg.matrix_norm", (_t(2, 3, 4),), {}, torch.linalg.matrix_norm),
+    ("matrix_norm_neg_inf_dims", "torch.linalg.matrix_norm", (_t(2, 3, 4),), {"ord": -float("inf"), "dim": (0, 2)},
+     torch.linalg.matrix_norm),
+    ("norm_fro_dims", "torch.norm", (_t(2, 3, 4),), {"p": "fro", "dim": (0, 2)}, torch.norm),
+    ("tensor_norm_p1", "Tensor.norm", (_t(3, 4),), {"p": 1, "dim": 1}, lambda x, **kw: x.norm(**kw)),
 ]
 
 
@@ -493,6 +518,19 @@ REFUSALS: list[tuple] = [
     ("unfold_too_big", "Tensor.unfold", (_t(3), 0, 4, 1), {}, "maximum size"),
     ("unfold_step_0", "Tensor.unfold", (_t(3), 0, 1, 0), {}, "step"),
     ("fold_wrong_blocks", "torch.nn.functional.fold", (_t(1, 4, 5),), {"output_size": 3, "kernel_size": 2}, "sliding blocks"),
+    ("linalg_norm_nuc", "torch.linalg.norm", (_t(3, 3),), {"ord": "nuc"}, "singular value decomposition"),
+    ("linalg_norm_spectral", "torch.linalg.norm", (_t(3, 3),), {"ord": 2}, "largest singular value"),
+    ("linalg_norm_spectral_min", "torch.linalg.norm", (_t(2, 3, 3),), {"ord": -2, "dim": (1, 2)}, "smallest singular"),
+    ("matrix_norm_nuc", "torch.linalg.matrix_norm", (_t(3, 3),), {"ord": "nuc"}, "singular value decomposition"),
+    ("linalg_norm_matrix_ord3", "torch.linalg.norm", (_t(3, 3),), {"ord": 3}, "not supported"),
+    ("linalg_norm_ord_3d_no_dim", "torch.linalg.norm", (_t(2, 3, 3),), {"ord": 1}, "1D or 2D"),
+    ("linalg_norm_three_dims", "torch.linalg.norm", (_t(2, 3, 3),), {"dim": (0, 1, 2)}, "length 1 or 2"),
+    ("linalg_norm_fro_one_dim", "torch.linalg.norm", (_t(2, 3),), {"ord": "fro", "dim": 1}, "2-tuple"),
+    ("linalg_norm_same_dims", "torch.linalg.norm", (_t(2, 3),), {"ord": 1, "dim": (1, -1)}, "different"),
+    ("linalg_norm_int", "torch.linalg.norm", (_t(3, dtype=torch.int64),), {"dtype": torch.float32}, "floating point"),
+    ("linalg_norm_narrowing_dtype", "torch.linalg.norm", (_t(3, 3),), {"ord": 1, "dtype": torch.float16}, "narrowing"),
+    ("linalg_pinv", "torch.linalg.pinv", (_t(3, 2),), {}, "singular value decomposition"),
+    ("pinverse", "Tensor.pinverse", (_t(3, 2),), {}, "singular value decomposition"),
 ]
 
 
