@@ -8,6 +8,7 @@ import torch
 
 from analyzer.frontend import ir
 from lowering.graph import Value
+from lowering import numpy_arrays
 from lowering.numpy_arrays import NDArray
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.values import EarlierIterations, Frame, GraphRange, Maybe, Stacked, _rank_only
@@ -55,7 +56,14 @@ class Containers:
 
     def unpack(self, value, n: int, starred: bool) -> list:
         if isinstance(value, NDArray):
-            raise self.error("unpacking a NumPy array of tensor data is not supported by untrace", construct="unpack")
+            # `q1, q3 = np.percentile(a, [25, 75])`: the rows of a static first axis, as NumPy
+            # iterates (a 1-d array gives NumPy scalars).
+            size = None if not value.value.rank or value.scalar else self.g.size(value.value, 0)
+            if not isinstance(size, int):
+                raise self.error("unpacking a NumPy array of tensor data is not supported by untrace unless its "
+                                 "first axis is known at export time", "index the rows (a[0], a[1])",
+                                 construct="unpack")
+            return [numpy_arrays.getitem(self, value, i) for i in range(size)]
         if isinstance(value, Value):
             if value.rank is None or value.rank == 0:
                 raise self.error("cannot unpack a tensor of unknown rank", construct="unpack")
