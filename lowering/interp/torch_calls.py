@@ -299,6 +299,10 @@ class TorchCalls:
         if new is old or not isinstance(new, Value):
             return
         updated = updated or self._name_of(old)
+        if self.conditional_element is not None:
+            raise self.error(f"in-place update of `{updated}` in a comprehension filtered on tensor values (line "
+                             f"{self.conditional_element}): the graph computes every item, eager only the kept ones",
+                             "update out of place (`t + 1`, not `t.add_(1)`) in the comprehension", construct="inplace")
         if self.aliases.root(old) in self._state_values:
             raise self.error(f"in-place update of `{updated}`, a parameter or buffer (or a view of one), changes the "
                              "module's state: the next call would see it", "update a copy (`.clone()`) or out of "

@@ -64,3 +64,77 @@ def test_pad_widths_that_cannot_be_lowered_are_refused_with_the_way_out(model, m
     with pytest.raises(LoweringError, match=f"(?s){message}") as info:
         export(model, (x,), dynamic_shapes={"x": {1: "c", 2: "h", 3: "w"}})
     assert info.value.path.endswith("test_dynamic_constructs.py") and info.value.line
+
+
+# ---------------------------------------------------------------- comprehensions filtered on tensor values
+
+
+class FilterListOfTensors(nn.Module):
+    def forward(self, x):
+        items = [x[0], x[1] * 2, x[2] - 1, x[3]]
+        kept = [t * 2 for t in items if t.norm() > 1.5]
+        return torch.stack(kept, dim=1), len(kept), torch.cat(kept)
+
+
+class FilterRows(nn.Module):
+    def forward(self, x):
+        kept = [r + 1 for r in x if r.norm() > 1.5 if r.sum() > -1]
+        return torch.stack(kept), len(kept), torch.cat(kept, dim=0)
+
+
+class FilterNested(nn.Module):
+    def forward(self, x):
+        pairs = [a * b for a in [x[0], x[1]] if a.sum() > 0 for b in [x[2], x[3]] if b.mean() > -0.5]
+        return torch.stack(pairs).sum(0), len(pairs)
+
+
+def _filter_inputs(n=4):
+    g = torch.Generator().manual_seed(5)
+    return [(torch.randn(n, 3, generator=g) * 2 + 1,) for _ in range(5)] + [(torch.ones(n, 3),)]
+
+
+@pytest.mark.parametrize("model", [FilterListOfTensors(), FilterRows(), FilterNested()], ids=lambda m: type(m).__name__)
+def test_comprehension_filtered_on_tensor_values(model):
+    inputs = _filter_inputs()
+    export_and_compare(model, inputs[0], inputs)
+
+
+def test_comprehension_over_the_rows_of_a_dynamic_axis_filtered_on_their_values():
+    g = torch.Generator().manual_seed(6)
+    inputs = [(torch.randn(n, 3, generator=g) * 2 + 1,) for n in (4, 7, 2, 9)] + [(torch.ones(5, 3),)]
+    export_and_compare(FilterRows(), inputs[0], inputs, dynamic_shapes={"x": {0: "n"}})
+
+
+class FilterInPlace(nn.Module):
+    def forward(self, x):
+        return torch.stack([t.add_(1) for t in [x[0].clone(), x[1].clone()] if t.sum() > 0])
+
+
+class FilterChangesState(nn.Module):
+    def forward(self, x):
+        seen = []
+        kept = [seen.append(t) or t for t in [x[0], x[1]] if t.sum() > 0]
+        return torch.stack(kept), len(seen)
+
+
+class FilterThenIndex(nn.Module):
+    def forward(self, x):
+        kept = [t for t in [x[0], x[1]] if t.sum() > 0]
+        return kept[0]
+
+
+class FilterSet(nn.Module):
+    def forward(self, x):
+        return len({i for i, t in enumerate([x[0], x[1]]) if t.sum() > 0})
+
+
+@pytest.mark.parametrize("model, message", [
+    (FilterInPlace(), "in-place update of .* in a comprehension filtered on tensor values.*update out of place"),
+    (FilterChangesState(), "changed inside the data-dependent comprehension filter"),
+    (FilterThenIndex(), "`\\[0\\]`"),
+    (FilterSet(), "a set comprehension filtered on tensor values.*use a list comprehension and torch.stack"),
+], ids=lambda v: type(v).__name__ if isinstance(v, nn.Module) else "")
+def test_comprehension_filters_that_cannot_be_lowered_are_refused_with_the_way_out(model, message):
+    with pytest.raises(LoweringError, match=f"(?s){message}") as info:
+        export(model, (torch.randn(4, 3),))
+    assert info.value.path.endswith("test_dynamic_constructs.py") and info.value.line
