@@ -15,7 +15,7 @@ class SalientPooling(nn.Module):
 
     def forward(self, tokens):
         h = self.proj(tokens)
-        kept = [t for t in h if t.norm() > self.threshold]  # expect: UT101 UT105
+        kept = [t for t in h if t.norm() > self.threshold]  # expect: UT101, UT105
         pooled = torch.stack(kept).mean(dim=0)
         scales = [h, h.relu(), h.tanh() - 0.5]
         active = [s.mean(dim=0) for s in scales if s.mean() > 0]  # expect: UT101
