@@ -244,8 +244,12 @@ class TorchCalls:
         if value.rank == 0:
             return value
         if value.static_shape is None:
-            raise self.error("`.tolist()` of a tensor whose shape is not known at export time",
-                             "keep the value as a tensor", construct="tolist")
+            raise self.error("`.tolist()` of a tensor whose shape is not known at export time (its number of items "
+                             "is dynamic, e.g. `torch.split(h, lengths.tolist())` over a dynamic batch)",
+                             "keep the value as a tensor; for per-segment results use a segment reduction: "
+                             "`seg = torch.repeat_interleave(torch.arange(len(lengths)), lengths)`, then "
+                             "`torch.zeros(n, d).index_add(0, seg, h) / lengths[:, None]` or `scatter_reduce`",
+                             construct="tolist")
         return [self.tolist(row) for row in self.call_op("Tensor.unbind", [value], {})]
 
     def tensor_constant(self, t: torch.Tensor, owner=None, attr: str | None = None) -> Value:

@@ -138,3 +138,26 @@ def test_comprehension_filters_that_cannot_be_lowered_are_refused_with_the_way_o
     with pytest.raises(LoweringError, match=f"(?s){message}") as info:
         export(model, (torch.randn(4, 3),))
     assert info.value.path.endswith("test_dynamic_constructs.py") and info.value.line
+
+
+# ---------------------------------------------------------------- torch.split by sizes from tensor values
+
+
+class SplitByLengths(nn.Module):
+    def forward(self, h, lengths):
+        pieces = torch.split(h, lengths.tolist())
+        return torch.stack([p.mean(0) for p in pieces]), len(pieces), torch.cat([p * 2 for p in pieces])
+
+
+def test_split_by_sizes_from_tensor_values_with_a_static_number_of_pieces():
+    inputs = [(torch.randn(int(l.sum()), 3), l) for l in (torch.tensor([2, 3, 1]), torch.tensor([1, 1, 5]),
+                                                             torch.tensor([4, 2, 2]))]
+    export_and_compare(SplitByLengths(), inputs[0], inputs, dynamic_shapes={"h": {0: "n"}})
+
+
+def test_split_by_sizes_over_a_dynamic_number_of_pieces_is_refused_with_a_segment_reduction():
+    lengths = torch.tensor([2, 3, 1])
+    with pytest.raises(LoweringError, match="(?s)`.tolist\\(\\)` of a tensor whose shape is not known.*"
+                                            "segment reduction.*index_add") as info:
+        export(SplitByLengths(), (torch.randn(6, 3), lengths), dynamic_shapes={"h": {0: "n"}, "lengths": {0: "b"}})
+    assert info.value.path.endswith("test_dynamic_constructs.py") and info.value.line
