@@ -77,6 +77,9 @@ class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCa
         # id -> (container, description) for lists, dicts and sets that outlive the call
         # (module attributes, globals, closure cells, defaults): forward may not change them.
         self.foreign: dict[int, tuple[Any, str]] = {}
+        # The line of a comprehension whose filter on tensor values is being evaluated
+        # unconditionally (`Containers.unconditionally`): in-place updates are refused there.
+        self.conditional_element: int | None = None
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):
         fn = getattr(type(module), "forward")

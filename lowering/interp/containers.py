@@ -8,6 +8,7 @@ import torch
 
 from analyzer.frontend import ir
 from lowering.graph import Value
+from lowering import numpy_arrays
 from lowering.numpy_arrays import NDArray
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.values import EarlierIterations, Frame, GraphRange, Maybe, Stacked, _rank_only
@@ -55,7 +56,14 @@ class Containers:
 
     def unpack(self, value, n: int, starred: bool) -> list:
         if isinstance(value, NDArray):
-            raise self.error("unpacking a NumPy array of tensor data is not supported by untrace", construct="unpack")
+            # `q1, q3 = np.percentile(a, [25, 75])`: the rows of a static first axis, as NumPy
+            # iterates (a 1-d array gives NumPy scalars).
+            size = None if not value.value.rank or value.scalar else self.g.size(value.value, 0)
+            if not isinstance(size, int):
+                raise self.error("unpacking a NumPy array of tensor data is not supported by untrace unless its "
+                                 "first axis is known at export time", "index the rows (a[0], a[1])",
+                                 construct="unpack")
+            return [numpy_arrays.getitem(self, value, i) for i in range(size)]
         if isinstance(value, Value):
             if value.rank is None or value.rank == 0:
                 raise self.error("cannot unpack a tensor of unknown rank", construct="unpack")
@@ -107,39 +115,100 @@ class Containers:
         return out
 
     def _ev_Comprehension(self, e, frame):
+        """A comprehension runs as Python does over a known iterable. A filter on tensor
+        values (`[t for t in items if t.norm() > 0.5]`) keeps every item as a `Maybe`
+        present where the filter holds, as a data-dependent `if` around an `append` does:
+        `torch.stack` / `torch.cat` of the list Compress it, `len()` counts it, other uses
+        are refused. Over the rows of a dynamic axis it is a Loop whose scan outputs are the
+        items and the filter (`map_rows`). Under such a filter the element is computed for
+        every item, so it may not update tensors in place or change Python state."""
         inner = Frame(dict(frame.env), frame.globals, frame.path, frame.qualname, frame.self_obj, frame.cls)
         results = []
+        line = self.location[1]
 
-        def run(level):
+        def element(valid):
+            if valid is None:
+                return self.eval(e.elt, inner)
+            return self.unconditionally(lambda: self.eval(e.elt, inner), line)
+
+        def keep(gen, valid):
+            """The filters' conjunction: True/False when known, else a graph bool."""
+            for c in gen.ifs:
+                cond = (self.eval(c, inner) if valid is None else
+                        self.unconditionally(lambda c=c: self.eval(c, inner), line))
+                if isinstance(cond, Value):
+                    cond = self.to_bool(cond)
+                    valid = cond if valid is None else self.call_op("torch.logical_and", [valid, cond], {})
+                elif not self.truth(cond):
+                    return False
+            return True if valid is None else valid
+
+        def run(level, valid):
             if level == len(e.generators):
                 if e.kind == "dict":
+                    if valid is not None:
+                        raise self.error("a dict comprehension filtered on tensor values (its keys would depend on "
+                                         "the data)", "build the dict without the filter and mask the values with "
+                                         "torch.where", construct="comprehension")
                     results.append((self.eval(e.key, inner), self.eval(e.elt, inner)))
                 else:
-                    results.append(self.eval(e.elt, inner))
+                    value = element(valid)
+                    results.append(value if valid is None else Maybe(value, valid))
                 return
             gen = e.generators[level]
             iterable = self.eval(gen.iter, inner)
             rows = _rows_of(iterable, self)
-            if rows is not None and e.kind in ("list", "generator") and len(e.generators) == 1 and not gen.ifs:
-                # [f(row) for row in t] over a dynamic axis: a Loop whose scan output is the list.
-                results.append(self.map_rows(rows, lambda row: (self.assign(gen.target, row, inner),
-                                                                self.eval(e.elt, inner))[1]))
+            if rows is not None and e.kind in ("list", "generator") and len(e.generators) == 1 and valid is None:
+                # [f(row) for row in t (if g(row))] over a dynamic axis: a Loop whose scan
+                # outputs are the list (and where the filter holds).
+                def body(row):
+                    self.assign(gen.target, row, inner)
+                    if not gen.ifs:
+                        return self.eval(e.elt, inner)
+                    present = keep(gen, None)
+                    if present is False:
+                        return None, self.g.const(False)
+                    if present is True:
+                        return self.eval(e.elt, inner), None
+                    return self.unconditionally(lambda: self.eval(e.elt, inner), line), present
+
+                results.append(self.map_rows(rows, body, filtered=bool(gen.ifs)))
                 return
-            if isinstance(iterable, (Value, GraphRange)):
-                raise self.error("a comprehension over a tensor or a graph-sized range", construct="comprehension")
+            if isinstance(iterable, GraphRange) or rows is not None or isinstance(iterable, Value) and not iterable.rank:
+                raise self.error("a comprehension over a graph-sized range, or nested over the rows of a dynamic "
+                                 "axis, is not supported by untrace", "compute it with tensor operations on the "
+                                 "whole tensor, or write a for loop that appends", construct="comprehension")
             for item in list(self.iterate(iterable)):
                 self.assign(gen.target, item, inner)
-                if all(self.static_truth(self.eval(c, inner), "comprehension filter") for c in gen.ifs):
-                    run(level + 1)
+                present = keep(gen, valid)
+                if present is False:
+                    continue
+                run(level + 1, None if present is True else present)
 
-        run(0)
+        run(0, None)
         if e.kind == "list":
             return results
+        if any(isinstance(x, (Maybe, Stacked)) and not (isinstance(x, Stacked) and x.valid is None) for x in results):
+            raise self.error(f"a {e.kind} comprehension filtered on tensor values (which items it holds depends on "
+                             "the data)", "use a list comprehension and torch.stack / torch.cat the result",
+                             construct="comprehension")
         if e.kind == "set":
             return set(results)
         if e.kind == "dict":
             return dict(results)
         return results  # a generator consumed once behaves as its list
+
+    def unconditionally(self, fn, line: int):
+        """Run `fn` for an item that a filter on tensor values may drop: the graph computes
+        it for every item, so it may not update a tensor in place nor change Python state."""
+        snapshot = self.state_snapshot()
+        outer, self.conditional_element = self.conditional_element, line
+        try:
+            result = fn()
+        finally:
+            self.conditional_element = outer
+        self.check_state_kept(snapshot, "comprehension filter", line)
+        return result
 
     def sequence_op(self, name: str, items: list, dim: int = 0, **kwargs):
         """torch.stack / torch.cat / torch.tensor over a list that a graph loop appended to:
@@ -183,6 +252,9 @@ class Containers:
                 v = self.as_graph(item)
                 if name == "torch.stack":
                     v = self.call_op("torch.unsqueeze", [v, dim], {})
+                elif valid is not None:
+                    # A conditional piece of a cat spans its whole size along dim: repeat its flag.
+                    valid = self.g.op("Expand", valid, self.g.shape_tensor([self.shape(v)[dim % v.rank]]))
             parts.append(v)
             valids.append(valid)
         out = parts[0] if len(parts) == 1 else self.call_op("torch.cat", [parts], {"dim": dim})
@@ -196,24 +268,36 @@ class Containers:
             out = self.g.op("Compress", out, mask, axis=dim % out.rank)
         return self.g.cast(out, dtype) if dtype is not None else out
 
-    def map_rows(self, rows: Value, fn) -> "Stacked":
+    def map_rows(self, rows: Value, fn, filtered: bool = False) -> "Stacked":
         """fn over the rows of `rows` (dynamic first axis) in an ONNX Loop; the results
-        stacked as a scan output."""
+        stacked as a scan output. With `filtered`, fn returns (item, valid) and `valid`
+        (None: always) is a second scan output: the list holds the rows where it is true."""
         body = self.g.subgraph()
         i = body.add_input(body.fresh("iter"), torch.int64, ())
         cond = body.add_input(body.fresh("cond"), torch.bool, ())
         snapshot = self.state_snapshot()
         saved, self.g = self.g, body
         try:
-            out = self.as_graph(fn(self.call_op("operator.getitem", [rows, i], {})))
+            result = fn(self.call_op("operator.getitem", [rows, i], {}))
+            item, valid = result if filtered else (result, None)
+            if item is None:
+                raise self.error("a comprehension over the rows of a dynamic axis whose filter is always false",
+                                 "drop the comprehension (its list is empty)", construct="comprehension")
+            out = self.as_graph(item)
             body.add_output(cond)
             body.add_output(out, shape=_rank_only(out))
+            if filtered:
+                flag = self.g.const(True) if valid is None else self.to_bool(valid)
+                body.add_output(flag, shape=())
         finally:
             self.g = saved
         self.check_state_kept(snapshot, "loop", self.location[1])
         count = self.g.size(rows, 0)
-        scan = self.g.op("Loop", count, self.g.const(True), outputs=1, body=body.build_graph())
-        return Stacked(scan)
+        if not filtered:
+            scan = self.g.op("Loop", count, self.g.const(True), outputs=1, body=body.build_graph())
+            return Stacked(scan)
+        scan, flags = self.g.op("Loop", count, self.g.const(True), outputs=2, body=body.build_graph())
+        return Stacked(scan, flags)
 
     def functional_map(self, args, kwargs):
         """functorch's map(f, xs, *args): f over the first axis of xs, results stacked."""

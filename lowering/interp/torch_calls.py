@@ -244,8 +244,12 @@ class TorchCalls:
         if value.rank == 0:
             return value
         if value.static_shape is None:
-            raise self.error("`.tolist()` of a tensor whose shape is not known at export time",
-                             "keep the value as a tensor", construct="tolist")
+            raise self.error("`.tolist()` of a tensor whose shape is not known at export time (its number of items "
+                             "is dynamic, e.g. `torch.split(h, lengths.tolist())` over a dynamic batch)",
+                             "keep the value as a tensor; for per-segment results use a segment reduction: "
+                             "`seg = torch.repeat_interleave(torch.arange(len(lengths)), lengths)`, then "
+                             "`torch.zeros(n, d).index_add(0, seg, h) / lengths[:, None]` or `scatter_reduce`",
+                             construct="tolist")
         return [self.tolist(row) for row in self.call_op("Tensor.unbind", [value], {})]
 
     def tensor_constant(self, t: torch.Tensor, owner=None, attr: str | None = None) -> Value:
@@ -299,6 +303,10 @@ class TorchCalls:
         if new is old or not isinstance(new, Value):
             return
         updated = updated or self._name_of(old)
+        if self.conditional_element is not None:
+            raise self.error(f"in-place update of `{updated}` in a comprehension filtered on tensor values (line "
+                             f"{self.conditional_element}): the graph computes every item, eager only the kept ones",
+                             "update out of place (`t + 1`, not `t.add_(1)`) in the comprehension", construct="inplace")
         if self.aliases.root(old) in self._state_values:
             raise self.error(f"in-place update of `{updated}`, a parameter or buffer (or a view of one), changes the "
                              "module's state: the next call would see it", "update a copy (`.clone()`) or out of "

@@ -901,7 +901,7 @@ def pad(g, input, pad, mode="constant", value=None):
         raise g.error(f"pad: mode {mode!r} is not supported (torch has constant, reflect, replicate, circular)")
     pads = [int(p) if isinstance(p, (int, np.integer)) and not isinstance(p, bool) else p for p in pad]
     if not all(isinstance(p, int) for p in pads):
-        raise g.error("pad: pad widths must be Python ints known at export time")
+        return _pad_by_graph_widths(g, x, rank, pads, mode, value)
     if len(pads) % 2 or len(pads) // 2 > rank:
         raise g.error(f"pad: padding length {len(pads)} must be even and at most twice the rank {rank} (torch raises)")
     if mode != "constant" and value not in (None, 0, 0.0):
@@ -937,6 +937,37 @@ def pad(g, input, pad, mode="constant", value=None):
     if onnx_mode == "constant":
         cval = g.const(torch.tensor(0 if value is None else value).to(x.dtype))
     return g.op("Pad", x, g.const(begins + ends, torch.int64), cval, mode=onnx_mode)
+
+
+def _pad_by_graph_widths(g: GraphBuilder, x: Value, rank: int, pads: list, mode: str, value) -> Value:
+    """Widths computed in the graph (`(k - h % k) % k` of a dynamic `h = x.shape[2]`):
+    ONNX Pad takes its pads as a tensor, built here from the ints and graph ints. Constant
+    padding with a negative width crops, as torch's does; for reflect and replicate,
+    onnxruntime raises where its Pad and torch's differ (some negative widths), and agrees
+    everywhere else (measured over every width in -4..4 on two axes). Circular padding
+    slices by its widths, which must then be known."""
+    for p in pads:
+        if isinstance(p, int):
+            continue
+        if not isinstance(p, Value) or p.rank != 0 or p.dtype.is_floating_point or p.dtype == torch.bool:
+            raise g.error(f"pad: a pad width must be an int or an integer computed in the graph, got {p!r}",
+                          "compute the widths as ints, e.g. pad_h = (k - h % k) % k with h = x.shape[2]")
+    if len(pads) % 2 or len(pads) // 2 > rank:
+        raise g.error(f"pad: padding length {len(pads)} must be even and at most twice the rank {rank} (torch raises)")
+    if mode == "circular":
+        raise g.error("pad(mode='circular') with widths computed from a dynamic axis is not supported by untrace",
+                      "use mode='constant', 'reflect' or 'replicate', or make the axis static")
+    if mode != "constant" and value not in (None, 0, 0.0):
+        raise g.error(f"pad: padding mode {mode!r} doesn't take in value argument (torch raises)")
+    begins: list = [0] * rank
+    ends: list = [0] * rank
+    for i in range(len(pads) // 2):
+        begins[rank - 1 - i], ends[rank - 1 - i] = pads[2 * i], pads[2 * i + 1]
+    widths = g.shape_tensor(begins + ends)
+    cval = None
+    if mode == "constant":
+        cval = g.const(torch.tensor(0 if value is None else value).to(x.dtype))
+    return g.op("Pad", x, widths, cval, mode=_PAD_MODES[mode])
 
 
 @register("torch.constant_pad_nd")

@@ -560,6 +560,9 @@ def split(g, tensor, split_size_or_sections, dim=0):
     if rank == 0:
         raise g.error("split expects at least a 1-dimensional tensor (torch raises)")
     d = normalize_axis(g, dim, rank, "split")
+    if isinstance(split_size_or_sections, (list, tuple)) and any(
+            isinstance(s, Value) for s in split_size_or_sections):
+        return _split_by_graph_sizes(g, x, d, list(split_size_or_sections))
     if isinstance(split_size_or_sections, (list, tuple)):
         sizes = [static_int(g, s, "split", "a section size") for s in split_size_or_sections]
         if any(s < 0 for s in sizes):
@@ -576,6 +579,24 @@ def split(g, tensor, split_size_or_sections, dim=0):
         raise g.error(f"split: split_size can only be 0 if the dimension size is 0, got {size} (torch raises)")
     sizes = [t.shape[0] for t in torch.empty((n, 0)).split(size, 0)]
     return _split_sizes(g, x, d, n, sizes)
+
+
+def _split_by_graph_sizes(g: GraphBuilder, x: Value, d: int, sizes: list) -> tuple[Value, ...]:
+    """`torch.split(h, lengths.tolist())` with a static number of pieces whose sizes the
+    graph computes: ONNX Split with the sizes as a tensor input. Sizes that do not sum to
+    the dim, or a negative size, raise in onnxruntime as in torch."""
+    for s in sizes:
+        if isinstance(s, Value) and (s.rank != 0 or s.dtype.is_floating_point or s.dtype == torch.bool):
+            raise g.error(f"split: a section size must be an int or an integer computed in the graph, got {s!r}")
+        if not isinstance(s, (int, Value)) or isinstance(s, bool):
+            raise g.error(f"split: a section size must be an int, got {s!r}")
+        if isinstance(s, int) and s < 0:
+            raise g.error("split: split sizes must be non-negative (torch raises)")
+    if len(sizes) == 1:
+        return (x,)
+    piece = tuple(None if i == d else n for i, n in enumerate(x.shape))
+    return tuple(g.op("Split", x, g.shape_tensor(sizes), axis=d, outputs=len(sizes),
+                      out_dtype=[x.dtype] * len(sizes), out_shape=[piece] * len(sizes)))
 
 
 @register("torch.chunk", "Tensor.chunk")

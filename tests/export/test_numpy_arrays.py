@@ -245,6 +245,62 @@ def scalar_chain(a, b):
     return m * 2 + np.float32(1.5) + a.max() - np.sqrt(np.abs(m))
 
 
+def percentile_all(a, b):
+    return np.percentile(a, 30)
+
+
+def percentile_axis(a, b):
+    return np.percentile(a, 75.5, axis=0)
+
+
+def percentile_list_keepdims(a, b):
+    return np.percentile(a, [0, 12.5, 50, 100], axis=-1, keepdims=True)
+
+
+def percentile_list_all(a, b):
+    return np.percentile(a, (25, 90))
+
+
+def quantile_axis(a, b):
+    return np.quantile(a, 0.4, axis=1, keepdims=True)
+
+
+def quantile_list(a, b):
+    return np.quantile(b, [0.1, 0.5, 0.99], axis=0)
+
+
+def quantile_int_q(a, b):
+    return np.quantile(a, 1, axis=0) + np.quantile(a, 0)
+
+
+def quantile_keepdims_all(a, b):
+    return np.quantile(a, [0.3], keepdims=True)
+
+
+def norm_default(a, b):
+    return np.linalg.norm(a)
+
+
+def norm_axis(a, b):
+    return np.linalg.norm(a, axis=-1)
+
+
+def norm_orders(a, b):
+    return np.stack([np.linalg.norm(a, ord=o, axis=0) for o in (None, 1, 2, np.inf, -np.inf, 0, 3)])
+
+
+def norm_keepdims(a, b):
+    return a / (np.linalg.norm(a, ord=2, axis=1, keepdims=True) + 1)
+
+
+def norm_flat_ord(a, b):
+    return np.linalg.norm(a.reshape(-1), ord=np.inf) + np.linalg.norm(a.reshape(-1), 1)
+
+
+def norm_fro_two_axes(a, b):
+    return np.linalg.norm(a, axis=(0, 1), keepdims=True)
+
+
 CASES = [
     (mean_all, ALL), (mean_axis, ALL), (mean_keepdims, FLOATS + INTS), (sum_all, ALL), (sum_axes, ALL),
     (std_default, FLOATS + INTS), (std_ddof, FLOATS + INTS), (var_axis, FLOATS + INTS), (max_axis, ALL),
@@ -258,7 +314,11 @@ CASES = [
     (int_arithmetic, INTS), (comparisons, FLOATS + INTS), (unary_minus, FLOATS + INTS), (astype_float32, ALL),
     (astype_int, FLOATS + INTS), (astype_bool, ALL), (asarray_dtype, ALL), (shape_arithmetic, FLOATS + INTS),
     (index_basic, FLOATS + INTS), (index_scalar, ALL), (index_mask, FLOATS + INTS), (rank_gauss, FLOATS),
-    (scalar_chain, FLOATS + INTS),
+    (scalar_chain, FLOATS + INTS), (percentile_all, FLOATS + INTS), (percentile_axis, FLOATS + INTS),
+    (percentile_list_keepdims, FLOATS + INTS), (percentile_list_all, FLOATS + INTS), (quantile_axis, FLOATS + INTS),
+    (quantile_list, FLOATS + INTS), (quantile_int_q, FLOATS + INTS), (quantile_keepdims_all, FLOATS + INTS),
+    (norm_default, ALL), (norm_axis, ALL), (norm_orders, FLOATS + INTS), (norm_keepdims, FLOATS + INTS),
+    (norm_flat_ord, FLOATS + INTS), (norm_fro_two_axes, FLOATS + INTS),
 ]
 PARAMS = [pytest.param(fn, dtype, shape, id=f"{fn.__name__}-{str(dtype)[6:]}-{'x'.join(map(str, shape))}")
           for fn, dtypes in CASES for dtype in dtypes for shape in SHAPES]
@@ -273,6 +333,21 @@ def test_numpy_matches_real_numpy(fn, dtype, shape):
 def test_numpy_with_a_dynamic_axis():
     inputs = [(_random((n, 3), torch.float32, n), _random((n, 3), torch.float32, n + 1)) for n in (5, 8)]
     export_and_compare(OnArrays(rank_gauss), inputs[0], inputs, dynamic_shapes={"x": {0: "n"}, "y": {0: "n"}})
+
+
+def order_statistics(a, b):
+    return (np.percentile(a, [0, 33, 50, 100], axis=0), np.quantile(a, 0.75, axis=-1, keepdims=True),
+            np.linalg.norm(a, axis=0), np.linalg.norm(a, ord=np.inf, axis=1))
+
+
+def test_order_statistics_and_norms_with_nan_inf_and_a_dynamic_axis():
+    """NaN in a slice gives NaN; inf next to the interpolated element gives NumPy's NaN
+    (its `_lerp` computes `inf - inf`); the sorted axis may be a dynamic one."""
+    special = torch.tensor([[1.0, float("nan"), 2.0], [float("inf"), 3.0, -1.0], [0.5, 0.25, float("-inf")],
+                            [2.0, 2.0, 2.0]])
+    inputs = [(_random((n, 3), torch.float32, n), _random((n, 3), torch.float32, n + 1)) for n in (5, 8)]
+    inputs.append((special, special))
+    export_and_compare(OnArrays(order_statistics), inputs[0], inputs, dynamic_shapes={"x": {0: "n"}, "y": {0: "n"}})
 
 
 class BackToTorch(nn.Module):
@@ -351,6 +426,30 @@ def argsort_order(a, b):
     return a.argsort(order="x")
 
 
+def percentile_method(a, b):
+    return np.percentile(a, 50, method="nearest")
+
+
+def percentile_data_q(a, b):
+    return np.percentile(a, b.max())
+
+
+def percentile_two_axes(a, b):
+    return np.percentile(a, 50, axis=(0, 1))
+
+
+def quantile_out_of_range(a, b):
+    return np.quantile(a, 1.5)
+
+
+def norm_matrix(a, b):
+    return np.linalg.norm(a, ord=2)
+
+
+def norm_matrix_axes(a, b):
+    return np.linalg.norm(a, ord=1, axis=(0, 1))
+
+
 class RawTensorIntoNumpy(nn.Module):
     def forward(self, x):
         return np.mean(x)
@@ -390,6 +489,12 @@ REFUSED = [
     (OnArrays(tolist_), "`ndarray.tolist` on tensor data is not supported"),
     (OnArrays(random_), "`numpy.rand` is not supported"),
     (OnArrays(argsort_order), "ndarray.argsort fails in NumPy"),
+    (OnArrays(percentile_method), "numpy.percentile with method='nearest' is not supported"),
+    (OnArrays(percentile_data_q), "numpy.percentile with q computed from tensor data"),
+    (OnArrays(percentile_two_axes), "numpy.percentile over several axes"),
+    (OnArrays(quantile_out_of_range), "Quantiles must be in the range"),
+    (OnArrays(norm_matrix), "(?s)ord=2 of a 2-d array \\(a matrix norm\\).*axis=-1"),
+    (OnArrays(norm_matrix_axes), "ord=1 over two axes \\(a matrix norm\\)"),
     (RawTensorIntoNumpy(), "a torch tensor mixed with NumPy arrays"),
     (TensorPlusArray(), "a torch tensor mixed with NumPy arrays"),
     (FromNumpyScalar(), "torch.from_numpy of a NumPy scalar"),
