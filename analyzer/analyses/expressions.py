@@ -426,7 +426,7 @@ class ExpressionEvaluator(CallSemantics):
             level = max(level, lvl)
             self.bind(g.target, elem, inner)
             for cond in g.ifs:
-                level = max(level, self.predicate(cond, inner, "if", cond.span, report=True))
+                level = max(level, self.predicate(cond, inner, "filter", cond.span, report=True))
         elt = self.ev(e.elt, inner)
         if e.key is not None:
             self.ev(e.key, inner)

@@ -76,7 +76,7 @@ class BranchFact:
     """A Python-level decision: ``if``/``elif``, ternary, ``assert``, ``and``/``or``."""
 
     site: Site
-    construct: str  # "if" | "elif" | "ifexp" | "assert" | "and" | "or"
+    construct: str  # "if" | "elif" | "ifexp" | "filter" (a comprehension's `if`) | "assert" | "and" | "or"
     level: Level
     predicate: str  # source text of the predicate
     exits_loop: bool = False  # its break/return is reported as the enclosing loop's hazard

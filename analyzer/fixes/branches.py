@@ -136,6 +136,8 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
     if fact.construct in ("and", "or"):
         return (f"Python `{fact.construct}` returns one of its operands; `torch.logical_{fact.construct}` "
                 "returns a boolean tensor, so the rewrite is left to you")
+    if fact.construct == "filter":
+        return "a comprehension filter keeps a data-dependent number of items, which no `torch.where`/`torch.cond` returns"
     if fact.construct == "elif":
         return "an `elif` chain (rewrite it as nested `if`s first)"
     if not file.imports_torch:

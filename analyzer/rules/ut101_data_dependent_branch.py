@@ -10,6 +10,8 @@ _SUGGESTION = {
     "ifexp": "use `torch.where(cond, a, b)` (both sides are computed) or `torch.cond`",
     "and": "combine tensor conditions with `&` / `torch.logical_and` instead of `and`",
     "or": "combine tensor conditions with `|` / `torch.logical_or` instead of `or`",
+    "filter": ("keep a mask instead: stack the items and index with the condition (`torch.stack(items)[keep]`); "
+               "`untrace export` lowers the filtered comprehension itself (Compress)"),
 }
 _DEFAULT = ("rewrite with `torch.where(cond, a, b)` when both branches are cheap, or "
             "`torch.cond(pred, true_fn, false_fn, operands)`; `untrace export` lowers it to an ONNX If")
@@ -19,7 +21,8 @@ def detect(facts):
     facts = list(facts)
     for fact in facts:
         if isinstance(fact, BranchFact) and not fact.exits_loop and fact.level == Level.DATA:
-            what = {"ifexp": "conditional expression", "assert": "assert", "and": "`and`", "or": "`or`"}.get(
+            what = {"ifexp": "conditional expression", "assert": "assert", "and": "`and`", "or": "`or`",
+                    "filter": "comprehension filter"}.get(
                 fact.construct, f"`{fact.construct}`")
             message = (f"{what} on tensor values (`{fact.predicate}`): tracing records only the branch the "
                        f"example input takes")
@@ -56,5 +59,7 @@ RULE = Rule(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            return x\n        return -x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x if x.mean() > 0 else -x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        assert (x >= 0).all()\n        return x\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        kept = [r for r in x.unbind(0) if r.sum() > 0]\n        return torch.stack(kept)\n",
     ),
 )
