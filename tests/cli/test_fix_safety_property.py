@@ -18,19 +18,10 @@ import analyzer.runner
 from analyzer.cli import main
 from analyzer.fixes import files
 
+from .test_user_files import FIXABLE
+
 MODELS = [
-    textwrap.dedent("""\
-        import torch
-        from torch import nn
-
-
-        class Net(nn.Module):
-            def forward(self, x):
-                if x.sum() > 0:
-                    x = -x
-                y = x.max().item()
-                return x * y
-        """),
+    FIXABLE,
     textwrap.dedent("""\
         import torch
         from torch import nn
