@@ -474,3 +474,13 @@ def check_case(case, opset: int) -> None:
     expected = eager(*args, **kwargs)
     why = compare(expected, run_lowering(qualname, args, kwargs, opset))
     assert why is None, why
+
+
+def sample_tensor(*shape, dtype=torch.float32, seed=0, low=-3, high=3) -> torch.Tensor:
+    """A seeded tensor of the shape and dtype, values in [low, high) (bools at random)."""
+    gen = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) > 0.5
+    if dtype.is_floating_point:
+        return torch.rand(shape, generator=gen, dtype=torch.float64).mul(high - low).add(low).to(dtype)
+    return torch.randint(low, high, shape, generator=gen, dtype=dtype)

@@ -42,13 +42,7 @@ def _session_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[n
     return harness._session(model).run(None, feeds)
 
 
-def _t(*shape, dtype=torch.float32, seed=0, low=-3, high=3):
-    gen = torch.Generator().manual_seed(seed)
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=gen) > 0.5
-    if dtype.is_floating_point:
-        return torch.rand(shape, generator=gen, dtype=torch.float64).mul(high - low).add(low).to(dtype)
-    return torch.randint(low, high, shape, generator=gen, dtype=dtype)
+_t = harness.sample_tensor
 
 
 # ---------------------------------------------------------------------- op cases
