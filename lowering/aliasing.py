@@ -17,6 +17,14 @@ stale. A graph loop's body runs many times but is interpreted once, so a value r
 the body *before* an update made later in the same body would be read stale by the next
 iteration: that is refused at the update.
 
+A view made by basic indexing (`y = x[i, :n]`) is the one kind of view whose update can
+be written back exactly: an in-place update of `y` is also `x[i, :n] = y_new` on its base,
+an out-of-place ScatterElements, after which every name for `x` holds the updated base and
+every name for `y` the updated view (`Aliases.written_back`). Other views of the family
+are still marked stale, so reading one of them after the update is refused as before.
+A view made by any other op (`view`, `t()`, `permute`, ...) has no exact inverse here,
+and an update through it leaves its base stale.
+
 A lowering that hands back a value it already handed out (`clone()` returning its input,
 two `torch.zeros(3)` deduplicated into one constant) would make two tensors look like
 one; such results get a fresh `Identity`, except where eager PyTorch really returns the
@@ -98,6 +106,22 @@ class Aliases:
         self._loop_bodies: set[int] = set()
         self.active_loops = 0  # graph loop bodies being interpreted now
         self._reads: dict[int, set[Value]] = {}
+        self._indexed_from: dict[Value, tuple[Value, Any]] = {}
+
+    # ------------------------------------------------------------------ write-back
+
+    def add_indexed_view(self, view: Value, base: Value, index: Any, line: int | None) -> None:
+        """`view` is `base[index]` with a basic index: an update of it can be written back."""
+        self.add_view(view, base, line)
+        self._indexed_from[view] = (base, index)
+
+    def written_back(self, view: Value, builder: GraphBuilder) -> tuple[Value, Any] | None:
+        """(base, index) when an update of `view` is written back into its base: the view
+        was made by basic indexing and its base is not stale as seen from `builder`."""
+        source = self._indexed_from.get(view)
+        if source is None or self.staleness(source[0], builder) is not None:
+            return None
+        return source
 
     # ------------------------------------------------------------------ families
 

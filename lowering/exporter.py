@@ -2,7 +2,8 @@
 
 `args` give the graph inputs' shapes and dtypes only (their values are never read);
 `dynamic_shapes` names the axes that stay symbolic, as in torch.export:
-`{"x": {0: "batch"}}`. Python values among the arguments (None, flags, ints) are
+`{"x": {0: "batch"}}`, and for the tensors inside a list, tuple or dict argument one spec
+per item (`{"images": [{1: "h0", 2: "w0"}, {1: "h1", 2: "w1"}]}`). Python values among the arguments (None, flags, ints) are
 constants of the export, as they are for tracing.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 import onnx
 import torch
 
+from lowering import dynamic_axes
 from lowering.errors import LoweringError
 from lowering.graph import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder, Value
 from lowering.interpreter import Interpreter, Stacked, _flatten
@@ -47,13 +49,12 @@ def export(
         bound = signature.bind(module, *args, **kwargs)
     except TypeError as exc:
         raise LoweringError(f"the arguments do not match {type(module).__name__}.forward: {exc}") from None
-    dynamic_shapes = dynamic_shapes or {}
+    arguments = dict(list(bound.arguments.items())[1:])
+    dynamic = dynamic_axes.by_parameter(dynamic_shapes, arguments, f"{type(module).__name__}.forward")
     names = iter(input_names or [])
     graph_args: dict[str, Any] = {}
-    for i, (name, value) in enumerate(bound.arguments.items()):
-        if i == 0:
-            continue
-        graph_args[name] = _inputs(g, name, value, dynamic_shapes.get(name), names)
+    for name, value in arguments.items():
+        graph_args[name] = _inputs(g, name, value, dynamic.get(name), names)
     interp = Interpreter(module, g)
     interp.probes_enabled = probes
     params = list(signature.parameters.values())[1:]
@@ -95,16 +96,21 @@ def export(
     return model
 
 
-def _inputs(g: GraphBuilder, name: str, value, dynamic: dict | None, names) -> Any:
+def _inputs(g: GraphBuilder, name: str, value, dynamic, names) -> Any:
+    """Graph inputs for an argument; `dynamic` is its spec, already checked against it
+    (`lowering.dynamic_axes`): {axis: symbol} for a tensor, one spec per item of a list
+    or tuple, one per key of a dict."""
     if isinstance(value, torch.Tensor):
         shape = list(value.shape)
         for axis, symbol in (dynamic or {}).items():
-            shape[axis] = symbol if isinstance(symbol, str) else f"{name}_dim{axis}"
+            shape[axis] = symbol
         return g.add_input(next(names, name), value.dtype, tuple(shape))
     if isinstance(value, (tuple, list)):
-        return type(value)(_inputs(g, f"{name}_{i}", v, None, names) for i, v in enumerate(value))
+        specs = dynamic or [None] * len(value)
+        return type(value)(_inputs(g, f"{name}_{i}", v, d, names) for i, (v, d) in enumerate(zip(value, specs)))
     if isinstance(value, dict):
-        return {k: _inputs(g, f"{name}_{k}", v, None, names) for k, v in value.items()}
+        specs = dynamic or {}
+        return {k: _inputs(g, f"{name}_{k}", v, specs.get(k), names) for k, v in value.items()}
     return value
 
 

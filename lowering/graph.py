@@ -832,7 +832,13 @@ class GraphBuilder:
                 raise LoweringError(f"a shape entry must be a scalar, got a rank-{d.rank} value")
         if run:
             pieces.append(self.const(np.array(run, dtype=np.int64)))
-        return pieces[0] if len(pieces) == 1 else self.op("Concat", *pieces, axis=0)
+        out = pieces[0] if len(pieces) == 1 else self.op("Concat", *pieces, axis=0)
+        if out.name not in self.root._content and all(isinstance(d, (int, np.integer)) or d.rank == 0 for d in items):
+            # What is known of each entry (an int, a symbolic dim, None), for the shapes of
+            # the ConstantOfShape / Expand / Reshape that take it.
+            known = [(int(d),) if isinstance(d, (int, np.integer)) else self._content_of(d) or (None,) for d in items]
+            self.root._content[out.name] = tuple(k[0] for k in known)
+        return out
 
     def unsqueeze(self, v: Value, axes: Sequence[int]) -> Value:
         return self.op("Unsqueeze", v, self.const(list(axes), torch.int64))

@@ -80,6 +80,8 @@ class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCa
         # The line of a comprehension whose filter on tensor values is being evaluated
         # unconditionally (`Containers.unconditionally`): in-place updates are refused there.
         self.conditional_element: int | None = None
+        # id -> (object, id of the graph it was made in): plain user objects forward made.
+        self.objects_made: dict[int, tuple[Any, int]] = {}
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):
         fn = getattr(type(module), "forward")

@@ -1,8 +1,10 @@
 """Python builtins over graph values: `len`, `range`, `int`/`float`/`bool`, `min`/`max`,
-`isinstance`, `list`/`tuple`, `abs`, `sum`, `round`, `enumerate`/`zip`/`reversed`."""
+`isinstance`, `list`/`tuple`, `abs`, `sum`, `round`, `math.ceil`/`math.floor`,
+`enumerate`/`zip`/`reversed`."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -52,7 +54,9 @@ def _scalar(kind):
             scalar = x
             if scalar.rank not in (0, None):
                 scalar = interp.g.op("Reshape", scalar, interp.g.shape_tensor([]))
-            number = interp.g.cast(scalar, torch.int64 if kind is int else torch.float32)
+            # float() of a size is a double, as Python's; of a tensor value, float32 as before.
+            double = x in interp.python_numbers and kind is float
+            number = interp.g.cast(scalar, torch.int64 if kind is int else torch.float64 if double else torch.float32)
             # A new Python number, never the tensor itself (`t += 1` stays in place on t).
             return interp.python_number(interp.fresh_copy(number) if number is x else number)
         if isinstance(x, torch.Tensor):
@@ -72,6 +76,8 @@ def _minmax(kind):
                 a, b = interp.as_graph(out), interp.as_graph(v)
                 a, b = interp.g.promote(a, b)
                 out = interp.call_op(op, [a, b], {})
+            if all(isinstance(v, (int, float)) or v in interp.python_numbers for v in values):
+                interp.python_number(out)  # min(h, w) of sizes is a Python number too
             return out
         return kind(*args, **kwargs)
 
@@ -133,7 +139,21 @@ def _round(interp: Interpreter, args, kwargs):
     return round(*args, **kwargs)
 
 
+def _rounding(op: str, fallback):
+    """`math.ceil` / `math.floor` of a graph number: a Python int of the graph."""
+    def to_int(interp: Interpreter, args, kwargs):
+        x = args[0]
+        if isinstance(x, Value):
+            if not x.dtype.is_floating_point:
+                return interp.python_number(interp.g.cast(x, torch.int64))
+            return interp.python_number(interp.g.cast(interp.g.op(op, x), torch.int64))
+        return fallback(*args, **kwargs)
+
+    return to_int
+
+
 _BUILTIN_HANDLERS = {
+    math.ceil: _rounding("Ceil", math.ceil), math.floor: _rounding("Floor", math.floor),
     round: _round, sum: _sum, torch.sym_min: _minmax(min), torch.sym_max: _minmax(max),
     enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),

@@ -64,6 +64,17 @@ def _is_user_function(fn) -> bool:
     return not path.startswith(_TORCH_DIR) and package not in _LIBRARY_PACKAGES
 
 
+def _same_state(g, old, new) -> bool:
+    if old is new:
+        return True
+    if isinstance(old, (list, tuple)) and isinstance(new, (list, tuple)):
+        return type(old) is type(new) and len(old) == len(new) and all(_same_state(g, a, b) for a, b in zip(old, new))
+    if isinstance(old, torch.Tensor):
+        t = g.const_value(new)
+        return t is not None and t.dtype == old.dtype and t.shape == old.shape and bool(torch.equal(t, old.detach()))
+    return False
+
+
 class _AutogradContext:
     """`ctx` for an autograd.Function's forward: saving for backward does nothing here."""
 
@@ -103,6 +114,43 @@ class UserCode:
             annotate_regions(structured)
             self._functions[key] = structured
         return self._functions[key], path, fn.__globals__
+
+    def construct_object(self, cls: type, args: list, kwargs: dict):
+        """`cls(...)` of a plain user class (no metaclass, no `__new__`) (`ImageList(tensors, sizes)`): the object is made
+        for real and its `__init__` interpreted from source. Its attributes are per-call
+        state, which `__init__` and forward may set (`assign_attribute`)."""
+        obj = object.__new__(cls)
+        self.objects_made[id(obj)] = (obj, id(self.g))
+        if cls.__init__ is object.__init__:
+            if args or kwargs:
+                raise self.error(f"{cls.__qualname__}() takes no arguments", construct="call")
+            return obj
+        self.call_python_function(cls.__init__, [obj, *args], kwargs)
+        return obj
+
+    def assign_attribute(self, owner, name: str, value, text: str) -> None:
+        """`obj.name = value` on an object forward made, in the graph region it was made in
+        (a region cannot hand a changed object back)."""
+        made = self.objects_made.get(id(owner))
+        if made is None or made[0] is not owner:
+            raise self.error(f"assigning `{text}` in forward changes an attribute of a {type(owner).__name__} "
+                             "object, state that untrace does not track", "keep per-call state in local variables",
+                             construct="assign")
+        if made[1] != id(self.g):
+            raise self.error(f"assigning `{text}` inside a data-dependent branch or loop: the object was made "
+                             "outside it, and an If/Loop cannot hand a changed Python object back",
+                             "assign a local variable in the branch and set the attribute after it",
+                             construct="assign")
+        setattr(owner, name, value)
+
+    def leaves_state_unchanged(self, module: torch.nn.Module, name: str, value) -> bool:
+        """Whether `module.name = value` in forward keeps the attribute as it was: the same
+        object, or tensors equal in dtype, shape and values to the ones it held (a cache
+        refreshed for the dtype and device it already has). Such an assignment is exact to
+        skip; any other changes state that the next call would see."""
+        if not hasattr(module, name):
+            return False
+        return _same_state(self.g, getattr(module, name), value)
 
     def call_python_function(self, fn, args: list, kwargs: dict, self_obj=None):
         fn_ir, path, globs = self.function_ir(fn)

@@ -26,6 +26,10 @@ _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
            "@": "matmul", "&": "and_", "|": "or_", "^": "xor", "<<": "lshift", ">>": "rshift"}
 
 
+# Operators whose result is a float when either side is one (or always, for `/`).
+_FLOAT_RESULT_OPS = {"+", "-", "*", "/", "//", "%", "**"}
+
+
 _CMPOPS = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
 
 
@@ -185,12 +189,12 @@ class PythonSemantics:
             self.setitem(target, base, index, value, frame)
         elif isinstance(target, ir.Attribute):
             owner = self.eval(target.value, frame)
+            if isinstance(owner, torch.nn.Module) and self.leaves_state_unchanged(owner, target.attr, value):
+                return  # `self.cell_anchors = [a.to(dtype) for a in self.cell_anchors]` of the same dtype
             if isinstance(owner, torch.nn.Module):
                 raise self.error(f"assigning `{expr_text(target)}` in forward changes the module's state",
                                  "keep per-call state in local variables", construct="assign")
-            raise self.error(f"assigning `{expr_text(target)}` in forward changes an attribute of a "
-                             f"{type(owner).__name__} object, state that untrace does not track",
-                             "keep per-call state in local variables", construct="assign")
+            self.assign_attribute(owner, target.attr, value, expr_text(target))
         else:
             raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
 
@@ -345,11 +349,29 @@ class PythonSemantics:
         if isinstance(a, NDArray) or isinstance(b, NDArray):
             return numpy_arrays.binop(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):
+            numbers = all(x in self.python_numbers if isinstance(x, Value) else isinstance(x, (int, float)) for x in (a, b))
+            if numbers and op in _FLOAT_RESULT_OPS and any(isinstance(x, float) or isinstance(x, Value) and (
+                    op == "/" or x.dtype.is_floating_point) for x in (a, b)):
+                a, b = (self._as_double(x) for x in (a, b))  # a Python float is a double
+            elif not numbers:
+                a, b = self._weak_number(a, b), self._weak_number(b, a)
             result = self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})
-            if all(x in self.python_numbers if isinstance(x, Value) else isinstance(x, (int, float)) for x in (a, b)):
+            if numbers:
                 self.python_number(result)
             return result
         return _PY_BIN[op](a, b)
+
+    def _as_double(self, x):
+        return self.g.cast(x, torch.float64) if isinstance(x, Value) and x.dtype != torch.float64 else x
+
+    def _weak_number(self, x, other):
+        """A Python float held in the graph (a double) meeting a tensor takes the tensor's
+        floating dtype, or the default dtype beside an integer tensor, as a Python float does."""
+        if not (isinstance(x, Value) and x in self.python_numbers and x.dtype.is_floating_point):
+            return x
+        if not isinstance(other, Value) or other in self.python_numbers:
+            return x
+        return self.g.cast(x, other.dtype if other.dtype.is_floating_point else torch.get_default_dtype())
 
     def _ev_Attribute(self, e, frame):
         value = self.attribute(self.eval(e.value, frame), e.attr)

@@ -31,7 +31,7 @@ _PURE_MODULES = ("math", "operator", "builtins", "functools", "itertools", "numb
 
 # Pure restructuring of containers, safe to run for real even with graph values as leaves.
 _PURE_WITH_GRAPH = {"torch.utils._pytree.tree_flatten", "torch.utils._pytree.tree_unflatten",
-                    "torch.utils._pytree.tree_map", "torch.utils._pytree.tree_leaves"}
+                    "torch.utils._pytree.tree_map", "torch.utils._pytree.tree_leaves", "collections.OrderedDict"}
 
 
 # Runtime checks on data: the exported graph drops them, as torch.onnx does.
@@ -41,7 +41,13 @@ _RUNTIME_CHECKS = {"torch._check", "torch._check_is_size", "torch._assert", "tor
 _PURE_TORCH = {"torch.is_tensor", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.onnx.is_in_onnx_export",
                "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.device",
                "torch.is_floating_point", "torch.compiler.is_compiling", "torch._assert", "torch._check",
-               "torch.promote_types", "torch.Size"}
+               "torch.promote_types", "torch.Size", "torch._C._get_tracing_state",
+               "torch._jit_internal.is_scripting", "torch.jit._trace.is_tracing",
+               "torch._C._log_api_usage_once"}
+
+
+# A module's submodules, as static as the module itself (`ModuleDict.items()`, `children()`).
+_MODULE_STRUCTURE = {"items", "keys", "values", "children", "named_children", "modules", "named_modules"}
 
 
 _ValuesIndices = __import__("collections").namedtuple("return_types", ["values", "indices"])
@@ -81,8 +87,8 @@ class TorchCalls:
             return self.call_module(func, args, kwargs)
         if inspect.isclass(func) and issubclass(func, torch.nn.Module):
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
-        if inspect.isclass(func) and _is_user_function(func) and func.__init__ is object.__init__ and not args and not kwargs:
-            return func()  # a plain user object with no constructor code
+        if inspect.isclass(func) and _is_user_function(func) and type(func) is type and func.__new__ is object.__new__:
+            return self.construct_object(func, args, kwargs)
         if inspect.ismethod(func) and _is_user_function(func.__func__):
             return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
         if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
@@ -147,6 +153,8 @@ class TorchCalls:
     def _is_pure(self, func, name: str) -> bool:
         module = getattr(func, "__module__", None) or ""
         if name in _PURE_TORCH:
+            return True
+        if isinstance(getattr(func, "__self__", None), torch.nn.Module) and func.__name__ in _MODULE_STRUCTURE:
             return True
         return module.split(".")[0] in _PURE_MODULES or isinstance(func, type) and func in (int, float, bool, str, tuple, list, dict, set, slice, range)
 
@@ -265,7 +273,7 @@ class TorchCalls:
         return value
 
     def call_module(self, module: torch.nn.Module, args, kwargs):
-        if type(module) is torch.nn.Sequential:
+        if type(module).forward is torch.nn.Sequential.forward:  # subclasses that keep its forward too
             value = args[0] if args else None
             for child in module:
                 value = self.call_module(child, [value], {})
@@ -311,12 +319,11 @@ class TorchCalls:
             raise self.error(f"in-place update of `{updated}`, a parameter or buffer (or a view of one), changes the "
                              "module's state: the next call would see it", "update a copy (`.clone()`) or out of "
                              "place", construct="inplace")
-        for frame in self.frames:
-            if frame.graph != id(self.g):
-                continue  # a frame outside this If branch / Loop body keeps its value
-            for name, bound in frame.env.items():
-                if bound is old:
-                    frame.env[name] = new
+        source = self.aliases.written_back(old, self.g)
+        if source is not None:
+            self._write_back(old, new, *source)
+            return
+        self._rebind(old, new)
         read_before = self.aliases.mark_updated(old, new, updated, self.location[1], self.g)
         if read_before:
             name = self._name_of(read_before[0])
@@ -326,6 +333,24 @@ class TorchCalls:
                 "values there, which untrace does not track",
                 f"take a copy before the loop (`{name} = {name}.clone()`), or update out of place "
                 f"(`{updated} = {updated} + ...`)", construct="inplace")
+
+    def _rebind(self, old: Value, new: Value) -> None:
+        for frame in self.frames:
+            if frame.graph != id(self.g):
+                continue  # a frame outside this If branch / Loop body keeps its value
+            for name, bound in frame.env.items():
+                if bound is old:
+                    frame.env[name] = new
+
+    def _write_back(self, view: Value, new_view: Value, base: Value, index) -> None:
+        """An in-place update of `view = base[index]` is `base[index] = new_view` too: the
+        base is updated in its turn (written back into its own base when it is an indexed
+        view as well), and `new_view` is the matching view of the updated base."""
+        new_base = self.call_op("operator.setitem", [base, index, new_view], {})
+        self._rebind(view, new_view)
+        self.update_aliases(base, new_base)
+        self.aliases.add_indexed_view(new_view, new_base, index, self.location[1])
+        self.aliases.stale.pop(new_view, None)
 
     def track_results(self, name: str, args, kwargs, result, in_place: bool = False):
         """Record views; give a value the lowering handed out before a fresh Identity, unless
@@ -343,7 +368,9 @@ class TorchCalls:
             if id(v) in inputs or v in self.aliases.handed_out:
                 v = self.g.op("Identity", v)
             self.aliases.made(v, self.g)
-            if view:
+            if view and name == "operator.getitem" and isinstance(result, Value):
+                self.aliases.add_indexed_view(v, base, args[1], self.location[1])
+            elif view:
                 self.aliases.add_view(v, base, self.location[1])
             return v
 

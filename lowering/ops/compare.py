@@ -252,10 +252,9 @@ def where(g, condition, input=None, other=None, *, out=None):
     """where(Tensor condition, Tensor|Scalar self, Tensor|Scalar other) -> Tensor"""
     check_out(g, out, "where")
     if input is None and other is None:
-        raise g.error(
-            "torch.where(condition) with one argument is nonzero(as_tuple=True), not lowered here",
-            hint="use torch.nonzero",
-        )
+        from lowering.ops.indexing import nonzero  # indexing imports this module's neighbours
+
+        return nonzero(g, condition, as_tuple=True)  # torch.where(condition) is nonzero(as_tuple=True)
     c = _condition(g, condition)
     x, y = g.promote(input, other)
     return _where(g, c, x, y)

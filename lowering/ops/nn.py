@@ -1059,6 +1059,13 @@ for _n in (1, 2, 3):
 # ---------------------------------------------------------------------------- interpolate
 
 
+def _scaled_size(g: GraphBuilder, x: Value, axis: int, scale: Any) -> Value:
+    """floor(x.shape[axis] * scale) in double precision: 0-d int64."""
+    size = g.cast(g.size(x, axis) if isinstance(g.size(x, axis), Value) else g.const(g.size(x, axis)), torch.float64)
+    factor = g.cast(scale, torch.float64) if isinstance(scale, Value) else g.const(float(scale), torch.float64)
+    return g.cast(g.op("Floor", g.op("Mul", size, factor)), torch.int64)
+
+
 def _exact_f32(s: float) -> bool:
     return float(np.float32(s)) == float(s)
 
@@ -1114,13 +1121,19 @@ def interpolate(g, input, size=None, scale_factor=None, mode="nearest", align_co
     scales = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * nsp
     if len(scales) != nsp:
         raise g.error(f"interpolate: scale_factor must have {nsp} entries, got {scale_factor!r} (torch raises)")
+    if recompute_scale_factor and any(isinstance(s, Value) or not isinstance(i, int) for i, s in zip(ins, scales)):
+        # The output size is floor(size * scale) in double precision, as torch computes it;
+        # the resize then maps coordinates by that size.
+        outs = [_scaled_size(g, x, 2 + k, s) for k, s in enumerate(scales)]
+        return g.op("Resize", x, None, None, g.shape_tensor(dims_of(g, x, 0, 2) + outs), **attrs)
+    if any(isinstance(s, Value) for s in scales):
+        raise g.error("interpolate: a scale_factor computed in the graph needs recompute_scale_factor=True",
+                      hint="pass size= (or recompute_scale_factor=True)")
     scales = [float(s) for s in scales]
     if any(s <= 0 for s in scales):
         raise g.error("interpolate: scale_factor must be positive (torch raises)")
     out_static = [math.floor(i * s) if isinstance(i, int) else None for i, s in zip(ins, scales)]
     if recompute_scale_factor:
-        if any(o is None for o in out_static):
-            raise g.error("interpolate(recompute_scale_factor=True) needs static spatial sizes", hint="pass size= instead")
         target = g.shape_tensor(dims_of(g, x, 0, 2) + out_static)
         return g.op("Resize", x, None, None, target, **attrs)
     for i, s, o in zip(ins, scales, out_static):

@@ -259,6 +259,8 @@ def _public_names() -> dict[int, str]:
             ("torch.special", torch.special),
             ("torch.fft", torch.fft),
             ("torch", torch),
+            # pybind11 functions of torch._C name a compiler-specific module of their own
+            ("torch._C", torch._C),
         ]
         for prefix, ns in spaces:
             for attr in dir(ns):
