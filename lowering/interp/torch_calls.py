@@ -85,6 +85,8 @@ class TorchCalls:
             return self.call_closure(func, args, kwargs)
         if isinstance(func, torch.nn.Module):
             return self.call_module(func, args, kwargs)
+        if getattr(func, "__script_if_tracing_wrapper", False):
+            func = getattr(func, "__original_fn")  # torch.jit._script_if_tracing: the function itself outside a tracer
         if inspect.isclass(func) and issubclass(func, torch.nn.Module):
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
         if inspect.isclass(func) and _is_user_function(func) and type(func) is type and func.__new__ is object.__new__:

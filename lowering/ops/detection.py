@@ -1,5 +1,5 @@
-"""torchvision's detection operators: ``nms``, ``batched_nms`` and ``roi_align``, as ONNX's
-NonMaxSuppression and RoiAlign.
+"""torchvision's detection operators: ``nms``, ``roi_align`` and ``MultiScaleRoIAlign``, as
+ONNX's NonMaxSuppression and RoiAlign.
 
 ``nms(boxes[N, 4], scores[N], iou_threshold)`` keeps, greedily in descending score order,
 every box whose IoU with each box kept before it is at most ``iou_threshold``, and returns
@@ -10,11 +10,9 @@ suppresses a box when its IoU is above the threshold, as torchvision does; the t
 of its ``[K, 3]`` result is the box index. (Boxes of equal score may be kept in another
 order, as torchvision itself warns between CPU and GPU.)
 
-``batched_nms(boxes, scores, idxs, iou_threshold)`` runs NMS per category. torchvision
-shifts each category's boxes by ``idxs * (boxes.max() + 1)`` so that boxes of different
-categories never overlap and runs one NMS (``_batched_nms_coordinate_trick``); the same
-arithmetic is emitted here. For many boxes torchvision loops over the categories instead,
-which keeps the same boxes.
+``batched_nms`` is not lowered here: it is interpreted from torchvision's source, so that
+its choice between the coordinate trick and a loop over the categories (on the number of
+boxes) is an ONNX If, and the loop a Loop.
 
 ``roi_align(input, boxes, output_size, spatial_scale, sampling_ratio, aligned)`` is ONNX
 RoiAlign in ``avg`` mode: ``boxes`` is a ``[K, 5]`` tensor (batch index, x1, y1, x2, y2)
@@ -71,20 +69,6 @@ def nms(g, boxes, scores, iou_threshold):
     if s.rank != 1:
         raise g.error(f"nms: scores must have shape [N], got {s.shape}")
     return nms_indices(g, b, s, iou_threshold)
-
-
-@register("torchvision.ops.boxes.batched_nms", "torchvision.ops.batched_nms")
-def batched_nms(g, boxes, scores, idxs, iou_threshold):
-    """batched_nms(Tensor boxes[N, 4], Tensor scores[N], Tensor idxs[N], float iou_threshold) -> Tensor[K]"""
-    b = _check_boxes(g, boxes, "batched_nms")
-    s = require_value(g, scores, "batched_nms", "scores")
-    i = require_value(g, idxs, "batched_nms", "idxs")
-    # boxes.max(), with -inf for no boxes (no offset is used then) instead of an empty reduction.
-    flat = g.op("Concat", reshape(g, b, [-1]), g.const([float("-inf")], b.dtype), axis=0)
-    max_coordinate = g.op("ReduceMax", flat, keepdims=0)
-    offsets = g.op("Mul", g.cast(i, b.dtype), g.op("Add", max_coordinate, g.const(1.0, b.dtype)))
-    shifted = g.op("Add", b, g.unsqueeze(offsets, [1]))
-    return nms_indices(g, shifted, s, iou_threshold)
 
 
 def _rois(g: GraphBuilder, input: Value, boxes: Any) -> tuple[Value, Value]:
