@@ -348,6 +348,13 @@ class TorchCalls:
         """An in-place update of `view = base[index]` is `base[index] = new_view` too: the
         base is updated in its turn (written back into its own base when it is an indexed
         view as well), and `new_view` is the matching view of the updated base."""
+        if any(bound is base for frame in self.frames if frame.graph != id(self.g) for bound in frame.env.values()):
+            base_name, view_name = self._name_of(base), self._name_of(view)
+            raise self.error(
+                f"in-place update through `{view_name}`, a view of `{base_name}`, inside a data-dependent branch or "
+                f"loop: `{base_name}` was made outside it, and the update of it would not leave the branch or loop",
+                f"assign into `{base_name}` itself there (`{base_name}[...] = ...`), or update out of place",
+                construct="inplace")
         new_base = self.call_op("operator.setitem", [base, index, new_view], {})
         self._rebind(view, new_view)
         self.update_aliases(base, new_base)

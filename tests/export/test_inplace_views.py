@@ -4,7 +4,9 @@ A view (`x[0]`, `x.view(...)`, `x.t()`, ...) sees every in-place update of its b
 its base sees every update made through it. untrace does not re-derive views, so it
 refuses to read a view (or base) after such an update, naming both lines
 (`lowering.aliasing`); what does not alias (copies, out-of-place results, views that are
-dead after the update, views made after it) exports and matches eager PyTorch.
+dead after the update, views made after it) exports and matches eager PyTorch. An update
+through a view made by basic indexing is written back into its base (`x[i] = y_new`), so
+the base stays readable; its other views are still stale.
 """
 
 import pytest
@@ -175,7 +177,14 @@ def test_reading_a_view_after_its_base_is_updated_is_refused(view_name, update_n
 
 
 @pytest.mark.parametrize("update_name", ["iadd", "add_", "mask-assign", "index-assign", "copy_", "clamp_"])
-@pytest.mark.parametrize("view_name", ["getitem-int", "getitem-slice", "view", "transpose", "narrow", "unsqueeze"])
+@pytest.mark.parametrize("view_name", ["getitem-int", "getitem-slice", "getitem-none-ellipsis"])
+def test_an_update_through_an_indexed_view_is_written_back_into_its_base(view_name, update_name):
+    """`y = x[i]; y += 1` is also `x[i] = y`: the base is updated, and reading it exports."""
+    export_and_compare(_make(view_name, update_name, through_view=True), (X,), [(X,), (-X,), (X / 10,)])
+
+
+@pytest.mark.parametrize("update_name", ["iadd", "add_", "mask-assign", "index-assign", "copy_", "clamp_"])
+@pytest.mark.parametrize("view_name", ["view", "transpose", "narrow", "unsqueeze"])
 def test_reading_a_base_after_an_update_through_its_view_is_refused(view_name, update_name):
     model = _make(view_name, update_name, through_view=True)
     with pytest.raises(LoweringError, match=r"in-place update of `\w+` .* while `x` is live \(the update went through a view"):
@@ -407,3 +416,116 @@ def test_int_of_a_tensor_is_a_new_number():
 def test_augmented_assignment_of_a_size_is_not_in_place():
     x = torch.randn(3, 4)
     export_and_compare(SizeArithmetic(), (x,), [(x,), (torch.randn(5, 4),)], dynamic_shapes={"x": {0: "n"}})
+
+
+# ---------------------------------------------------------------- writes through indexed views
+
+
+class PadIntoZeros(nn.Module):
+    """GeneralizedRCNNTransform.batch_images: each image copied into a slice of a fresh
+    zero batch."""
+
+    def forward(self, a, b):
+        batch = a.new_full([2, 3, 8, 8], 0)
+        for i, img in enumerate([a, b]):
+            batch[i, : img.shape[0], : img.shape[1], : img.shape[2]].copy_(img)
+        return batch
+
+
+class ViewOfAView(nn.Module):
+    def forward(self, x):
+        x = x * 1
+        row = x[1]
+        part = row[1:3]
+        part.mul_(10)
+        return x, row, part
+
+
+class RepeatedUpdatesThroughOneView(nn.Module):
+    def forward(self, x):
+        x = x * 1
+        top = x[:2]
+        top.add_(1)
+        top.mul_(3)
+        return x, top
+
+
+class HelperWritesIntoSlice(nn.Module):
+    def forward(self, x):
+        out = torch.zeros(6, 4)
+        fill(out[1:5], x)
+        return out
+
+
+def fill(target, source):
+    target.copy_(source)
+
+
+@pytest.mark.parametrize("model", [ViewOfAView(), RepeatedUpdatesThroughOneView(), HelperWritesIntoSlice()],
+                         ids=lambda m: type(m).__name__)
+def test_updates_through_indexed_views_match_eager(model):
+    export_and_compare(model, (X,), [(X,), (-X,), (X / 10,)])
+
+
+def test_images_copied_into_a_zero_batch_match_eager_with_dynamic_sizes():
+    g = torch.Generator().manual_seed(5)
+    a, b = torch.randn(3, 5, 7, generator=g), torch.randn(3, 8, 6, generator=g)
+    export_and_compare(PadIntoZeros(), (a, b), [(a, b), (b[:, :6, :5], a[:, :3, :2]), (-a[:, :1], b)],
+                       dynamic_shapes={"a": {1: "ha", 2: "wa"}, "b": {1: "hb", 2: "wb"}})
+
+
+class OtherViewOfTheBase(nn.Module):
+    def forward(self, x):
+        x = x * 1
+        left = x[:, :2]
+        right = x[:, 1:]
+        left.zero_()
+        return right
+
+
+class EarlierViewOfTheBase(nn.Module):
+    def forward(self, x):
+        x = x * 1
+        whole = x.view(-1)
+        x[0].fill_(7)
+        return whole
+
+
+class WriteThroughViewInBranch(nn.Module):
+    def forward(self, x):
+        x = x * 1
+        y = x[0]
+        if x.sum() > 0:
+            y.add_(1)
+        return x
+
+
+def _line(cls, text: str) -> int:
+    import inspect
+
+    lines, start = inspect.getsourcelines(cls)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("model, view, view_made, update", [
+    (OtherViewOfTheBase(), "right", "right = x[:, 1:]", "left.zero_()"),
+    (EarlierViewOfTheBase(), "whole", "whole = x.view(-1)", "x[0].fill_(7)"),
+], ids=lambda v: type(v).__name__ if isinstance(v, nn.Module) else "")
+def test_a_write_back_still_leaves_the_other_views_stale(model, view, view_made, update):
+    with pytest.raises(LoweringError) as info:
+        export(model, (X,))
+    cls, at = type(model), _line(type(model), update)
+    assert str(info.value) == (
+        f"{__file__}:{at + 1}: in-place update of `x` at line {at} while `{view}` is live (`{view}` is a view of it "
+        f"made at line {_line(cls, view_made)}): eager PyTorch shows the update through `{view}`, which untrace does "
+        f"not track\ntake a copy before the update (`{view} = ....clone()`), or update out of place (`x = x + ...` "
+        "instead of `+=`, `.add_`, index assignment)")
+
+
+def test_a_write_back_inside_a_data_dependent_branch_is_refused():
+    with pytest.raises(LoweringError) as info:
+        export(WriteThroughViewInBranch(), (X,))
+    assert str(info.value) == (
+        f"{__file__}:{_line(WriteThroughViewInBranch, 'y.add_(1)')}: in-place update through `y`, a view of `x`, "
+        "inside a data-dependent branch or loop: `x` was made outside it, and the update of it would not leave the "
+        "branch or loop\nassign into `x` itself there (`x[...] = ...`), or update out of place")
