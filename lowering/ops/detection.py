@@ -91,7 +91,10 @@ def _rois(g: GraphBuilder, input: Value, boxes: Any) -> tuple[Value, Value]:
 
 
 def _pair(g: GraphBuilder, output_size: Any) -> tuple[int, int]:
-    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    size = (output_size, output_size) if not isinstance(output_size, (list, tuple)) else tuple(output_size)
+    if any(isinstance(s, Value) for s in size):
+        raise g.error("roi_align: output_size comes from the graph (a dynamic size), but ONNX RoiAlign takes it as "
+                      "an attribute", hint="pass output_size as Python ints")
     if len(size) != 2 or not all(isinstance(s, int) and not isinstance(s, bool) for s in size):
         raise g.error(f"roi_align: output_size must be an int or two ints known at export time, got {output_size!r}")
     return size
