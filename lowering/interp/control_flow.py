@@ -324,6 +324,12 @@ class ControlFlow:
         if isinstance(other, Value) and other.dtype != gv.dtype:
             raise self.error(f"a value is {gv.dtype} on one side of a data-dependent `if` and {other.dtype} on the other",
                              "cast both sides to one dtype", construct="if")
+        if isinstance(other, Value) and None not in (gv.rank, other.rank) and gv.rank != other.rank:
+            # Every op after the `if` is lowered for one rank; the graph could not follow the other side.
+            raise self.error(f"a tensor has rank {gv.rank} on one side of a data-dependent `if` and rank {other.rank} "
+                             "on the other: the code after it is lowered for one rank",
+                             "give the tensor one rank on both sides (reshape it on the side that differs)",
+                             construct="if")
         return gv
 
     def _placeholder(self, other):

@@ -139,7 +139,7 @@ class UserCode:
         if made[1] != id(self.g):
             raise self.error(f"assigning `{text}` inside a data-dependent branch or loop: the object was made "
                              "outside it, and an If/Loop cannot hand a changed Python object back",
-                             "assign a local variable in the branch and set the attribute after it",
+                             "keep the value in local variables there and set the attribute after it",
                              construct="assign")
         setattr(owner, name, value)
 

@@ -26,10 +26,6 @@ _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
            "@": "matmul", "&": "and_", "|": "or_", "^": "xor", "<<": "lshift", ">>": "rshift"}
 
 
-# Operators whose result is a float when either side is one (or always, for `/`).
-_FLOAT_RESULT_OPS = {"+", "-", "*", "/", "//", "%", "**"}
-
-
 _CMPOPS = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
 
 
@@ -350,9 +346,9 @@ class PythonSemantics:
             return numpy_arrays.binop(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):
             numbers = all(x in self.python_numbers if isinstance(x, Value) else isinstance(x, (int, float)) for x in (a, b))
-            if numbers and op in _FLOAT_RESULT_OPS and any(isinstance(x, float) or isinstance(x, Value) and (
-                    op == "/" or x.dtype.is_floating_point) for x in (a, b)):
-                a, b = (self._as_double(x) for x in (a, b))  # a Python float is a double
+            if numbers and op == "/" and not any(isinstance(x, float) or isinstance(x, Value) and (
+                    x.dtype.is_floating_point) for x in (a, b)):
+                a, b = (self._as_double(x) for x in (a, b))  # int / int of sizes: a Python float, a double
             elif not numbers:
                 a, b = self._weak_number(a, b), self._weak_number(b, a)
             result = self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})

@@ -61,7 +61,7 @@ def nms_indices(g: GraphBuilder, boxes: Value, scores: Value, iou_threshold: Any
     return g.op("Gather", selected, g.const(2, torch.int64), axis=1)
 
 
-@register("torchvision.ops.boxes.nms", "torchvision.ops.nms")
+@register("torchvision.ops.boxes.nms")
 def nms(g, boxes, scores, iou_threshold):
     """nms(Tensor boxes[N, 4], Tensor scores[N], float iou_threshold) -> Tensor[K] (int64)"""
     b = _check_boxes(g, boxes, "nms")
@@ -100,7 +100,7 @@ def _pair(g: GraphBuilder, output_size: Any) -> tuple[int, int]:
     return size
 
 
-@register("torchvision.ops.roi_align.roi_align", "torchvision.ops.roi_align")
+@register("torchvision.ops.roi_align.roi_align")
 def roi_align(g, input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):
     """roi_align(Tensor input[N, C, H, W], Tensor[K, 5] | list[Tensor[L, 4]] boxes, int | (int, int) output_size,
     float spatial_scale=1.0, int sampling_ratio=-1, bool aligned=False) -> Tensor[K, C, oh, ow]"""
@@ -155,7 +155,7 @@ def _box_levels(g: GraphBuilder, boxes: list[Value], k_min, k_max, canonical_sca
     return g.op("Sub", g.cast(target, torch.int64), g.cast(g.as_value(k_min), torch.int64))
 
 
-@register("torchvision.ops.poolers.MultiScaleRoIAlign", "torchvision.ops.MultiScaleRoIAlign")
+@register("torchvision.ops.poolers.MultiScaleRoIAlign")
 def multiscale_roi_align(g, call, x, boxes, image_shapes):
     """MultiScaleRoIAlign.forward(dict[str, Tensor] x, list[Tensor[L, 4]] boxes, list[(h, w)] image_shapes) -> Tensor
 

@@ -104,8 +104,8 @@ def test_setting_an_attribute_of_an_object_made_outside_a_data_dependent_branch_
     line = SetsAttributeInBranch.forward.__code__.co_firstlineno + 3
     assert str(info.value) == (
         f"{__file__}:{line}: assigning `batch.tensors` inside a data-dependent branch or loop: the object was made "
-        "outside it, and an If/Loop cannot hand a changed Python object back\nassign a local variable in the branch "
-        "and set the attribute after it")
+        "outside it, and an If/Loop cannot hand a changed Python object back\nkeep the value in local variables "
+        "there and set the attribute after it")
 
 
 # ---------------------------------------------------------------- module state reassigned as it was
@@ -186,7 +186,7 @@ def test_a_scale_factor_from_dynamic_sizes_gives_eagers_output_size():
 
 class PythonFloats(nn.Module):
     def forward(self, x):
-        ratio = x.shape[0] / x.shape[1]  # a Python float: a double, also when it meets a tensor
+        ratio = x.shape[0] / x.shape[1]  # a Python float of sizes: a double, also when it meets a tensor
         return x * ratio, torch.arange(3) * ratio, ratio * 3 - x.shape[1]
 
 

@@ -1,0 +1,41 @@
+"""torchvision's detectors exported with their post-processing in the graph (If, Loop,
+NonMaxSuppression) and checked against eager PyTorch on onnxruntime, two images of other
+values and other sizes (dynamic height and width) per input (`tests/export/detectors.py`)."""
+
+import onnx
+import pytest
+
+from lowering import LoweringError, export
+from tests.export import detectors
+from tests.export.harness import export_and_compare
+
+
+def _count(proto: onnx.ModelProto, op: str) -> int:
+    def walk(graph):
+        return sum((node.op_type == op) + sum(walk(a.g) for a in node.attribute
+                                              if a.type == onnx.AttributeProto.GRAPH) for node in graph.node)
+
+    return walk(proto.graph)
+
+
+@pytest.mark.parametrize("name", ["ssdlite320_mobilenet_v3_large", "retinanet_resnet50_fpn", "fcos_resnet50_fpn"])
+def test_detector_matches_eager(name):
+    model = detectors.build(name)
+    example = detectors.example()
+    export_and_compare(model, example, [example, *detectors.checks()], dynamic_shapes=detectors.DYNAMIC,
+                       rtol=1e-3, atol=1e-3)
+    proto = export(model, example, dynamic_shapes=detectors.DYNAMIC)
+    # Per image: batched_nms's If on the number of boxes, the If on none, the Loop over categories.
+    assert (_count(proto, "If"), _count(proto, "Loop"), _count(proto, "NonMaxSuppression")) == (6, 2, 4)
+
+
+@pytest.mark.parametrize("name", ["fasterrcnn_mobilenet_v3_large_320_fpn"])
+def test_rcnn_box_decoding_that_changes_rank_on_no_proposals_is_refused(name):
+    """BoxCoder.decode reshapes to [N, classes, 4] only `if box_sum > 0`: with no proposals
+    the boxes stay [0, 4 * classes], a rank the code after it is not lowered for."""
+    with pytest.raises(LoweringError) as info:
+        export(detectors.build(name), detectors.example(), dynamic_shapes=detectors.DYNAMIC)
+    assert str(info.value).endswith(
+        "torchvision/models/detection/_utils.py:179: a tensor has rank 3 on one side of a data-dependent `if` and "
+        "rank 2 on the other: the code after it is lowered for one rank\ngive the tensor one rank on both sides "
+        "(reshape it on the side that differs)")
