@@ -27,7 +27,7 @@ class Detector:
 
 
 DETECTORS = {d.name: d for d in (
-    Detector("ssdlite320_mobilenet_v3_large", 2.0),
+    Detector("ssdlite320_mobilenet_v3_large", 1.5),
     Detector("retinanet_resnet50_fpn", 0.8, 0.8),
     Detector("fcos_resnet50_fpn", 0.5),
     Detector("fasterrcnn_mobilenet_v3_large_320_fpn", 0.5),
