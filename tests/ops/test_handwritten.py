@@ -161,6 +161,9 @@ CASES: list[tuple[str, str, tuple, dict, Callable[..., Any]]] = [
     ("logsigmoid_large", "torch.nn.functional.logsigmoid", (torch.tensor([-100.0, -5.0, 0.0, 5.0, 100.0]),), {}, F.logsigmoid),
     ("prelu_channels", "torch.nn.functional.prelu", (_t(2, 3, 4), _t(3, seed=1)), {}, F.prelu),
     ("glu", "torch.nn.functional.glu", (_t(2, 6),), {"dim": 1}, F.glu),
+    # torch.where(condition) is nonzero(as_tuple=True)
+    ("where_one_arg", "torch.where", (_t(3, dtype=torch.bool),), {}, torch.where),
+    ("where_one_arg_2d", "torch.where", (_t(3, 4, dtype=torch.bool),), {}, torch.where),
     # creation
     ("full_bool", "torch.full", ((2, 3), True), {}, torch.full),
     ("arange_float_step", "torch.arange", (0.0, 1.0, 0.1), {}, torch.arange),
@@ -200,7 +203,6 @@ REFUSALS = [
     ("sub_bool", "torch.sub", (_t(3, dtype=torch.bool), _t(3, dtype=torch.bool)), {}),
     ("nuclear_norm", "torch.norm", (_t(3, 3), "nuc"), {}),
     ("rrelu_training", "torch.nn.functional.rrelu", (_t(3),), {"training": True}),
-    ("where_one_arg", "torch.where", (_t(3, dtype=torch.bool),), {}),
     ("matmul_mixed_dtypes", "torch.matmul", (_t(2, 2), _t(2, 2, dtype=torch.float64)), {}),
     ("einsum_sublist", "torch.einsum", (_t(2, 2), [0, 1]), {}),
     ("pow_int_negative_scalar", "torch.pow", (_t(3, dtype=torch.int64), -1), {}),
