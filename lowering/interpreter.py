@@ -35,6 +35,7 @@ from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
 from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
+from lowering.interp.module_methods import ModuleMethods
 from lowering.interp.python_semantics import PythonSemantics
 from lowering.interp.python_state import PythonState
 from lowering.interp.torch_calls import _PURE_TORCH, _RUNTIME_CHECKS, TorchCalls
@@ -48,7 +49,7 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
            "_RUNTIME_CHECKS"]
 
 
-class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCalls, UserCode):
+class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCalls, ModuleMethods, UserCode):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""

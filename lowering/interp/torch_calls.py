@@ -20,6 +20,7 @@ from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function
+from lowering.interp.module_methods import is_module_method
 from lowering.interp.python_state import VARYING, has_varying_items
 from lowering.interp.values import (BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
                                     TensorMethod, _contains_graph, _graph_leaves, _hashable)
@@ -85,6 +86,8 @@ class TorchCalls:
             return func()  # a plain user object with no constructor code
         if inspect.ismethod(func) and _is_user_function(func.__func__):
             return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
+        if is_module_method(func):
+            return self.call_module_method(func, args, kwargs)
         if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
                 and issubclass(func.__self__, torch.autograd.Function):
             return self.call_python_function(func.__self__.forward, [_AutogradContext(), *args], kwargs)
@@ -265,7 +268,8 @@ class TorchCalls:
         return value
 
     def call_module(self, module: torch.nn.Module, args, kwargs):
-        if type(module) is torch.nn.Sequential:
+        if isinstance(module, torch.nn.Sequential) and type(module).forward is torch.nn.Sequential.forward:
+            # Sequential or a subclass that keeps its forward: the children in order.
             value = args[0] if args else None
             for child in module:
                 value = self.call_module(child, [value], {})
