@@ -46,3 +46,39 @@ def test_chunk_that_eager_returns_fewer_pieces_of_fails_at_run_time():
     assert len(torch.randn(2, 4).chunk(3, dim=1)) == 2
     with pytest.raises(Exception, match="(?i)split"):
         session.run(None, {session.get_inputs()[0].name: torch.randn(2, 4).numpy()})
+
+
+class ResamplesAPositionTable(nn.Module):
+    """timm's resample_abs_pos_embed: a learned grid resized to the input's patch grid."""
+
+    def __init__(self, mode="bicubic", align_corners=False):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(1, 3, 7, 7))
+        self.mode, self.align_corners = mode, align_corners
+
+    def forward(self, x):
+        grid = (x.shape[2] // 4, x.shape[3] // 4)
+        table = F.interpolate(self.table, size=grid, mode=self.mode, antialias=True, align_corners=self.align_corners)
+        return x[:, :, ::4, ::4] + table
+
+
+@pytest.mark.parametrize("mode", ["bicubic", "bilinear"])
+def test_antialiased_interpolate_to_a_dynamic_size(mode):
+    # Grids of 4x5 and 3x3 shrink the 7x7 table, 10x8 and 16x28 grow it.
+    inputs = [(torch.randn(b, 3, h, w),) for b, h, w in [(2, 16, 20), (1, 12, 12), (3, 40, 32), (1, 64, 112)]]
+    export_and_compare(ResamplesAPositionTable(mode), inputs[0], inputs, dynamic_shapes={"x": {0: "b", 2: "h", 3: "w"}})
+
+
+@pytest.mark.parametrize("model, opset, message, hint", [
+    (ResamplesAPositionTable(align_corners=True), 18,
+     "interpolate(antialias=True, align_corners=True): onnxruntime's antialiased Resize samples other points than "
+     "torch's with align_corners=True", "use align_corners=False (the default), or antialias=False"),
+    (ResamplesAPositionTable(), 17,
+     "interpolate(antialias=True) needs Resize's `antialias` attribute, new in opset 18 (exporting at opset 17)",
+     "export with opset=18 or later"),
+])
+def test_antialiased_interpolate_refusals(model, opset, message, hint):
+    with pytest.raises(LoweringError) as info:
+        export(model, (torch.randn(1, 3, 16, 16),), opset=opset)
+    assert info.value.message == message and info.value.hint == hint
+    assert info.value.line is not None and info.value.path == __file__
