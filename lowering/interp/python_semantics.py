@@ -19,7 +19,8 @@ from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
-from lowering.interp.values import BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked, TensorMethod
+from lowering.interp.values import (BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked, TensorMethod,
+                                    _contains_graph)
 
 
 _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
@@ -336,7 +337,32 @@ class PythonSemantics:
             return numpy_arrays.compare(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):
             return self.call_op(f"operator.{_CMPOPS[op]}", [a, b], {})
+        if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and (_contains_graph(a) or _contains_graph(b)):
+            return self.compare_sequences(op, a, b)
         return _PY_CMP[op](a, b)
+
+    def compare_sequences(self, op, a, b):
+        """`x.shape != y.shape`, `x.shape[1:] == (3, 4)` with sizes the graph computes:
+        Python compares the items, so the graph does (a graph value's own `==` only tells
+        whether two graph nodes are the same one). Items known to differ decide it."""
+        if op not in ("==", "!="):
+            raise self.error(f"`{op}` between sequences that hold sizes computed in the graph",
+                             "compare the sizes one by one", construct="compare")
+        equal = isinstance(a, list) == isinstance(b, list) and len(a) == len(b)
+        terms = []
+        for x, y in zip(a, b) if equal else ():
+            same = True if x is y else self.compare("==", x, y)
+            if isinstance(same, Value):
+                terms.append(same)
+            elif not same:
+                equal = False
+                break
+        if not equal or not terms:
+            return equal == (op == "==")
+        result = terms[0]
+        for term in terms[1:]:
+            result = self._and(result, term)
+        return result if op == "==" else self.call_op("torch.logical_not", [result], {})
 
     def _ev_BinOp(self, e, frame):
         return self.binop(e.op, self.eval(e.left, frame), self.eval(e.right, frame))

@@ -42,7 +42,8 @@ _RUNTIME_CHECKS = {"torch._check", "torch._check_is_size", "torch._assert", "tor
 _PURE_TORCH = {"torch.is_tensor", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.onnx.is_in_onnx_export",
                "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.device",
                "torch.is_floating_point", "torch.compiler.is_compiling", "torch._assert", "torch._check",
-               "torch.promote_types", "torch.Size"}
+               "torch.promote_types", "torch.Size",
+               "torch._C._log_api_usage_once"}  # torchvision's usage logging: no effect on the graph
 
 
 _ValuesIndices = __import__("collections").namedtuple("return_types", ["values", "indices"])
