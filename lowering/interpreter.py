@@ -35,6 +35,7 @@ from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
 from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
+from lowering.interp.module_attributes import ModuleAttributes
 from lowering.interp.module_methods import ModuleMethods
 from lowering.interp.python_semantics import PythonSemantics
 from lowering.interp.python_state import PythonState
@@ -49,7 +50,8 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
            "_RUNTIME_CHECKS"]
 
 
-class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCalls, ModuleMethods, UserCode):
+class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCalls, ModuleMethods, ModuleAttributes,
+                  UserCode):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""
@@ -81,6 +83,10 @@ class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCa
         # The line of a comprehension whose filter on tensor values is being evaluated
         # unconditionally (`Containers.unconditionally`): in-place updates are refused there.
         self.conditional_element: int | None = None
+        # Module attributes forward assigns, for this export only (`module_attributes`):
+        # (id(module), name) -> (module, value), and the ones read before any assignment.
+        self.attribute_writes: dict[tuple[int, str], tuple[torch.nn.Module, Any]] = {}
+        self.attribute_reads: set[tuple[int, str]] = set()
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):
         fn = getattr(type(module), "forward")

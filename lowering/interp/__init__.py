@@ -6,6 +6,7 @@ assembles them into `Interpreter` and is what the rest of untrace imports.
 - `python_semantics`: statements, names, assignment, operators, attributes, subscripts;
 - `module_methods`: `nn.Module` tree methods (`children()`, `ModuleDict.items()`, ...) and
   `m.forward(x)`;
+- `module_attributes`: module attributes forward assigns and reads back in one call;
 - `functions`: calls into user code (source, frames, parameters, closures);
 - `torch_calls`: calls through the op table, tensor methods, modules, in-place aliases;
 - `control_flow`: If / Loop lowering, carried values, expression-level Ifs, probes;

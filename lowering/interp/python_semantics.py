@@ -19,8 +19,8 @@ from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
-from lowering.interp.values import (BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked, TensorMethod,
-                                    _contains_graph)
+from lowering.interp.values import (MISSING, BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked,
+                                    TensorMethod, _contains_graph)
 
 
 _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
@@ -187,8 +187,8 @@ class PythonSemantics:
         elif isinstance(target, ir.Attribute):
             owner = self.eval(target.value, frame)
             if isinstance(owner, torch.nn.Module):
-                raise self.error(f"assigning `{expr_text(target)}` in forward changes the module's state",
-                                 "keep per-call state in local variables", construct="assign")
+                self.assign_module_attribute(owner, target.attr, value, expr_text(target))
+                return
             raise self.error(f"assigning `{expr_text(target)}` in forward changes an attribute of a "
                              f"{type(owner).__name__} object, state that untrace does not track",
                              "keep per-call state in local variables", construct="assign")
@@ -404,6 +404,10 @@ class PythonSemantics:
         if isinstance(base, torch.Tensor):
             base = self.tensor_constant(base)
             return self.attribute(base, attr)
+        if isinstance(base, torch.nn.Module):
+            written = self.module_attribute(base, attr)
+            if written is not MISSING:
+                return written
         try:
             value = getattr(base, attr)
         except AttributeError:

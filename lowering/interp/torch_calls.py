@@ -22,7 +22,7 @@ from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function
 from lowering.interp.module_methods import is_module_method
 from lowering.interp.python_state import VARYING, has_varying_items
-from lowering.interp.values import (BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
+from lowering.interp.values import (MISSING, BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
                                     TensorMethod, _contains_graph, _graph_leaves, _hashable)
 
 # Pure functions safe to run for real on known arguments.
@@ -106,6 +106,9 @@ class TorchCalls:
             self.check_mutating_call(func, owner, args)
             return func(*args, **kwargs)  # list.append, dict.get, str.format ...
         if func is getattr and len(args) >= 2 and not self._has_graph(args, kwargs):
+            written = self.module_attribute(args[0], args[1]) if isinstance(args[0], torch.nn.Module) else MISSING
+            if written is not MISSING:
+                return written
             value = getattr(*args)
             self.mark_foreign(value, f"{type(args[0]).__name__}.{args[1]}")
             if isinstance(value, torch.Tensor) and not isinstance(args[0], type):
@@ -316,6 +319,7 @@ class TorchCalls:
             raise self.error(f"in-place update of `{updated}`, a parameter or buffer (or a view of one), changes the "
                              "module's state: the next call would see it", "update a copy (`.clone()`) or out of "
                              "place", construct="inplace")
+        self.update_assigned_attributes(old, new)
         for frame in self.frames:
             if frame.graph != id(self.g):
                 continue  # a frame outside this If branch / Loop body keeps its value
