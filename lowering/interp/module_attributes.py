@@ -37,8 +37,8 @@ class ModuleAttributes:
                              "state changes for the next call", "keep per-call state in local variables",
                              construct="assign")
         if self.g.parent is not None:
-            raise self.error(f"assigning `{text}` inside a data-dependent `if` or loop: which value later code reads "
-                             "would depend on the data", "keep per-call state in local variables", construct="assign")
+            raise self.error(f"assigning `{text}` inside a data-dependent `if` or loop: the module's state would "
+                             "depend on the data", "keep per-call state in local variables", construct="assign")
         if key in self.attribute_reads:
             raise self.error(f"`{text}` is read before forward assigns it: eager PyTorch reads the value the previous "
                              "call left there, which an exported graph cannot keep", "keep per-call state in local "

@@ -378,8 +378,10 @@ class PythonSemantics:
         return _PY_BIN[op](a, b)
 
     def _ev_Attribute(self, e, frame):
-        value = self.attribute(self.eval(e.value, frame), e.attr)
-        self.mark_foreign(value, expr_text(e))  # a container held by an object outlives the call
+        base = self.eval(e.value, frame)
+        value = self.attribute(base, e.attr)
+        if (id(base), e.attr) not in self.attribute_writes:  # forward's own assignment is call-local
+            self.mark_foreign(value, expr_text(e))  # a container held by an object outlives the call
         return value
 
     def attribute(self, base, attr: str):

@@ -17,7 +17,8 @@ class KeepsAPyramid(nn.Module):
         self.proj = nn.Linear(3, 3)
 
     def build(self, x):
-        self.levels = [x, x * 2]
+        self.levels = [x]
+        self.levels.append(x * 2)  # the list forward made: call-local too
         self.scale = x.shape[0]
 
     def lookup(self, i):
@@ -86,8 +87,8 @@ class AssignsUnderABranch(nn.Module):
                "there, which an exported graph cannot keep"),
     (ReplacesItsWeight(), "assigning `self.weight` in forward replaces a submodule, parameter or buffer: the "
                           "module's state changes for the next call"),
-    (AssignsUnderABranch(), "assigning `self.last` inside a data-dependent `if` or loop: which value later code "
-                            "reads would depend on the data"),
+    (AssignsUnderABranch(), "assigning `self.last` inside a data-dependent `if` or loop: the module's state would "
+                            "depend on the data"),
 ])
 def test_module_state_refusals(model, message):
     with pytest.raises(LoweringError) as info:
