@@ -28,6 +28,7 @@ def _len(interp: Interpreter, args, kwargs):
         return interp.python_number(interp.g.size(x.value, 0))
     if isinstance(x, (list, tuple)):
         return interp.list_length(x)  # a graph int64 when a graph region appended to it
+    interp.check_memo_read(x, "len() of")
     return len(x)
 
 

@@ -212,6 +212,10 @@ class PythonSemantics:
             raise self.error(f"index assignment into `{expr_text(target.value)}`: only into a variable",
                              "assign the tensor to a local name first", construct="setitem")
         if isinstance(base, (list, dict)):
+            if isinstance(base, dict):
+                self.check_key(base, index)
+                if self.memoize(base, index, value):
+                    return
             self.check_mutation(base, "index assignment")
             self.check_key(base, index)
             if has_varying_items(base):
@@ -316,7 +320,9 @@ class PythonSemantics:
                     raise self.error("`in` on tensors is not supported", construct="compare")
                 if has_varying_items(right):
                     raise self.refuse_varying_list(right, f"`{op}`")
-                r = (left in right) if op == "in" else (left not in right)
+                memo = self.memoized(right) if isinstance(right, dict) else None
+                r = left in right or (memo is not None and left in memo)
+                r = r if op == "in" else not r
             else:
                 r = self.compare(op, left, right)
             result = r if result is None else self._and(result, r)
@@ -462,6 +468,9 @@ class PythonSemantics:
             if isinstance(base, (torch.nn.ModuleList, torch.nn.Sequential, list, tuple)) and len(base) > 0:
                 return GraphChoice(list(base), index)
             raise self.error("indexing a Python container with a tensor value", construct="subscript")
+        memo = self.memoized(base) if isinstance(base, dict) else None
+        if memo is not None and index in memo:
+            return memo[index]
         return base[index]
 
     def static_truth(self, v, what: str) -> bool:

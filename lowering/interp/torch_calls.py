@@ -103,6 +103,7 @@ class TorchCalls:
             return special(self, args, kwargs)
         owner = getattr(func, "__self__", None)
         if inspect.isbuiltin(func) and isinstance(owner, (list, dict, set, str, tuple, bytes)):
+            self.check_memo_read(owner, f"`.{getattr(func, '__name__', '')}()` on")
             self.check_mutating_call(func, owner, args)
             return func(*args, **kwargs)  # list.append, dict.get, str.format ...
         if func is getattr and len(args) >= 2 and not self._has_graph(args, kwargs):
@@ -320,6 +321,7 @@ class TorchCalls:
                              "module's state: the next call would see it", "update a copy (`.clone()`) or out of "
                              "place", construct="inplace")
         self.update_assigned_attributes(old, new)
+        self.check_memo_update(old)
         for frame in self.frames:
             if frame.graph != id(self.g):
                 continue  # a frame outside this If branch / Loop body keeps its value
