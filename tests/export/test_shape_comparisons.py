@@ -66,3 +66,31 @@ def test_ordering_shapes_with_dynamic_sizes_is_refused():
         export(OrdersShapes(), (torch.randn(2, 3), torch.randn(2, 3)), dynamic_shapes={"x": {0: "a"}, "y": {0: "b"}})
     assert info.value.message == "`<` between sequences that hold sizes computed in the graph"
     assert info.value.hint == "compare the sizes one by one"
+
+
+class ChecksSizesWithAnyAll(nn.Module):
+    def forward(self, x):
+        if any(s < 2 for s in x.shape[-2:]):  # RAFT's check of the feature map size
+            raise ValueError("too small")
+        even = all(s % 2 == 0 for s in x.shape[-2:])
+        wide = any([x.shape[0] > 100, x.shape[-1] > 5])
+        return (x * 2 if even else x - 1) + (1 if wide else 0)
+
+
+def test_any_and_all_over_graph_sizes():
+    inputs = [(torch.randn(2, h, w),) for h, w in [(4, 4), (4, 5), (3, 6), (2, 8), (6, 2)]]
+    export_and_compare(ChecksSizesWithAnyAll(), inputs[0], inputs, dynamic_shapes={"x": {0: "b", 1: "h", 2: "w"}})
+
+
+class KnownItemDecides(nn.Module):
+    def forward(self, x):
+        if any([x.shape[0] > 1, True]) and not all([x.shape[0] > 1, False]):
+            return x + 1
+        return x
+
+
+def test_a_known_item_decides_any_and_all():
+    inputs = [(torch.randn(b, 3),) for b in (1, 4)]
+    export_and_compare(KnownItemDecides(), inputs[0], inputs, dynamic_shapes={"x": {0: "b"}})
+    graph = export(KnownItemDecides(), inputs[0], dynamic_shapes={"x": {0: "b"}}).graph
+    assert "If" not in {n.op_type for n in graph.node}
