@@ -32,6 +32,7 @@ from lowering.aliasing import Aliases
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
+from lowering.interp.comparisons import Comparisons
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
 from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
@@ -51,8 +52,8 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
            "_RUNTIME_CHECKS"]
 
 
-class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCalls, ModuleMethods, ModuleAttributes,
-                  MemoCaches, UserCode):
+class Interpreter(PythonSemantics, Comparisons, ControlFlow, Containers, PythonState, TorchCalls, ModuleMethods,
+                  ModuleAttributes, MemoCaches, UserCode):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""

@@ -4,6 +4,7 @@ assembles them into `Interpreter` and is what the rest of untrace imports.
 - `values`: the interpreter's own values (`Stacked`, `Maybe`, `GraphRange`, closures,
   frames) and `_flatten` / `_unflatten` over nested containers;
 - `python_semantics`: statements, names, assignment, operators, attributes, subscripts;
+- `comparisons`: `<`, `==`, `in`, `is` and their chains, shapes compared item by item;
 - `module_methods`: `nn.Module` tree methods (`children()`, `ModuleDict.items()`, ...) and
   `m.forward(x)`;
 - `module_attributes`: module attributes forward assigns and reads back in one call;

@@ -71,13 +71,13 @@ class UpdatesTheCachedTensor(CachesItsBias):
 
 
 @pytest.mark.parametrize("model, message, hint", [
-    (CachesItsInput(), "`index assignment` changes `self.cache` (a dict that outlives the call): eager PyTorch keeps "
-                       "the change for the next call, which an exported graph cannot",
+    (CachesItsInput(), ("`index assignment` changes `self.cache` (a dict that outlives the call): eager PyTorch keeps "
+                       "the change for the next call, which an exported graph cannot"),
      "keep per-call state in a local variable (`items = list(self.cache)` first, then change `items`)"),
     (CountsItsCache(), "len() of a dict that forward filled as a cache: only `key in cache` and `cache[key]` read it",
      "read the cache by key"),
-    (UpdatesTheCachedTensor(), "in-place update of a tensor that forward cached in a dict that outlives the call: "
-                               "eager PyTorch would keep the update for the next call",
+    (UpdatesTheCachedTensor(), ("in-place update of a tensor that forward cached in a dict that outlives the call: "
+                               "eager PyTorch would keep the update for the next call"),
      "update a copy (`.clone()`) or out of place"),
 ])
 def test_cache_refusals(model, message, hint):

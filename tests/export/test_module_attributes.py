@@ -28,7 +28,7 @@ class KeepsAPyramid(nn.Module):
         self.build(self.proj(x))
         out = self.lookup(0) + self.lookup(1)
         self.levels = [out]  # assigned again: later reads see the new value
-        return self.lookup(0) + getattr(self, "scale")
+        return self.lookup(0) + getattr(self, "scale")  # noqa: B009 - the getattr path
 
 
 def test_attribute_assigned_then_read_in_the_same_call():
@@ -83,12 +83,12 @@ class AssignsUnderABranch(nn.Module):
 
 
 @pytest.mark.parametrize("model, message", [
-    (Counts(), "`self.calls` is read before forward assigns it: eager PyTorch reads the value the previous call left "
-               "there, which an exported graph cannot keep"),
-    (ReplacesItsWeight(), "assigning `self.weight` in forward replaces a submodule, parameter or buffer: the "
-                          "module's state changes for the next call"),
-    (AssignsUnderABranch(), "assigning `self.last` inside a data-dependent `if` or loop: the module's state would "
-                            "depend on the data"),
+    (Counts(), ("`self.calls` is read before forward assigns it: eager PyTorch reads the value the previous call left "
+               "there, which an exported graph cannot keep")),
+    (ReplacesItsWeight(), ("assigning `self.weight` in forward replaces a submodule, parameter or buffer: the "
+                          "module's state changes for the next call")),
+    (AssignsUnderABranch(), ("assigning `self.last` inside a data-dependent `if` or loop: the module's state would "
+                            "depend on the data")),
 ])
 def test_module_state_refusals(model, message):
     with pytest.raises(LoweringError) as info:

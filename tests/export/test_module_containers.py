@@ -53,7 +53,7 @@ class ModuleDictViews(nn.Module):
         features = {name: layer(x) for name, layer in self.layers.items()}
         for layer in self.layers.values():
             x = layer(x)
-        for name in self.layers.keys():
+        for name in self.layers.keys():  # noqa: SIM118 - the idiom under test
             x = x + features[name]
         return x
 

@@ -71,8 +71,8 @@ def test_antialiased_interpolate_to_a_dynamic_size(mode):
 
 @pytest.mark.parametrize("model, opset, message, hint", [
     (ResamplesAPositionTable(align_corners=True), 18,
-     "interpolate(antialias=True, align_corners=True): onnxruntime's antialiased Resize samples other points than "
-     "torch's with align_corners=True", "use align_corners=False (the default), or antialias=False"),
+     ("interpolate(antialias=True, align_corners=True): onnxruntime's antialiased Resize samples other points than "
+     "torch's with align_corners=True"), "use align_corners=False (the default), or antialias=False"),
     (ResamplesAPositionTable(), 17,
      "interpolate(antialias=True) needs Resize's `antialias` attribute, new in opset 18 (exporting at opset 17)",
      "export with opset=18 or later"),
