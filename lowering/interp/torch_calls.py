@@ -106,10 +106,12 @@ class TorchCalls:
             self.check_memo_read(owner, f"`.{getattr(func, '__name__', '')}()` on")
             self.check_mutating_call(func, owner, args)
             return func(*args, **kwargs)  # list.append, dict.get, str.format ...
-        if func is getattr and len(args) >= 2 and not self._has_graph(args, kwargs):
+        if func in (getattr, hasattr) and len(args) >= 2 and not self._has_graph(args, kwargs):
             written = self.module_attribute(args[0], args[1]) if isinstance(args[0], torch.nn.Module) else MISSING
             if written is not MISSING:
-                return written
+                return True if func is hasattr else written
+            if func is hasattr:
+                return hasattr(*args)
             value = getattr(*args)
             self.mark_foreign(value, f"{type(args[0]).__name__}.{args[1]}")
             if isinstance(value, torch.Tensor) and not isinstance(args[0], type):

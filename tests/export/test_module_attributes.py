@@ -28,6 +28,7 @@ class KeepsAPyramid(nn.Module):
         self.build(self.proj(x))
         out = self.lookup(0) + self.lookup(1)
         self.levels = [out]  # assigned again: later reads see the new value
+        assert hasattr(self, "levels")
         return self.lookup(0) + getattr(self, "scale")  # noqa: B009 - the getattr path
 
 
@@ -64,6 +65,13 @@ class Counts(nn.Module):
         return x * self.calls
 
 
+class InitialisesLazily(nn.Module):
+    def forward(self, x):
+        if not hasattr(self, "table"):
+            self.table = x * 2
+        return self.table
+
+
 class ReplacesItsWeight(nn.Module):
     def __init__(self):
         super().__init__()
@@ -85,6 +93,8 @@ class AssignsUnderABranch(nn.Module):
 @pytest.mark.parametrize("model, message", [
     (Counts(), ("`self.calls` is read before forward assigns it: eager PyTorch reads the value the previous call left "
                "there, which an exported graph cannot keep")),
+    (InitialisesLazily(), ("`self.table` is read before forward assigns it: eager PyTorch reads the value the "
+                          "previous call left there, which an exported graph cannot keep")),
     (ReplacesItsWeight(), ("assigning `self.weight` in forward replaces a submodule, parameter or buffer: the "
                           "module's state changes for the next call")),
     (AssignsUnderABranch(), ("assigning `self.last` inside a data-dependent `if` or loop: the module's state would "
