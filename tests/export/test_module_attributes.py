@@ -105,3 +105,20 @@ def test_module_state_refusals(model, message):
         export(model, (torch.randn(2, 3),))
     assert info.value.message == message
     assert info.value.path == __file__ and info.value.line is not None
+
+
+class UpdatesUnderABranch(nn.Module):
+    def forward(self, x):
+        y = x * 1
+        self.saved = y
+        if x.sum() > 0:
+            y.add_(1)
+        return self.saved
+
+
+def test_in_place_update_of_an_assigned_tensor_under_a_branch_is_refused():
+    with pytest.raises(LoweringError) as info:
+        export(UpdatesUnderABranch(), (torch.randn(2, 3),))
+    assert info.value.message == ("in-place update, inside a data-dependent `if` or loop, of a tensor assigned to "
+                                  "`UpdatesUnderABranch.saved`")
+    assert info.value.hint == "update out of place"

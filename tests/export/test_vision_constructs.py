@@ -82,3 +82,17 @@ def test_antialiased_interpolate_refusals(model, opset, message, hint):
         export(model, (torch.randn(1, 3, 16, 16),), opset=opset)
     assert info.value.message == message and info.value.hint == hint
     assert info.value.line is not None and info.value.path == __file__
+
+
+class AntialiasedNearest(nn.Module):
+    def forward(self, x):
+        return F.interpolate(x, size=(4, 4), mode="nearest", antialias=True)
+
+
+def test_antialias_outside_bilinear_and_bicubic_is_refused_as_torch_raises():
+    with pytest.raises(LoweringError) as info:
+        export(AntialiasedNearest(), (torch.randn(1, 3, 16, 16),))
+    assert info.value.message == ("interpolate(antialias=True) is restricted to the bilinear and bicubic modes and a "
+                                  "4-D input (torch raises)")
+    with pytest.raises(Exception, match="Anti-alias option is restricted to bilinear, bicubic"):
+        AntialiasedNearest()(torch.randn(1, 3, 16, 16))
