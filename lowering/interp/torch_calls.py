@@ -20,8 +20,9 @@ from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function
+from lowering.interp.module_methods import is_module_method
 from lowering.interp.python_state import VARYING, has_varying_items
-from lowering.interp.values import (BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
+from lowering.interp.values import (MISSING, BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
                                     TensorMethod, _contains_graph, _graph_leaves, _hashable)
 
 # Pure functions safe to run for real on known arguments.
@@ -41,7 +42,8 @@ _RUNTIME_CHECKS = {"torch._check", "torch._check_is_size", "torch._assert", "tor
 _PURE_TORCH = {"torch.is_tensor", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.onnx.is_in_onnx_export",
                "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.device",
                "torch.is_floating_point", "torch.compiler.is_compiling", "torch._assert", "torch._check",
-               "torch.promote_types", "torch.Size"}
+               "torch.promote_types", "torch.Size",
+               "torch._C._log_api_usage_once"}  # torchvision's usage logging: no effect on the graph
 
 
 _ValuesIndices = __import__("collections").namedtuple("return_types", ["values", "indices"])
@@ -85,6 +87,8 @@ class TorchCalls:
             return func()  # a plain user object with no constructor code
         if inspect.ismethod(func) and _is_user_function(func.__func__):
             return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
+        if is_module_method(func):
+            return self.call_module_method(func, args, kwargs)
         if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
                 and issubclass(func.__self__, torch.autograd.Function):
             return self.call_python_function(func.__self__.forward, [_AutogradContext(), *args], kwargs)
@@ -99,9 +103,15 @@ class TorchCalls:
             return special(self, args, kwargs)
         owner = getattr(func, "__self__", None)
         if inspect.isbuiltin(func) and isinstance(owner, (list, dict, set, str, tuple, bytes)):
+            self.check_memo_read(owner, f"`.{getattr(func, '__name__', '')}()` on")
             self.check_mutating_call(func, owner, args)
             return func(*args, **kwargs)  # list.append, dict.get, str.format ...
-        if func is getattr and len(args) >= 2 and not self._has_graph(args, kwargs):
+        if func in (getattr, hasattr) and len(args) >= 2 and not self._has_graph(args, kwargs):
+            written = self.module_attribute(args[0], args[1]) if isinstance(args[0], torch.nn.Module) else MISSING
+            if written is not MISSING:
+                return True if func is hasattr else written
+            if func is hasattr:
+                return hasattr(*args)
             value = getattr(*args)
             self.mark_foreign(value, f"{type(args[0]).__name__}.{args[1]}")
             if isinstance(value, torch.Tensor) and not isinstance(args[0], type):
@@ -265,7 +275,8 @@ class TorchCalls:
         return value
 
     def call_module(self, module: torch.nn.Module, args, kwargs):
-        if type(module) is torch.nn.Sequential:
+        if isinstance(module, torch.nn.Sequential) and type(module).forward is torch.nn.Sequential.forward:
+            # Sequential or a subclass that keeps its forward: the children in order.
             value = args[0] if args else None
             for child in module:
                 value = self.call_module(child, [value], {})
@@ -311,6 +322,8 @@ class TorchCalls:
             raise self.error(f"in-place update of `{updated}`, a parameter or buffer (or a view of one), changes the "
                              "module's state: the next call would see it", "update a copy (`.clone()`) or out of "
                              "place", construct="inplace")
+        self.update_assigned_attributes(old, new)
+        self.check_memo_update(old)
         for frame in self.frames:
             if frame.graph != id(self.g):
                 continue  # a frame outside this If branch / Loop body keeps its value
