@@ -32,9 +32,13 @@ from lowering.aliasing import Aliases
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
+from lowering.interp.comparisons import Comparisons
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
 from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
+from lowering.interp.memo_caches import MemoCaches
+from lowering.interp.module_attributes import ModuleAttributes
+from lowering.interp.module_methods import ModuleMethods
 from lowering.interp.python_semantics import PythonSemantics
 from lowering.interp.python_state import PythonState
 from lowering.interp.torch_calls import _PURE_TORCH, _RUNTIME_CHECKS, TorchCalls
@@ -48,7 +52,8 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
            "_RUNTIME_CHECKS"]
 
 
-class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCalls, UserCode):
+class Interpreter(PythonSemantics, Comparisons, ControlFlow, Containers, PythonState, TorchCalls, ModuleMethods,
+                  ModuleAttributes, MemoCaches, UserCode):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""
@@ -82,6 +87,13 @@ class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCa
         self.conditional_element: int | None = None
         # id -> (object, id of the graph it was made in): plain user objects forward made.
         self.objects_made: dict[int, tuple[Any, int]] = {}
+        # Module attributes forward assigns, for this export only (`module_attributes`):
+        # (id(module), name) -> (module, value), and the ones read before any assignment.
+        self.attribute_writes: dict[tuple[int, str], tuple[torch.nn.Module, Any]] = {}
+        self.attribute_reads: set[tuple[int, str]] = set()
+        # Caches that outlive the call, filled by forward with values computed from
+        # parameters only (`memo_caches`): id -> (dict, {key: value}), for this export.
+        self.memo_writes: dict[int, tuple[dict, dict]] = {}
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):
         fn = getattr(type(module), "forward")

@@ -4,6 +4,11 @@ assembles them into `Interpreter` and is what the rest of untrace imports.
 - `values`: the interpreter's own values (`Stacked`, `Maybe`, `GraphRange`, closures,
   frames) and `_flatten` / `_unflatten` over nested containers;
 - `python_semantics`: statements, names, assignment, operators, attributes, subscripts;
+- `comparisons`: `<`, `==`, `in`, `is` and their chains, shapes compared item by item;
+- `module_methods`: `nn.Module` tree methods (`children()`, `ModuleDict.items()`, ...) and
+  `m.forward(x)`;
+- `module_attributes`: module attributes forward assigns and reads back in one call;
+- `memo_caches`: caches that outlive the call, filled with values computed from parameters;
 - `functions`: calls into user code (source, frames, parameters, closures);
 - `torch_calls`: calls through the op table, tensor methods, modules, in-place aliases;
 - `control_flow`: If / Loop lowering, carried values, expression-level Ifs, probes;

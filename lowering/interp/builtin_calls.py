@@ -1,5 +1,5 @@
 """Python builtins over graph values: `len`, `range`, `int`/`float`/`bool`, `min`/`max`,
-`isinstance`, `list`/`tuple`, `abs`, `sum`, `round`, `math.ceil`/`math.floor`,
+`isinstance`, `list`/`tuple`, `abs`, `sum`, `any`/`all`, `round`, `math.ceil`/`math.floor`,
 `enumerate`/`zip`/`reversed`."""
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def _len(interp: Interpreter, args, kwargs):
         return interp.python_number(interp.g.size(x.value, 0))
     if isinstance(x, (list, tuple)):
         return interp.list_length(x)  # a graph int64 when a graph region appended to it
+    interp.check_memo_read(x, "len() of")
     return len(x)
 
 
@@ -128,6 +129,27 @@ def _sum(interp: Interpreter, args, kwargs):
     return total
 
 
+def _any_all(kind):
+    """`any(s < 16 for s in x.shape[-2:])` over graph values: their truth values joined
+    with Or / And. A known item that decides (a true one for `any`) decides alone."""
+    def join(interp: Interpreter, args, kwargs):
+        items = list(interp.iterate(args[0]))
+        if not any(isinstance(v, Value) for v in items):
+            return kind(items)
+        deciding = kind is any
+        out = None
+        for v in items:
+            if not isinstance(v, Value):
+                if interp.truth(v) is deciding:
+                    return deciding
+                continue
+            b = interp.to_bool(v)
+            out = b if out is None else interp.call_op("torch.logical_or" if deciding else "torch.logical_and", [out, b], {})
+        return out
+
+    return join
+
+
 def _round(interp: Interpreter, args, kwargs):
     x = args[0]
     ndigits = args[1] if len(args) > 1 else kwargs.get("ndigits")
@@ -158,5 +180,5 @@ _BUILTIN_HANDLERS = {
     enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
-    abs: _abs,
+    abs: _abs, any: _any_all(any), all: _any_all(all),
 }

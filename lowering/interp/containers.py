@@ -49,6 +49,7 @@ class Containers:
         if isinstance(iterable, torch.nn.ModuleDict):
             return iter(iterable.keys())
         if isinstance(iterable, dict):
+            self.check_memo_read(iterable, "iterating over")
             return iter(iterable.keys())
         if has_varying_items(iterable):
             raise self.refuse_varying_list(iterable, "iterating over")

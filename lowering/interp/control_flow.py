@@ -27,10 +27,19 @@ def _is_python_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _raises(block) -> bool:
+    """The block ends in a `raise`: where it runs, the call fails."""
+    return bool(block) and isinstance(block[-1], ir.Raise)
+
+
 class ControlFlow:
     def _stmt_If(self, s, frame):
         test = self.test_value(self.eval(s.test, frame))
-        if isinstance(test, Value):
+        if isinstance(test, Value) and _raises(s.body) != _raises(s.orelse):
+            # `if x.shape != y.shape: raise ValueError(...)`: a check on the inputs, which the
+            # graph drops as it drops an `assert` on tensor values (torch.onnx does the same).
+            self.exec_block(s.orelse if _raises(s.body) else s.body, frame)
+        elif isinstance(test, Value):
             self.emit_if(s, test, frame)
         elif self.truth(test):
             self.exec_block(s.body, frame)

@@ -148,8 +148,8 @@ class UserCode:
         object, or tensors equal in dtype, shape and values to the ones it held (a cache
         refreshed for the dtype and device it already has). Such an assignment is exact to
         skip; any other changes state that the next call would see."""
-        if not hasattr(module, name):
-            return False
+        if not hasattr(module, name) or (id(module), name) in self.attribute_writes:
+            return False  # (an attribute forward assigned already is call-local: `module_attributes`)
         return _same_state(self.g, getattr(module, name), value)
 
     def call_python_function(self, fn, args: list, kwargs: dict, self_obj=None):

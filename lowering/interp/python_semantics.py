@@ -19,20 +19,15 @@ from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
-from lowering.interp.values import BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked, TensorMethod
+from lowering.interp.values import (MISSING, BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked,
+                                    TensorMethod)
 
 
 _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
            "@": "matmul", "&": "and_", "|": "or_", "^": "xor", "<<": "lshift", ">>": "rshift"}
 
 
-_CMPOPS = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
-
-
 _PY_BIN = {k: getattr(operator, v) for k, v in _BINOPS.items()}
-
-
-_PY_CMP = {k: getattr(operator, v) for k, v in _CMPOPS.items()}
 
 
 def _is_harmless_context(value) -> bool:
@@ -188,8 +183,8 @@ class PythonSemantics:
             if isinstance(owner, torch.nn.Module) and self.leaves_state_unchanged(owner, target.attr, value):
                 return  # `self.cell_anchors = [a.to(dtype) for a in self.cell_anchors]` of the same dtype
             if isinstance(owner, torch.nn.Module):
-                raise self.error(f"assigning `{expr_text(target)}` in forward changes the module's state",
-                                 "keep per-call state in local variables", construct="assign")
+                self.assign_module_attribute(owner, target.attr, value, expr_text(target))
+                return
             self.assign_attribute(owner, target.attr, value, expr_text(target))
         else:
             raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
@@ -211,6 +206,10 @@ class PythonSemantics:
             raise self.error(f"index assignment into `{expr_text(target.value)}`: only into a variable",
                              "assign the tensor to a local name first", construct="setitem")
         if isinstance(base, (list, dict)):
+            if isinstance(base, dict):
+                self.check_key(base, index)
+                if self.memoize(base, index, value):
+                    return
             self.check_mutation(base, "index assignment")
             self.check_key(base, index)
             if has_varying_items(base):
@@ -302,42 +301,6 @@ class PythonSemantics:
             return not self.truth(v)
         return {"-": operator.neg, "+": operator.pos, "~": operator.invert}[e.op](v)
 
-    def _ev_Compare(self, e, frame):
-        left = self.eval(e.left, frame)
-        result = None
-        for op, comp in zip(e.ops, e.comparators):
-            right = self.eval(comp, frame)
-            if op in ("is", "is not"):
-                r = left is right
-                r = r if op == "is" else not r
-            elif op in ("in", "not in"):
-                if isinstance(left, (Value, NDArray)) or isinstance(right, (Value, NDArray)):
-                    raise self.error("`in` on tensors is not supported", construct="compare")
-                if has_varying_items(right):
-                    raise self.refuse_varying_list(right, f"`{op}`")
-                r = (left in right) if op == "in" else (left not in right)
-            else:
-                r = self.compare(op, left, right)
-            result = r if result is None else self._and(result, r)
-            left = right
-        return result
-
-    def _and(self, a, b):
-        a, b = self.test_value(a), self.test_value(b)
-        if isinstance(a, Value) or isinstance(b, Value):
-            return self.call_op("torch.logical_and", [self.to_bool(a), self.to_bool(b)], {})
-        return a and b
-
-    def compare(self, op, a, b):
-        for side in (a, b):
-            if has_varying_items(side):
-                raise self.refuse_varying_list(side, f"`{op}`")
-        if isinstance(a, NDArray) or isinstance(b, NDArray):
-            return numpy_arrays.compare(self, op, a, b)
-        if isinstance(a, Value) or isinstance(b, Value):
-            return self.call_op(f"operator.{_CMPOPS[op]}", [a, b], {})
-        return _PY_CMP[op](a, b)
-
     def _ev_BinOp(self, e, frame):
         return self.binop(e.op, self.eval(e.left, frame), self.eval(e.right, frame))
 
@@ -370,8 +333,10 @@ class PythonSemantics:
         return self.g.cast(x, other.dtype if other.dtype.is_floating_point else torch.get_default_dtype())
 
     def _ev_Attribute(self, e, frame):
-        value = self.attribute(self.eval(e.value, frame), e.attr)
-        self.mark_foreign(value, expr_text(e))  # a container held by an object outlives the call
+        base = self.eval(e.value, frame)
+        value = self.attribute(base, e.attr)
+        if (id(base), e.attr) not in self.attribute_writes:  # forward's own assignment is call-local
+            self.mark_foreign(value, expr_text(e))  # a container held by an object outlives the call
         return value
 
     def attribute(self, base, attr: str):
@@ -396,6 +361,10 @@ class PythonSemantics:
         if isinstance(base, torch.Tensor):
             base = self.tensor_constant(base)
             return self.attribute(base, attr)
+        if isinstance(base, torch.nn.Module):
+            written = self.module_attribute(base, attr)
+            if written is not MISSING:
+                return written
         try:
             value = getattr(base, attr)
         except AttributeError:
@@ -448,6 +417,9 @@ class PythonSemantics:
             if isinstance(base, (torch.nn.ModuleList, torch.nn.Sequential, list, tuple)) and len(base) > 0:
                 return GraphChoice(list(base), index)
             raise self.error("indexing a Python container with a tensor value", construct="subscript")
+        memo = self.memoized(base) if isinstance(base, dict) else None
+        if memo is not None and index in memo:
+            return memo[index]
         return base[index]
 
     def static_truth(self, v, what: str) -> bool:

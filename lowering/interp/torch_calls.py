@@ -20,8 +20,9 @@ from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function
+from lowering.interp.module_methods import is_module_method
 from lowering.interp.python_state import VARYING, has_varying_items
-from lowering.interp.values import (BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
+from lowering.interp.values import (MISSING, BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
                                     TensorMethod, _contains_graph, _graph_leaves, _hashable)
 
 # Pure functions safe to run for real on known arguments.
@@ -43,11 +44,7 @@ _PURE_TORCH = {"torch.is_tensor", "torch.jit.is_scripting", "torch.jit.is_tracin
                "torch.is_floating_point", "torch.compiler.is_compiling", "torch._assert", "torch._check",
                "torch.promote_types", "torch.Size", "torch._C._get_tracing_state",
                "torch._jit_internal.is_scripting", "torch.jit._trace.is_tracing",
-               "torch._C._log_api_usage_once"}
-
-
-# A module's submodules, as static as the module itself (`ModuleDict.items()`, `children()`).
-_MODULE_STRUCTURE = {"items", "keys", "values", "children", "named_children", "modules", "named_modules"}
+               "torch._C._log_api_usage_once"}  # torchvision's usage logging: no effect on the graph
 
 
 _ValuesIndices = __import__("collections").namedtuple("return_types", ["values", "indices"])
@@ -93,6 +90,8 @@ class TorchCalls:
             return self.construct_object(func, args, kwargs)
         if inspect.ismethod(func) and _is_user_function(func.__func__):
             return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
+        if is_module_method(func):
+            return self.call_module_method(func, args, kwargs)
         if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
                 and issubclass(func.__self__, torch.autograd.Function):
             return self.call_python_function(func.__self__.forward, [_AutogradContext(), *args], kwargs)
@@ -107,9 +106,15 @@ class TorchCalls:
             return special(self, args, kwargs)
         owner = getattr(func, "__self__", None)
         if inspect.isbuiltin(func) and isinstance(owner, (list, dict, set, str, tuple, bytes)):
+            self.check_memo_read(owner, f"`.{getattr(func, '__name__', '')}()` on")
             self.check_mutating_call(func, owner, args)
             return func(*args, **kwargs)  # list.append, dict.get, str.format ...
-        if func is getattr and len(args) >= 2 and not self._has_graph(args, kwargs):
+        if func in (getattr, hasattr) and len(args) >= 2 and not self._has_graph(args, kwargs):
+            written = self.module_attribute(args[0], args[1]) if isinstance(args[0], torch.nn.Module) else MISSING
+            if written is not MISSING:
+                return True if func is hasattr else written
+            if func is hasattr:
+                return hasattr(*args)
             value = getattr(*args)
             self.mark_foreign(value, f"{type(args[0]).__name__}.{args[1]}")
             if isinstance(value, torch.Tensor) and not isinstance(args[0], type):
@@ -155,8 +160,6 @@ class TorchCalls:
     def _is_pure(self, func, name: str) -> bool:
         module = getattr(func, "__module__", None) or ""
         if name in _PURE_TORCH:
-            return True
-        if isinstance(getattr(func, "__self__", None), torch.nn.Module) and func.__name__ in _MODULE_STRUCTURE:
             return True
         return module.split(".")[0] in _PURE_MODULES or isinstance(func, type) and func in (int, float, bool, str, tuple, list, dict, set, slice, range)
 
@@ -275,7 +278,8 @@ class TorchCalls:
         return value
 
     def call_module(self, module: torch.nn.Module, args, kwargs):
-        if type(module).forward is torch.nn.Sequential.forward:  # subclasses that keep its forward too
+        if isinstance(module, torch.nn.Sequential) and type(module).forward is torch.nn.Sequential.forward:
+            # Sequential or a subclass that keeps its forward: the children in order.
             value = args[0] if args else None
             for child in module:
                 value = self.call_module(child, [value], {})
@@ -321,6 +325,8 @@ class TorchCalls:
             raise self.error(f"in-place update of `{updated}`, a parameter or buffer (or a view of one), changes the "
                              "module's state: the next call would see it", "update a copy (`.clone()`) or out of "
                              "place", construct="inplace")
+        self.update_assigned_attributes(old, new)
+        self.check_memo_update(old)
         source = self.aliases.written_back(old, self.g)
         if source is not None:
             self._write_back(old, new, *source)

@@ -1075,6 +1075,19 @@ _RESIZE_MODES = {"nearest": "nearest", "nearest-exact": "nearest", "linear": "li
 _MODE_RANK = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
 
 
+def _check_antialias(g: GraphBuilder, mode: str, rank: int, align_corners) -> None:
+    if mode not in ("bilinear", "bicubic") or rank != 4:
+        raise g.error("interpolate(antialias=True) is restricted to the bilinear and bicubic modes and a 4-D input "
+                      "(torch raises)")
+    if g.opset < 18:
+        raise g.error(f"interpolate(antialias=True) needs Resize's `antialias` attribute, new in opset 18 (exporting "
+                      f"at opset {g.opset})", hint="export with opset=18 or later")
+    if align_corners:
+        raise g.error("interpolate(antialias=True, align_corners=True): onnxruntime's antialiased Resize samples "
+                      "other points than torch's with align_corners=True",
+                      hint="use align_corners=False (the default), or antialias=False")
+
+
 @register("torch.nn.functional.interpolate", "torch.nn.functional.upsample")
 def interpolate(g, input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False):
     """interpolate(Tensor input, int|int[]? size=None, float|float[]? scale_factor=None, str mode='nearest',
@@ -1096,7 +1109,7 @@ def interpolate(g, input, size=None, scale_factor=None, mode="nearest", align_co
     if align_corners is not None and not linear_like:
         raise g.error("interpolate: align_corners option can only be set with the interpolating modes (torch raises)")
     if antialias:
-        raise g.error("interpolate(antialias=True) is not supported")
+        _check_antialias(g, mode, rank, align_corners)
     if (size is None) == (scale_factor is None):
         raise g.error("interpolate: exactly one of size and scale_factor must be given (torch raises)")
     ins = x.shape[2:]
@@ -1109,6 +1122,12 @@ def interpolate(g, input, size=None, scale_factor=None, mode="nearest", align_co
         attrs["coordinate_transformation_mode"] = "align_corners" if align_corners else "half_pixel"
         if mode == "bicubic":
             attrs["cubic_coeff_a"] = -0.75
+    if antialias:
+        # torch's antialiased kernels (PIL's): weights over the input pixels only,
+        # renormalised, and Keys' cubic with a = -0.5, upsampling as well as downsampling.
+        attrs.update(antialias=1, exclude_outside=1)
+        if mode == "bicubic":
+            attrs["cubic_coeff_a"] = -0.5
     if size is not None:
         sizes = list(size) if isinstance(size, (list, tuple, torch.Size)) else [size] * nsp
         if len(sizes) != nsp:

@@ -610,9 +610,28 @@ def chunk(g, input, chunks, dim=0):
     if chunks <= 0:
         raise g.error("chunk expects `chunks` to be greater than 0 (torch raises)")
     d = normalize_axis(g, dim, rank, "chunk")
-    n = _static_dim(g, x, d, "chunk", "the number and size of the chunks depend on it")
+    n = x.shape[d]
+    if not isinstance(n, int):
+        return _chunk_dynamic_axis(g, x, d, chunks)
     sizes = [t.shape[0] for t in torch.empty((n, 0)).chunk(chunks, 0)]
     return _split_sizes(g, x, d, n, sizes)
+
+
+def _chunk_dynamic_axis(g: GraphBuilder, x: Value, d: int, chunks: int) -> tuple[Value, ...]:
+    """`chunk` along a dynamic axis of size n: pieces of ceil(n / chunks), the last one
+    what is left. Eager returns fewer than `chunks` pieces when the last would be empty
+    (n=4, chunks=3 gives two), which no fixed-arity graph can express; so the last size
+    is made negative exactly then, and ONNX Split fails at run time instead of returning
+    a wrong number of pieces (eager code that unpacks the pieces fails there too)."""
+    if chunks == 1:
+        return (x,)
+    n = g.size(x, d)
+    step = g.op("Div", g.op("Add", n, g.const(chunks - 1, torch.int64)), g.const(chunks, torch.int64))
+    last = g.op("Sub", n, g.op("Mul", step, g.const(chunks - 1, torch.int64)))
+    fewer = g.op("And", g.op("Greater", n, g.const(0, torch.int64)),
+                 g.op("LessOrEqual", last, g.const(0, torch.int64)))
+    last = g.op("Where", fewer, g.const(-1, torch.int64), last)
+    return _split_by_graph_sizes(g, x, d, [step] * (chunks - 1) + [last])
 
 
 @register("torch.unbind", "Tensor.unbind")

@@ -20,7 +20,6 @@ from lowering.interpreter import _flatten
 CASES = dict(sorted(all_examples().items()))
 
 EXPECTED_FAILURES: dict[str, str] = {
-    "model_attr_mutation": "assigns a module attribute in forward (module state); refused, as by torch.export",
     "tensor_setattr": "draws torch.randn in forward; no ONNX graph reproduces torch's generator",
 }
 

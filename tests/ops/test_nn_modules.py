@@ -396,6 +396,11 @@ FUNCTIONAL: list[tuple[str, str, tuple, dict, Callable[..., Any]]] = [
     ("F_layer_norm_weight_only", "torch.nn.functional.layer_norm", (_t(2, 4, 5), (5,), _t(5, seed=1)), {}, F.layer_norm),
     ("F_interpolate_nearest_size_int", "torch.nn.functional.interpolate", (_t(1, 2, 5),), {"size": 8}, F.interpolate),
     ("F_interpolate_area", "torch.nn.functional.interpolate", (_t(1, 2, 6, 8),), {"size": (3, 4), "mode": "area"}, F.interpolate),
+    *[(f"F_interpolate_antialias_{mode}_{tag}", "torch.nn.functional.interpolate", (_t(1, 2, 14, 16),),
+       {**how, "mode": mode, "antialias": True}, F.interpolate)
+      for mode in ("bilinear", "bicubic")
+      for tag, how in [("down", {"size": (5, 11)}), ("up", {"size": (20, 31)}), ("mixed", {"size": (7, 21)}),
+                       ("scale_down", {"scale_factor": 0.25}), ("scale_up", {"scale_factor": (1.5, 2.0)})]],
     ("F_adaptive_max_pool3d", "torch.nn.functional.adaptive_max_pool3d", (_t(1, 2, 4, 4, 6), (2, 1, 3)), {}, F.adaptive_max_pool3d),
     ("F_avg_pool1d_ceil", "torch.nn.functional.avg_pool1d", (_t(2, 3, 8), 3, 2, 1, True), {}, F.avg_pool1d),
     ("F_unfold_dilation", "torch.nn.functional.unfold", (_t(1, 2, 6, 6), 2), {"dilation": 2, "padding": 1}, F.unfold),
@@ -502,7 +507,8 @@ FUNCTIONAL_REFUSALS: list[tuple[str, str, tuple, dict]] = [
     ("sdpa_gqa", "torch.nn.functional.scaled_dot_product_attention", (_Q, _K, _V), {"enable_gqa": True}),
     ("conv_int", "torch.nn.functional.conv1d", (_t(1, 2, 5, dtype=torch.int64), _t(2, 2, 3, dtype=torch.int64)), {}),
     ("conv_same_strided", "torch.nn.functional.conv1d", (_t(1, 2, 5), _t(2, 2, 3)), {"stride": 2, "padding": "same"}),
-    ("interpolate_antialias", "torch.nn.functional.interpolate", (_t(1, 2, 4, 4),), {"size": 2, "mode": "bilinear", "antialias": True}),
+    ("interpolate_antialias_align_corners", "torch.nn.functional.interpolate", (_t(1, 2, 4, 4),),
+     {"size": 2, "mode": "bilinear", "antialias": True, "align_corners": True}),
     ("avg_pool_divisor_ceil", "torch.nn.functional.avg_pool2d", (_t(1, 2, 5, 5), 2), {"ceil_mode": True, "divisor_override": 2}),
 ]
 

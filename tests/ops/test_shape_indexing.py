@@ -450,7 +450,6 @@ def test_refused(qualname, args, kwargs):
     [
         pytest.param("torch.squeeze", (X, 0), id="squeeze"),
         pytest.param("torch.split", (X, 2), id="split_int"),
-        pytest.param("torch.chunk", (X, 2), id="chunk"),
         pytest.param("torch.unbind", (X,), id="unbind"),
     ],
 )

@@ -1,0 +1,81 @@
+"""Comparisons: `<`, `==`, `in`, `is` and chains of them, over known values and graph
+values; sequences that hold graph sizes (`x.shape != y.shape`) compare item by item."""
+
+from __future__ import annotations
+
+import operator
+
+from lowering import numpy_arrays
+from lowering.graph import Value
+from lowering.interp.python_state import has_varying_items
+from lowering.interp.values import _contains_graph
+from lowering.numpy_arrays import NDArray
+
+_CMPOPS = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
+
+_PY_CMP = {k: getattr(operator, v) for k, v in _CMPOPS.items()}
+
+
+class Comparisons:
+    def _ev_Compare(self, e, frame):
+        left = self.eval(e.left, frame)
+        result = None
+        for op, comp in zip(e.ops, e.comparators):
+            right = self.eval(comp, frame)
+            if op in ("is", "is not"):
+                r = left is right
+                r = r if op == "is" else not r
+            elif op in ("in", "not in"):
+                if isinstance(left, (Value, NDArray)) or isinstance(right, (Value, NDArray)):
+                    raise self.error("`in` on tensors is not supported", construct="compare")
+                if has_varying_items(right):
+                    raise self.refuse_varying_list(right, f"`{op}`")
+                memo = self.memoized(right) if isinstance(right, dict) else None
+                r = left in right or (memo is not None and left in memo)
+                r = r if op == "in" else not r
+            else:
+                r = self.compare(op, left, right)
+            result = r if result is None else self._and(result, r)
+            left = right
+        return result
+
+    def _and(self, a, b):
+        a, b = self.test_value(a), self.test_value(b)
+        if isinstance(a, Value) or isinstance(b, Value):
+            return self.call_op("torch.logical_and", [self.to_bool(a), self.to_bool(b)], {})
+        return a and b
+
+    def compare(self, op, a, b):
+        for side in (a, b):
+            if has_varying_items(side):
+                raise self.refuse_varying_list(side, f"`{op}`")
+        if isinstance(a, NDArray) or isinstance(b, NDArray):
+            return numpy_arrays.compare(self, op, a, b)
+        if isinstance(a, Value) or isinstance(b, Value):
+            return self.call_op(f"operator.{_CMPOPS[op]}", [a, b], {})
+        if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and (_contains_graph(a) or _contains_graph(b)):
+            return self.compare_sequences(op, a, b)
+        return _PY_CMP[op](a, b)
+
+    def compare_sequences(self, op, a, b):
+        """`x.shape != y.shape`, `x.shape[1:] == (3, 4)` with sizes the graph computes:
+        Python compares the items, so the graph does (a graph value's own `==` only tells
+        whether two graph nodes are the same one). Items known to differ decide it."""
+        if op not in ("==", "!="):
+            raise self.error(f"`{op}` between sequences that hold sizes computed in the graph",
+                             "compare the sizes one by one", construct="compare")
+        equal = isinstance(a, list) == isinstance(b, list) and len(a) == len(b)
+        terms = []
+        for x, y in zip(a, b) if equal else ():
+            same = True if x is y else self.compare("==", x, y)
+            if isinstance(same, Value):
+                terms.append(same)
+            elif not same:
+                equal = False
+                break
+        if not equal or not terms:
+            return equal == (op == "==")
+        result = terms[0]
+        for term in terms[1:]:
+            result = self._and(result, term)
+        return result if op == "==" else self.call_op("torch.logical_not", [result], {})
