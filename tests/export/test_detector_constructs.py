@@ -140,8 +140,10 @@ def test_a_module_attribute_changed_in_forward_is_still_refused():
     with pytest.raises(LoweringError) as info:
         export(ChangesCache(), (torch.randn(2),))
     line = ChangesCache.forward.__code__.co_firstlineno + 1
-    assert str(info.value) == (f"{__file__}:{line}: assigning `self.cell_anchors` in forward changes the module's "
-                               "state\nkeep per-call state in local variables")
+    assert str(info.value) == (
+        f"{__file__}:{line}: `self.cell_anchors` is read before forward assigns it: eager PyTorch reads the value the "
+        "previous call left there, which an exported graph cannot keep\nkeep per-call state in local variables "
+        "(pass it as an argument)")
 
 
 # ---------------------------------------------------------------- sizes computed from dynamic sizes
