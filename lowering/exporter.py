@@ -69,8 +69,16 @@ def export(
             call_kwargs.update(graph_args[p.name])
         else:
             call_kwargs[p.name] = graph_args[p.name]
-    with torch.no_grad():
-        result = interp.call_forward(module, call_args, call_kwargs)
+    try:
+        with torch.no_grad():
+            result = interp.call_forward(module, call_args, call_kwargs)
+    finally:
+        left_changed = interp.undo_object_changes()  # the export leaves every object as it found it
+    if left_changed is not None:
+        raise LoweringError(
+            f"{type(module).__name__}.forward changes {left_changed} and leaves it changed: eager PyTorch's next "
+            "call sees the change, which an exported graph cannot",
+            hint="restore it before forward returns (try / finally), or keep per-call state in local variables")
     leaves, _ = _flatten(result)
     out_names = list(output_names or [])
     for i, leaf in enumerate(leaves):

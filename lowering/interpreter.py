@@ -34,6 +34,8 @@ from lowering.graph import GraphBuilder, Value
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
+from lowering.interp.exceptions import Exceptions
+from lowering.interp.object_state import ObjectState
 from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
 from lowering.interp.python_semantics import PythonSemantics
 from lowering.interp.python_state import PythonState
@@ -48,7 +50,8 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
            "_RUNTIME_CHECKS"]
 
 
-class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCalls, UserCode):
+class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCalls, UserCode, Exceptions,
+                  ObjectState):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""
@@ -80,6 +83,13 @@ class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCa
         # The line of a comprehension whose filter on tensor values is being evaluated
         # unconditionally (`Containers.unconditionally`): in-place updates are refused there.
         self.conditional_element: int | None = None
+        self.root_graph = graph
+        # Objects forward made (their attributes are the call's own) and the changes to any
+        # other object's state, undone when forward returns (`lowering.interp.object_state`).
+        self.local_objects: set[int] = set()
+        self._local_refs: list = []  # keeps them alive, so that their ids stay theirs
+        self._journal: list = []
+        self._handling: list = []  # the exceptions the `except` blocks being run handle (for a bare `raise`)
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):
         fn = getattr(type(module), "forward")

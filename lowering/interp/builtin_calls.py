@@ -133,10 +133,22 @@ def _round(interp: Interpreter, args, kwargs):
     return round(*args, **kwargs)
 
 
+def _super(interp: Interpreter, args, kwargs):
+    """Zero-argument `super()`: the class comes from the method's `__class__` cell, the
+    object from its first parameter, as Python's compiler arranges."""
+    if args or kwargs:
+        return super(*args, **kwargs)
+    frame = interp.frames[-1].root() if interp.frames else None
+    if frame is None or "__class__" not in frame.env or frame.first_param not in frame.env:
+        raise interp.error("zero-argument `super()` outside a method defined in a class",
+                           "call `super(Class, self)` with explicit arguments", construct="super")
+    return super(frame.env["__class__"], frame.env[frame.first_param])
+
+
 _BUILTIN_HANDLERS = {
     round: _round, sum: _sum, torch.sym_min: _minmax(min), torch.sym_max: _minmax(max),
     enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
-    abs: _abs,
+    abs: _abs, super: _super,
 }

@@ -118,6 +118,7 @@ class UserCode:
                 continue
             self.mark_foreign(frame.env[name], name)  # a cell outlives the call
         self._bind_parameters(fn_ir, fn, args, kwargs, frame)
+        frame.first_param = fn_ir.params[0].name if fn_ir.params else None
         if fn_ir.params and fn_ir.params[0].name == "self" and args:
             frame.self_obj = args[0]
         saved = self.location

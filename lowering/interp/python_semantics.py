@@ -95,11 +95,6 @@ class PythonSemantics:
     def _stmt_Return(self, s, frame):
         raise ReturnSignal(self.eval(s.value, frame) if s.value is not None else None)
 
-    def _stmt_Raise(self, s, frame):
-        raise self.error(f"`raise {expr_text(s.exc)}` is reached at export time for these inputs",
-                         "the inputs given to export take a path that raises; check the shapes and arguments",
-                         construct="raise")
-
     def _stmt_Assert(self, s, frame):
         test = self.test_value(self.eval(s.test, frame))
         if isinstance(test, Value):
@@ -108,6 +103,12 @@ class PythonSemantics:
             raise self.error(f"assertion `{expr_text(s.test)}` fails for the export inputs", construct="assert")
 
     def _stmt_Import(self, s, frame):
+        try:
+            self._import(s, frame)
+        except ImportError as exc:
+            raise self.python_exception(exc, f"the import fails at export time: {exc!r}", construct="import") from None
+
+    def _import(self, s, frame):
         import importlib
 
         for name, asname in s.names:
@@ -146,6 +147,12 @@ class PythonSemantics:
                     del base[index]
                 except (KeyError, IndexError) as exc:
                     raise self.error(f"`del {expr_text(t)}` fails for the export inputs: {exc!r}", construct="del")
+            elif isinstance(t, ir.Attribute):
+                owner = self.eval(t.value, frame)
+                if isinstance(owner, torch.nn.Module):
+                    raise self.error(f"`del {expr_text(t)}` in forward changes the module's state",
+                                     "keep per-call state in local variables", construct="del")
+                self.delete_attribute(owner, t.attr, expr_text(t))
             else:
                 raise self.error(f"`del {expr_text(t)}` is not supported", construct="del")
 
@@ -188,9 +195,7 @@ class PythonSemantics:
             if isinstance(owner, torch.nn.Module):
                 raise self.error(f"assigning `{expr_text(target)}` in forward changes the module's state",
                                  "keep per-call state in local variables", construct="assign")
-            raise self.error(f"assigning `{expr_text(target)}` in forward changes an attribute of a "
-                             f"{type(owner).__name__} object, state that untrace does not track",
-                             "keep per-call state in local variables", construct="assign")
+            self.set_attribute(owner, target.attr, value, expr_text(target))
         else:
             raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
 
@@ -380,8 +385,9 @@ class PythonSemantics:
             return self.attribute(base, attr)
         try:
             value = getattr(base, attr)
-        except AttributeError:
-            raise self.error(f"`{type(base).__name__}` has no attribute `{attr}`", construct="attribute") from None
+        except AttributeError as exc:
+            raise self.python_exception(exc, f"`{type(base).__name__}` has no attribute `{attr}`",
+                                        construct="attribute") from None
         if isinstance(value, torch.Tensor) and not isinstance(base, type):
             return self.tensor_constant(value, owner=base, attr=attr)
         if inspect.ismethod(value) and _is_user_function(value.__func__):
@@ -430,7 +436,11 @@ class PythonSemantics:
             if isinstance(base, (torch.nn.ModuleList, torch.nn.Sequential, list, tuple)) and len(base) > 0:
                 return GraphChoice(list(base), index)
             raise self.error("indexing a Python container with a tensor value", construct="subscript")
-        return base[index]
+        try:
+            return base[index]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise self.python_exception(exc, f"indexing a {type(base).__name__} fails at export time: {exc!r}",
+                                        construct="subscript") from None
 
     def static_truth(self, v, what: str) -> bool:
         if isinstance(v, Value):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import types
 
 import numpy as np
 import torch
@@ -20,6 +21,8 @@ from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function
+from lowering.interp.guards import guard_value, is_guard
+from lowering.interp.object_state import is_context_var_method
 from lowering.interp.python_state import VARYING, has_varying_items
 from lowering.interp.values import (BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
                                     TensorMethod, _contains_graph, _graph_leaves, _hashable)
@@ -38,9 +41,8 @@ _PURE_WITH_GRAPH = {"torch.utils._pytree.tree_flatten", "torch.utils._pytree.tre
 _RUNTIME_CHECKS = {"torch._check", "torch._check_is_size", "torch._assert", "torch._check_with"}
 
 
-_PURE_TORCH = {"torch.is_tensor", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.onnx.is_in_onnx_export",
-               "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.device",
-               "torch.is_floating_point", "torch.compiler.is_compiling", "torch._assert", "torch._check",
+_PURE_TORCH = {"torch.is_tensor", "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo",
+               "torch.device", "torch.is_floating_point", "torch._assert", "torch._check",
                "torch.promote_types", "torch.Size"}
 
 
@@ -63,6 +65,15 @@ def _inplace_flag(func, args, kwargs) -> bool:
     return bound.arguments.get("inplace") is True
 
 
+def _inherited_forward(func) -> type | None:
+    """For `super().forward` bound to a module: the base class whose forward it is."""
+    if not (inspect.ismethod(func) and isinstance(func.__self__, torch.nn.Module) and func.__name__ == "forward"):
+        return None
+    if func.__func__ is type(func.__self__).forward:
+        return None
+    return next((c for c in type(func.__self__).__mro__ if c.__dict__.get("forward") is func.__func__), None)
+
+
 class TorchCalls:
     def call(self, func, args, kwargs):
         if isinstance(func, NumpyMethod):
@@ -81,13 +92,20 @@ class TorchCalls:
             return self.call_module(func, args, kwargs)
         if inspect.isclass(func) and issubclass(func, torch.nn.Module):
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
-        if inspect.isclass(func) and _is_user_function(func) and func.__init__ is object.__init__ and not args and not kwargs:
-            return func()  # a plain user object with no constructor code
+        if inspect.isclass(func) and _is_user_function(func):
+            return self.instantiate(func, args, kwargs)
+        if is_context_var_method(func):
+            return self.context_var_call(func, func.__self__, args, kwargs)
         if inspect.ismethod(func) and _is_user_function(func.__func__):
             return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
+        inherited = _inherited_forward(func)
+        if inherited is not None:
+            return self.call_module(func.__self__, args, kwargs, cls=inherited)  # super().forward(x)
         if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
                 and issubclass(func.__self__, torch.autograd.Function):
             return self.call_python_function(func.__self__.forward, [_AutogradContext(), *args], kwargs)
+        if is_guard(func):
+            return guard_value(func)
         if func is torch.Generator:
             return self.generators.create(self, args, kwargs)
         if self.generators.is_method(func):
@@ -98,18 +116,30 @@ class TorchCalls:
         if special is not None:
             return special(self, args, kwargs)
         owner = getattr(func, "__self__", None)
-        if inspect.isbuiltin(func) and isinstance(owner, (list, dict, set, str, tuple, bytes)):
+        if isinstance(func, (types.BuiltinMethodType, types.MethodWrapperType)) and \
+                isinstance(owner, (list, dict, set, str, tuple, bytes)):
             self.check_mutating_call(func, owner, args)
-            return func(*args, **kwargs)  # list.append, dict.get, str.format ...
+            try:
+                return func(*args, **kwargs)  # list.append, dict.get, str.format ...
+            except Exception as exc:
+                raise self.python_exception(exc, f"{type(owner).__name__}.{func.__name__}(...) failed at export "
+                                                 f"time: {exc!r}") from None
         if func is getattr and len(args) >= 2 and not self._has_graph(args, kwargs):
-            value = getattr(*args)
+            try:
+                value = getattr(*args)
+            except AttributeError as exc:
+                raise self.python_exception(exc, f"getattr(...) failed at export time: {exc!r}") from None
             self.mark_foreign(value, f"{type(args[0]).__name__}.{args[1]}")
             if isinstance(value, torch.Tensor) and not isinstance(args[0], type):
                 return self.tensor_constant(value, owner=args[0], attr=args[1])
             return value
-        if func in (setattr, delattr):
-            raise self.error(f"`{func.__name__}()` in forward changes an object's state, which outlives the call",
+        if func in (setattr, delattr) and args and isinstance(args[0], torch.nn.Module):
+            raise self.error(f"`{func.__name__}()` in forward changes the module's state, which outlives the call",
                              "keep per-call state in local variables", construct="call")
+        if func is setattr and len(args) == 3:
+            return self.set_attribute(*args, describe=f"{type(args[0]).__name__}.{args[1]}")
+        if func is delattr and len(args) == 2:
+            return self.delete_attribute(*args, describe=f"{type(args[0]).__name__}.{args[1]}")
         name = registry.canonical_name(func) if callable(func) else None
         if name is not None:
             if name in ("torch.cond",):
@@ -134,7 +164,7 @@ class TorchCalls:
                 try:
                     return func(*args, **kwargs)
                 except Exception as exc:
-                    raise self.error(f"{name}(...) failed at export time: {exc}", construct="call") from None
+                    raise self.python_exception(exc, f"{name}(...) failed at export time: {exc!r}") from None
             if lowering is not None:
                 return self.call_torch(name, func, args, kwargs)
             if _is_user_function(func):
@@ -264,13 +294,15 @@ class TorchCalls:
         self._state_values.add(value)
         return value
 
-    def call_module(self, module: torch.nn.Module, args, kwargs):
-        if type(module) is torch.nn.Sequential:
+    def call_module(self, module: torch.nn.Module, args, kwargs, cls: type | None = None):
+        """`module(*args)`; with `cls`, the forward of that class in its MRO (`super().forward`)."""
+        cls = cls or type(module)
+        if cls is torch.nn.Sequential:
             value = args[0] if args else None
             for child in module:
                 value = self.call_module(child, [value], {})
             return value
-        name = registry.canonical_name(type(module))
+        name = registry.canonical_name(cls)
         lowering = registry.lookup(name, self.g.opset) if name else None
         path = self.module_paths.get(id(module), "")
         if lowering is not None:
@@ -288,12 +320,12 @@ class TorchCalls:
             if in_place and args and isinstance(args[0], Value) and isinstance(result, Value):
                 self.update_aliases(args[0], result)  # nn.ReLU(inplace=True) and the like
             return result
-        forward = type(module).forward
-        if type(module).forward is torch.nn.Module.forward:
-            raise self.error(f"{type(module).__name__} has no forward", construct="call")
+        forward = cls.forward
+        if forward is torch.nn.Module.forward:
+            raise self.error(f"{cls.__name__} has no forward", construct="call")
         if not _is_user_function(forward):
             raise self.error(f"no lowering for module {name}",
-                             f"register one with lowering.register_lowering({type(module).__name__}, fn)", construct="call")
+                             f"register one with lowering.register_lowering({cls.__name__}, fn)", construct="call")
         return self.call_python_function(forward, [module, *args], kwargs)
 
     def update_aliases(self, old: Value, new: Value, updated: str | None = None) -> None:

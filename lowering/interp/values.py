@@ -120,6 +120,7 @@ class Frame:
     nonlocals: set = dataclasses.field(default_factory=set)
     global_names: set = dataclasses.field(default_factory=set)
     enclosing: "Frame | None" = None
+    first_param: str | None = None  # the function's first parameter: zero-argument `super()` binds to it
 
     def root(self) -> "Frame":
         """The function's own frame (this one, unless it is a region's copy)."""

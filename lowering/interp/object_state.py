@@ -1,0 +1,178 @@
+"""Objects forward creates, and state outside forward's frames that it changes and
+restores: an attribute of a config set for the call and put back in a `finally`, a
+`contextvars.ContextVar` set and reset around the call.
+
+- An instance of a user class made in forward (`ModelOutput(...)`, a small record) is a
+  Python object of the call: it is built for real (`object.__new__`), its `__init__`
+  (or the fields of a dataclass, then its `__post_init__`) interpreted from source, and
+  its attributes set for real.
+- An attribute of any other object (not a module: module state stays refused) and a
+  ContextVar are set for real at export time and written in a journal. When forward
+  returns, each must hold its value from before the call again: eager's next call
+  would see a change left behind, which a graph cannot. The journal is undone either
+  way, so that an export leaves the module and its config as it found them.
+- Inside a graph region (one side of a data-dependent `If`, a `Loop` body) such a
+  change is refused: whether eager makes it depends on tensor data.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import inspect
+
+from lowering.interp.functions import _is_user_function
+
+_UNSET = object()
+
+
+@dataclasses.dataclass
+class _Change:
+    describe: str  # `config.is_causal`
+    current: callable
+    before: object
+    undo: callable
+
+
+def _same_value(a, b) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, (bool, int, float, str, type(None))) and type(a) is type(b):
+        return a == b
+    return False
+
+
+class ObjectState:
+    # ------------------------------------------------------------ objects made in forward
+
+    def instantiate(self, cls: type, args, kwargs):
+        """`cls(*args, **kwargs)` for a user class: a real object, its constructor interpreted.
+        A class with a `__new__` of its own (a NamedTuple, an Enum) is called for real when no
+        tensor is among the arguments."""
+        if cls.__new__ not in (object.__new__, dict.__new__):
+            if self._has_graph(args, kwargs):
+                raise self.error(f"cannot build a {cls.__name__} from tensors in forward: it has a `__new__` of its "
+                                 "own", f"build it outside forward, or register a lowering for {cls.__name__}",
+                                 construct="call")
+            return cls(*args, **kwargs)
+        obj = cls.__new__(cls)
+        self.local_objects.add(id(obj))
+        self._local_refs.append(obj)
+        init = cls.__init__
+        if _is_user_function(init) and not _generated(init):
+            self.call_python_function(init, [obj, *args], kwargs)
+        elif dataclasses.is_dataclass(cls) and _generated(init):
+            self._init_dataclass(cls, obj, args, kwargs)
+        elif init is not object.__init__ or args or kwargs:
+            raise self.error(f"cannot build a {cls.__name__} in forward: its constructor has no Python source",
+                             f"build it outside forward, or register a lowering for {cls.__name__}",
+                             construct="call")
+        return obj
+
+    def _init_dataclass(self, cls, obj, args, kwargs):
+        fields = [f for f in dataclasses.fields(cls) if f.init]
+        try:
+            bound = inspect.Signature([inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                         default=_field_default(f)) for f in fields]).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.error(f"cannot build a {cls.__name__}: {exc}", construct="call") from None
+        bound.apply_defaults()
+        for f in fields:
+            value = bound.arguments[f.name]
+            if value is _UNSET:
+                raise self.error(f"cannot build a {cls.__name__}: missing field `{f.name}`", construct="call")
+            self.set_attribute(obj, f.name, value, f"{cls.__name__}.{f.name}")
+        post_init = getattr(cls, "__post_init__", None)
+        if post_init is not None:
+            self.call(post_init.__get__(obj), [], {})
+
+    # ------------------------------------------------------------ attributes
+
+    def set_attribute(self, obj, attr: str, value, describe: str) -> None:
+        setter = type(obj).__setattr__
+        if _is_user_function(setter):
+            self.call_python_function(setter, [obj, attr, value], {})
+            return
+        if id(obj) not in self.local_objects:
+            self._journal_attribute(obj, attr, describe)
+        setter(obj, attr, value)
+
+    def delete_attribute(self, obj, attr: str, describe: str) -> None:
+        if id(obj) not in self.local_objects:
+            self._journal_attribute(obj, attr, describe)
+        try:
+            delattr(obj, attr)
+        except AttributeError as exc:
+            raise self.python_exception(exc, f"`del {describe}` fails at export time: {exc!r}",
+                                        construct="del") from None
+
+    def _journal_attribute(self, obj, attr: str, describe: str) -> None:
+        self._refuse_in_region(f"`{describe}`")
+        before = obj.__dict__.get(attr, _UNSET) if hasattr(obj, "__dict__") else getattr(obj, attr, _UNSET)
+
+        def undo():
+            if before is _UNSET:
+                obj.__dict__.pop(attr, None)
+            else:
+                object.__setattr__(obj, attr, before)
+
+        def current():
+            return obj.__dict__.get(attr, _UNSET) if hasattr(obj, "__dict__") else getattr(obj, attr, _UNSET)
+
+        self._journal.append(_Change(describe, current, before, undo))
+
+    # ------------------------------------------------------------ context variables
+
+    def context_var_call(self, func, var: contextvars.ContextVar, args, kwargs):
+        if func.__name__ == "set":
+            self._refuse_in_region(f"`ContextVar({var.name!r}).set()`")
+            before = var.get(_UNSET)
+            token = func(*args, **kwargs)
+            self._journal.append(_Change(f"ContextVar({var.name!r})", lambda: var.get(_UNSET), before,
+                                         lambda: _reset(var, token)))
+            return token
+        return func(*args, **kwargs)  # get, reset: read and restore for real
+
+    # ------------------------------------------------------------ the end of the call
+
+    def undo_object_changes(self) -> str | None:
+        """Undo the journal (latest first); the first change forward left behind, if any."""
+        left = None
+        for change in reversed(self._journal):
+            if not _same_value(change.current(), change.before):
+                left = change.describe
+            change.undo()
+        self._journal.clear()
+        return left
+
+    def _refuse_in_region(self, what: str) -> None:
+        if self.g is not self.root_graph:
+            raise self.error(f"{what} is changed inside a data-dependent branch or loop: whether eager PyTorch "
+                             "changes it depends on tensor data", "change it outside the data-dependent branch",
+                             construct="state")
+
+
+def _reset(var: contextvars.ContextVar, token) -> None:
+    try:
+        var.reset(token)
+    except (RuntimeError, ValueError):  # forward reset it already
+        pass
+
+
+def _generated(fn) -> bool:
+    """A function without a source file (a dataclass's generated `__init__`)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith("<")
+
+
+def _field_default(f: dataclasses.Field):
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return _UNSET
+
+
+def is_context_var_method(func) -> bool:
+    return isinstance(getattr(func, "__self__", None), contextvars.ContextVar)
+
