@@ -58,10 +58,14 @@ def export(
     interp.probes_enabled = probes
     params = list(signature.parameters.values())[1:]
     call_args, call_kwargs = [], {}
+    skipped = False  # after a parameter left to its default, the others go by keyword
     for p in params:
         if p.name not in graph_args:
+            skipped = True
             continue
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+        if p.kind is p.POSITIONAL_OR_KEYWORD and skipped:
+            call_kwargs[p.name] = graph_args[p.name]
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             call_args.append(graph_args[p.name])
         elif p.kind is p.VAR_POSITIONAL:
             call_args.extend(graph_args[p.name])

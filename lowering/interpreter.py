@@ -89,7 +89,8 @@ class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCa
         self.local_objects: set[int] = set()
         self._local_refs: list = []  # keeps them alive, so that their ids stay theirs
         self._journal: list = []
-        self._handling: list = []  # the exceptions the `except` blocks being run handle (for a bare `raise`)
+        self._handling: list = []
+        self._catching = 0  # how many `try` statements with handlers enclose the code being run  # the exceptions the `except` blocks being run handle (for a bare `raise`)
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):
         fn = getattr(type(module), "forward")

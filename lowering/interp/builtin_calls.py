@@ -10,7 +10,8 @@ import torch
 
 from lowering.graph import Value
 from lowering.numpy_arrays import NDArray
-from lowering.interp.values import GraphRange, Stacked
+from lowering.errors import PythonException
+from lowering.interp.values import BoundUserMethod, Closure, GraphChoice, GraphRange, Stacked, TensorMethod
 
 if TYPE_CHECKING:
     from lowering.interpreter import Interpreter
@@ -133,6 +134,30 @@ def _round(interp: Interpreter, args, kwargs):
     return round(*args, **kwargs)
 
 
+def _callable(interp: Interpreter, args, kwargs):
+    (x,) = args
+    return isinstance(x, (Closure, BoundUserMethod, TensorMethod, GraphChoice)) or callable(x)
+
+
+def _hasattr(interp: Interpreter, args, kwargs):
+    obj, name = args
+    if isinstance(obj, Value):
+        return hasattr(torch.Tensor, name)  # what a tensor has, whatever its values
+    try:
+        interp.attribute(obj, name)
+    except PythonException as exc:
+        if isinstance(exc.exception, AttributeError):
+            return False
+        raise
+    return True
+
+
+def _type(interp: Interpreter, args, kwargs):
+    if len(args) != 1 or kwargs:
+        return type(*args, **kwargs)
+    return torch.Tensor if isinstance(args[0], Value) else type(args[0])
+
+
 def _super(interp: Interpreter, args, kwargs):
     """Zero-argument `super()`: the class comes from the method's `__class__` cell, the
     object from its first parameter, as Python's compiler arranges."""
@@ -150,5 +175,5 @@ _BUILTIN_HANDLERS = {
     enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
-    abs: _abs, super: _super,
+    abs: _abs, super: _super, callable: _callable, hasattr: _hasattr, type: _type,
 }

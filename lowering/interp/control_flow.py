@@ -10,7 +10,7 @@ import torch
 
 from analyzer.frontend import ir
 from analyzer.frontend.structure import RETVAL
-from lowering.errors import LoweringError
+from lowering.errors import LoweringError, PythonException
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.containers import _copy_containers, _mutated_containers, _rows_of
 from lowering.interp.values import (MISSING, EarlierIterations, Frame, GraphRange, Maybe, MoreOutputs, Stacked, 
@@ -169,6 +169,7 @@ class ControlFlow:
         snapshot = self.state_snapshot(frame)
         envs = []
         graphs = []
+        raised: list[PythonException] = []
         for block in (s.body, s.orelse):
             sub = self.g.subgraph()
             branch = frame.region_copy(_copy_containers(frame.env), id(sub), "if", line, names, token)
@@ -176,6 +177,10 @@ class ControlFlow:
             self.frames.append(branch)
             try:
                 self.exec_block(block, branch)
+            except PythonException as exc:
+                if exc.region != id(sub) or self._catching:
+                    raise
+                raised.append(exc)  # this side raises in eager: a check on the input (see below)
             finally:
                 self.frames.pop()
                 self.g = saved
@@ -183,6 +188,13 @@ class ControlFlow:
             self.check_state_kept(snapshot, "if", line)
             envs.append(branch.env)
             graphs.append(sub)
+        if raised:
+            # Eager raises on one side: for the inputs it accepts it runs the other, so the
+            # graph does, as a data `assert` is dropped. No `try` around may catch it.
+            if len(raised) == 2:
+                raise raised[0]
+            self.exec_block(s.orelse if raised[0].region == id(graphs[0]) else s.body, frame)
+            return
         self.location = (frame.path, s.span.line)
         outputs = self._merge_branches(s, names, envs, graphs, frame, in_place)
         probe_keys = self._branch_probes(graphs) if self.probes_enabled else []

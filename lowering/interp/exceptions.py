@@ -12,6 +12,9 @@ inputs (`PythonException`), so a `try` handles it as Python does:
 - when what the body raised was raised inside a graph region that the `try` is not in
   (one side of a data-dependent `If`, a `Loop` body), whether eager raises depends on
   tensor data: refused, naming both lines;
+- a `raise` on one side of a data-dependent `if` is a check on the input, as a data
+  `assert` is: the graph computes the other side (`ControlFlow._emit_if`), unless a
+  `try` with handlers encloses it, which is refused as above;
 - a refusal of untrace itself (an op with no lowering, ...) is never an exception of
   the program: no handler catches it, and the export stops there.
 """
@@ -54,7 +57,11 @@ class Exceptions:
         region = id(self.g)
         try:
             try:
-                self.exec_block(s.body, frame)
+                self._catching += bool(s.handlers)
+                try:
+                    self.exec_block(s.body, frame)
+                finally:
+                    self._catching -= bool(s.handlers)
             except PythonException as exc:
                 handler = self._matching_handler(s, exc, frame)
                 if handler is None:

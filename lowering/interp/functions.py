@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sysconfig
 
 import torch
 
@@ -41,6 +42,8 @@ def _find_def(body, line: int, name: str):
 
 
 _TORCH_DIR = os.path.join(os.path.dirname(torch.__file__), "")  # with the separator: not torchvision/
+# Python's own library (inspect, dataclasses, collections, ...): run for real, never read.
+_STDLIB_DIR = os.path.join(sysconfig.get_paths()["stdlib"], "")
 _EXPORTDB_DIR = os.path.join(_TORCH_DIR, "_export", "db", "examples", "")
 
 # Packages whose calls go to the op table or to Python itself, matched as whole package
@@ -60,8 +63,22 @@ def _is_user_function(fn) -> bool:
         return False
     if path.startswith(_EXPORTDB_DIR):
         return True
+    if is_stdlib_path(path):
+        return False
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if path.startswith("<") or code is not None and code.co_filename.startswith("<"):
+        return False  # frozen stdlib modules, generated code (a dataclass's __init__): no source to read
     package = (getattr(fn, "__module__", "") or "").partition(".")[0]
     return not path.startswith(_TORCH_DIR) and package not in _LIBRARY_PACKAGES
+
+
+def is_stdlib_path(path: str) -> bool:
+    return path.startswith(_STDLIB_DIR) and "site-packages" not in path
+
+
+def is_stdlib_function(fn) -> bool:
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    return code is not None and is_stdlib_path(code.co_filename)
 
 
 class _AutogradContext:

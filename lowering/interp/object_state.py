@@ -86,6 +86,15 @@ class ObjectState:
         if post_init is not None:
             self.call(post_init.__get__(obj), [], {})
 
+    def call_generated_init(self, init, args, kwargs):
+        """A dataclass's generated `__init__` called by a wrapper (`init(self, *args)`)."""
+        obj, owner = args[0], init.__qualname__.rpartition(".")[0]
+        cls = next((c for c in type(obj).__mro__ if c.__qualname__ == owner and dataclasses.is_dataclass(c)), None)
+        if cls is None:
+            raise self.error(f"cannot read the source of {init.__qualname__}",
+                             "register a lowering for it (lowering.register_lowering)", construct="call")
+        self._init_dataclass(cls, obj, args[1:], kwargs)
+
     # ------------------------------------------------------------ attributes
 
     def set_attribute(self, obj, attr: str, value, describe: str) -> None:
@@ -171,6 +180,10 @@ def _field_default(f: dataclasses.Field):
     if f.default_factory is not dataclasses.MISSING:
         return f.default_factory()
     return _UNSET
+
+
+def is_generated_init(func, args) -> bool:
+    return inspect.isfunction(func) and func.__name__ == "__init__" and _generated(func) and bool(args)
 
 
 def is_context_var_method(func) -> bool:

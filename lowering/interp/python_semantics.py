@@ -19,7 +19,8 @@ from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
-from lowering.interp.values import BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked, TensorMethod
+from lowering.interp.values import (BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked, TensorMethod,
+                                    _contains_graph)
 
 
 _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
@@ -192,7 +193,8 @@ class PythonSemantics:
             self.setitem(target, base, index, value, frame)
         elif isinstance(target, ir.Attribute):
             owner = self.eval(target.value, frame)
-            if isinstance(owner, torch.nn.Module):
+            if isinstance(owner, torch.nn.Module) and (_contains_graph(value) or isinstance(value, torch.Tensor)
+                                                       or isinstance(value, (list, dict, set))):
                 raise self.error(f"assigning `{expr_text(target)}` in forward changes the module's state",
                                  "keep per-call state in local variables", construct="assign")
             self.set_attribute(owner, target.attr, value, expr_text(target))
@@ -277,6 +279,11 @@ class PythonSemantics:
                 other = self.test_value(self.eval(sub, frame))
                 self.check_state_kept(snapshot, f"`{e.op}`", e.span.line)
                 self.merge_conditional_names(frame, before, runs, f"the right side of this `{e.op}`")
+                if isinstance(other, bool) and result.dtype == torch.bool and result.rank == 0:
+                    # `b and False` is False and `b or True` is True whatever the bool `b`;
+                    # `b and True`, `b or False` are `b`: what eager gets, a Python bool where it is one.
+                    result = other if other is (e.op == "or") else result
+                    continue
                 op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
                 result = self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
                 continue

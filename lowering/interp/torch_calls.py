@@ -4,6 +4,7 @@ in-place bookkeeping (`lowering.aliasing`) that keeps every name for a tensor cu
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import types
@@ -20,9 +21,9 @@ from lowering.ops import registry
 from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
-from lowering.interp.functions import _AutogradContext, _is_user_function
+from lowering.interp.functions import _AutogradContext, _is_user_function, is_stdlib_function
 from lowering.interp.guards import guard_value, is_guard
-from lowering.interp.object_state import is_context_var_method
+from lowering.interp.object_state import is_context_var_method, is_generated_init
 from lowering.interp.python_state import VARYING, has_varying_items
 from lowering.interp.values import (BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
                                     TensorMethod, _contains_graph, _graph_leaves, _hashable)
@@ -34,7 +35,8 @@ _PURE_MODULES = ("math", "operator", "builtins", "functools", "itertools", "numb
 
 # Pure restructuring of containers, safe to run for real even with graph values as leaves.
 _PURE_WITH_GRAPH = {"torch.utils._pytree.tree_flatten", "torch.utils._pytree.tree_unflatten",
-                    "torch.utils._pytree.tree_map", "torch.utils._pytree.tree_leaves"}
+                    "torch.utils._pytree.tree_map", "torch.utils._pytree.tree_leaves",
+                    "dataclasses.fields", "dataclasses.is_dataclass"}  # these read only the class
 
 
 # Runtime checks on data: the exported graph drops them, as torch.onnx does.
@@ -94,6 +96,10 @@ class TorchCalls:
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
         if inspect.isclass(func) and _is_user_function(func):
             return self.instantiate(func, args, kwargs)
+        if isinstance(func, functools._lru_cache_wrapper) and _is_user_function(func.__wrapped__):
+            return self.call(func.__wrapped__, args, kwargs)  # a cache changes no result: the function's source
+        if is_generated_init(func, args):
+            return self.call_generated_init(func, args, kwargs)
         if is_context_var_method(func):
             return self.context_var_call(func, func.__self__, args, kwargs)
         if inspect.ismethod(func) and _is_user_function(func.__func__):
@@ -124,7 +130,8 @@ class TorchCalls:
             except Exception as exc:
                 raise self.python_exception(exc, f"{type(owner).__name__}.{func.__name__}(...) failed at export "
                                                  f"time: {exc!r}") from None
-        if func is getattr and len(args) >= 2 and not self._has_graph(args, kwargs):
+        if func is getattr and len(args) >= 2 and not isinstance(args[0], Value) and \
+                not self._has_graph(args[1:], kwargs):
             try:
                 value = getattr(*args)
             except AttributeError as exc:
@@ -176,7 +183,7 @@ class TorchCalls:
 
     def _is_pure(self, func, name: str) -> bool:
         module = getattr(func, "__module__", None) or ""
-        if name in _PURE_TORCH:
+        if name in _PURE_TORCH or is_stdlib_function(func):
             return True
         return module.split(".")[0] in _PURE_MODULES or isinstance(func, type) and func in (int, float, bool, str, tuple, list, dict, set, slice, range)
 
@@ -304,6 +311,12 @@ class TorchCalls:
             return value
         name = registry.canonical_name(cls)
         lowering = registry.lookup(name, self.g.opset) if name else None
+        if lowering is None and "forward" not in cls.__dict__:
+            # A class made from an nn module without a forward of its own (a parametrized
+            # Conv1d of weight_norm): that module's lowering, its weights read from `module`.
+            defining = next((c for c in cls.__mro__ if "forward" in c.__dict__), None)
+            if defining is not None and defining is not torch.nn.Module and not _is_user_function(defining.forward):
+                return self.call_module(module, args, kwargs, cls=defining)
         path = self.module_paths.get(id(module), "")
         if lowering is not None:
             call = registry.ModuleCall(module, path, self.g)
