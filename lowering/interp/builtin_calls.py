@@ -158,6 +158,14 @@ def _type(interp: Interpreter, args, kwargs):
     return torch.Tensor if isinstance(args[0], Value) else type(args[0])
 
 
+def _iter(interp: Interpreter, args, kwargs):
+    if len(args) == 1 and isinstance(args[0], (list, tuple, dict)):
+        return iter(args[0])  # a Python container holding tensors: its items, as Python iterates them
+    if any(isinstance(a, (Value, NDArray)) for a in args):
+        raise interp.error("iter() of a tensor", "iterate over `t.unbind(0)` or index the rows", construct="call")
+    return iter(*args)
+
+
 def _super(interp: Interpreter, args, kwargs):
     """Zero-argument `super()`: the class comes from the method's `__class__` cell, the
     object from its first parameter, as Python's compiler arranges."""
@@ -175,5 +183,5 @@ _BUILTIN_HANDLERS = {
     enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
-    abs: _abs, super: _super, callable: _callable, hasattr: _hasattr, type: _type,
+    abs: _abs, super: _super, callable: _callable, hasattr: _hasattr, type: _type, iter: _iter,
 }

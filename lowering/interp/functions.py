@@ -78,7 +78,7 @@ def is_stdlib_path(path: str) -> bool:
 
 def is_stdlib_function(fn) -> bool:
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    return code is not None and is_stdlib_path(code.co_filename)
+    return code is not None and (is_stdlib_path(code.co_filename) or code.co_filename.startswith("<frozen "))
 
 
 class _AutogradContext:

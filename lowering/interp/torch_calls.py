@@ -67,6 +67,20 @@ def _inplace_flag(func, args, kwargs) -> bool:
     return bound.arguments.get("inplace") is True
 
 
+def _is_method_of_python_object(func, owner) -> bool:
+    """A C method bound to a plain Python object (not a module namespace, not torch's)."""
+    if not isinstance(func, (types.BuiltinMethodType, types.MethodWrapperType)) or owner is None:
+        return False
+    if isinstance(owner, (types.ModuleType, type, torch.Tensor, torch.nn.Module, Value)):
+        return False
+    return (type(owner).__module__ or "").partition(".")[0] not in ("torch", "numpy")
+
+
+def _as_python(value):
+    """What Python itself holds where the interpreter holds a wrapper: a bound method."""
+    return value.function.__get__(value.obj) if isinstance(value, BoundUserMethod) else value
+
+
 def _inherited_forward(func) -> type | None:
     """For `super().forward` bound to a module: the base class whose forward it is."""
     if not (inspect.ismethod(func) and isinstance(func.__self__, torch.nn.Module) and func.__name__ == "forward"):
@@ -97,6 +111,8 @@ class TorchCalls:
         if inspect.isclass(func) and _is_user_function(func):
             return self.instantiate(func, args, kwargs)
         if isinstance(func, functools._lru_cache_wrapper) and _is_user_function(func.__wrapped__):
+            if not self._has_graph(args, kwargs) and all(_hashable(a) for a in [*args, *kwargs.values()]):
+                return func(*args, **kwargs)  # what eager gets: the cached result (availability checks, ...)
             return self.call(func.__wrapped__, args, kwargs)  # a cache changes no result: the function's source
         if is_generated_init(func, args):
             return self.call_generated_init(func, args, kwargs)
@@ -123,10 +139,16 @@ class TorchCalls:
             return special(self, args, kwargs)
         owner = getattr(func, "__self__", None)
         if isinstance(func, (types.BuiltinMethodType, types.MethodWrapperType)) and \
-                isinstance(owner, (list, dict, set, str, tuple, bytes)):
+                isinstance(owner, (list, dict, set, frozenset, str, tuple, bytes)):
             self.check_mutating_call(func, owner, args)
             try:
                 return func(*args, **kwargs)  # list.append, dict.get, str.format ...
+            except Exception as exc:
+                raise self.python_exception(exc, f"{type(owner).__name__}.{func.__name__}(...) failed at export "
+                                                 f"time: {exc!r}") from None
+        if _is_method_of_python_object(func, owner) and not self._has_graph(args, kwargs):
+            try:
+                return func(*args, **kwargs)  # re.Pattern.fullmatch, str methods of a subclass, ...
             except Exception as exc:
                 raise self.python_exception(exc, f"{type(owner).__name__}.{func.__name__}(...) failed at export "
                                                  f"time: {exc!r}") from None
@@ -169,7 +191,7 @@ class TorchCalls:
                 return self.call_torch(name, func, args, kwargs)
             if not self._has_graph(args, kwargs) and self._is_pure(func, name):
                 try:
-                    return func(*args, **kwargs)
+                    return func(*[_as_python(a) for a in args], **{k: _as_python(v) for k, v in kwargs.items()})
                 except Exception as exc:
                     raise self.python_exception(exc, f"{name}(...) failed at export time: {exc!r}") from None
             if lowering is not None:
