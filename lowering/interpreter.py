@@ -86,7 +86,7 @@ class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCa
         self.root_graph = graph
         # Objects forward made (their attributes are the call's own) and the changes to any
         # other object's state, undone when forward returns (`lowering.interp.object_state`).
-        self.local_objects: set[int] = set()
+        self.local_objects: dict[int, int] = {}  # id(object) -> id of the builder it was made in
         self._local_refs: list = []  # keeps them alive, so that their ids stay theirs
         self._journal: list = []
         self._handling: list = []
@@ -98,6 +98,4 @@ class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCa
 
     def error(self, message: str, hint: str | None = None, construct: str | None = None) -> LoweringError:
         path, line = self.location
-        return LoweringError(message, path=path, line=line, construct=construct,
-                             hint=hint or "rewrite it with torch.where / torch.cond, register a lowering "
-                                          "(lowering.register_lowering), or script it")
+        return LoweringError(message, path=path, line=line, construct=construct, hint=hint)

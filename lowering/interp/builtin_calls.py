@@ -21,7 +21,8 @@ def _len(interp: Interpreter, args, kwargs):
     (x,) = args
     if isinstance(x, NDArray):
         if x.scalar or x.value.rank == 0:
-            raise interp.error("len() of a 0-d NumPy array (eager raises)", construct="len")
+            raise interp.error("len() of a 0-d NumPy array (eager raises)", construct="len",
+                               hint="eager PyTorch raises here too for these inputs: fix the call")
         x = x.value
     if isinstance(x, Value):
         return interp.python_number(interp.g.size(x, 0))
@@ -36,7 +37,8 @@ def _range(interp: Interpreter, args, kwargs):
     if any(isinstance(a, Value) for a in args):
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
         if isinstance(step, Value):
-            raise interp.error("range() with a graph step", construct="range")
+            raise interp.error("range() with a graph step", construct="range",
+                               hint="use a Python int step (a constant or a static size)")
         return GraphRange(start, stop, step)
     return range(*args)
 
@@ -94,7 +96,8 @@ def _list(kind):
         if args and isinstance(args[0], Value):
             return kind(interp.unpack(args[0], 0, True))
         if args and isinstance(args[0], Stacked):
-            raise interp.error(f"{kind.__name__}() of a graph loop's appended values", construct="call")
+            raise interp.error(f"{kind.__name__}() of a graph loop's appended values", construct="call",
+                               hint="torch.stack(...) the list after the loop, or index the tensor")
         return kind(*args)
 
     return make
@@ -128,7 +131,8 @@ def _round(interp: Interpreter, args, kwargs):
     ndigits = args[1] if len(args) > 1 else kwargs.get("ndigits")
     if isinstance(x, Value):
         if ndigits is not None:
-            raise interp.error("round(x, ndigits) of a graph value", construct="round")
+            raise interp.error("round(x, ndigits) of a graph value", construct="round",
+                               hint="use torch.round(x * 10**n) / 10**n")
         # Python's round() is round-half-even and returns an int, as ONNX Round does.
         return interp.g.cast(interp.call_op("torch.round", [interp.g.cast(x, torch.float32)], {}), torch.int64)
     return round(*args, **kwargs)

@@ -55,7 +55,8 @@ class ControlFlow:
             try:
                 items = list(self.iterate(iterable))
             except TypeError:
-                raise self.error(f"cannot iterate over {type(iterable).__name__}", construct="for") from None
+                raise self.error(f"cannot iterate over {type(iterable).__name__}", construct="for",
+                                 hint="iterate over a list, tuple, range, dict or the rows of a tensor") from None
             for item in items:
                 self.assign(s.target, item, frame)
                 self.exec_block(s.body, frame)
@@ -70,7 +71,8 @@ class ControlFlow:
                 self.exec_block(s.orelse, frame)
                 return
             self.exec_block(s.body, frame)
-        raise self.error(f"`while` loop ran {MAX_UNROLL} times at export time", construct="while")
+        raise self.error(f"`while` loop ran {MAX_UNROLL} times at export time", construct="while",
+                         hint="make the loop's condition depend on a tensor (it becomes an ONNX Loop), or bound it")
 
     def _ev_IfExp(self, e, frame):
         test = self.test_value(self.eval(e.test, frame))
@@ -108,7 +110,8 @@ class ControlFlow:
         self.check_region_result(construct, flat_t, graphs[0])
         self.check_region_result(construct, flat_f, graphs[1])
         if spec != spec_f:
-            raise self.error(f"the two sides of this {construct} return different structures", construct=construct)
+            raise self.error(f"the two sides of this {construct} return different structures", construct=construct,
+                             hint="return the same structure (same tuple length, same None-ness) on both sides")
         if not _contains_graph(results[0]) and not _contains_graph(results[1]) and _same(results[0], results[1]):
             return results[0]
         for sub, flat, other in ((graphs[0], flat_t, flat_f), (graphs[1], flat_f, flat_t)):
@@ -156,7 +159,8 @@ class ControlFlow:
                 if more.frame.token is not token or more.name in extra:
                     raise
                 extra.append(more.name)
-        raise self.error("too many names changed by nested functions inside this data-dependent `if`", construct="if")
+        raise self.error("too many names changed by nested functions inside this data-dependent `if`", construct="if",
+                         hint="assign those names in the `if` itself, not in nested functions")
 
     def _emit_if(self, s: ir.If, test: Value, frame: Frame, extra: list, token):
         cond = self.to_bool(test)
@@ -295,7 +299,8 @@ class ControlFlow:
                 flat_a, spec_a, flat_b, spec_b = _align_maybe(a, b)
             if spec_a != spec_b:
                 raise self.error(f"`{name}` has a different structure on the two sides of a data-dependent `if`"
-                                 f" ({_describe(a)} vs {_describe(b)})", construct="if")
+                                 f" ({_describe(a)} vs {_describe(b)})", construct="if",
+                                 hint="give it the same structure (type, length, None-ness) on both sides, e.g. a zero tensor for None")
             for va, vb in zip(flat_a, flat_b):
                 if isinstance(va, (Stacked, EarlierIterations)) or isinstance(vb, (Stacked, EarlierIterations)):
                     if va is not vb:
@@ -367,7 +372,8 @@ class ControlFlow:
                 if more.frame.token is not token or more.name in extra:
                     raise
                 extra.append(more.name)
-        raise self.error("too many attempts at this data-dependent loop", construct="loop")
+        raise self.error("too many attempts at this data-dependent loop", construct="loop",
+                         hint="assign the names the loop changes in its body, not in nested functions")
 
     def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool, extra=(), token=None):
         line = s.span.line

@@ -38,7 +38,8 @@ class Exceptions:
     def _stmt_Raise(self, s, frame):
         if s.exc is None:
             if not self._handling:
-                raise self.error("a bare `raise` outside an `except` block", construct="raise")
+                raise self.error("a bare `raise` outside an `except` block", construct="raise",
+                                 hint="raise a named exception")
             raise self._handling[-1]
         try:
             raised = self.eval(s.exc, frame)

@@ -125,7 +125,8 @@ class UserCode:
         fn_ir, path, globs = self.function_ir(fn)
         qualname = fn_ir.qualname
         if self.depth > _MAX_DEPTH:
-            raise self.error(f"call depth over {_MAX_DEPTH} (recursion?) in {qualname}", construct="call")
+            raise self.error(f"call depth over {_MAX_DEPTH} (recursion?) in {qualname}", construct="call",
+                             hint="check for unbounded recursion; write the recursion as a loop")
         frame = Frame({}, globs, path, qualname, graph=id(self.g))
         # Free variables of nested functions and decorator wrappers: their cells' contents.
         for name, cell in zip(fn.__code__.co_freevars, getattr(fn, "__closure__", None) or ()):
@@ -166,7 +167,8 @@ class UserCode:
             try:
                 bound = sig.bind(*args, **kwargs)
             except TypeError as exc:
-                raise self.error(f"cannot call {fn_ir.qualname}: {exc}", construct="call") from None
+                raise self.error(f"cannot call {fn_ir.qualname}: {exc}", construct="call",
+                                 hint="call it with the arguments its signature takes") from None
             bound.apply_defaults()
             for name, value in bound.arguments.items():
                 param = sig.parameters[name]
@@ -178,7 +180,8 @@ class UserCode:
                     self.mark_foreign(value, f"the default of `{name}`")  # made once, shared by every call
                 frame.env[name] = value
             return
-        raise self.error(f"cannot bind the arguments of {fn_ir.qualname}", construct="call")
+        raise self.error(f"cannot bind the arguments of {fn_ir.qualname}", construct="call",
+                         hint="call it with the arguments its signature takes")
 
     def call_closure(self, closure: Closure, args, kwargs):
         fn = closure.fn
@@ -204,7 +207,8 @@ class UserCode:
                 elif p.default is not None:
                     frame.env[p.name] = default(p)
                 else:
-                    raise self.error(f"missing argument {p.name} of {fn.qualname}", construct="call")
+                    raise self.error(f"missing argument {p.name} of {fn.qualname}", construct="call",
+                                     hint="pass the missing argument")
             elif p.kind == "vararg":
                 frame.env[p.name] = tuple(positional)
                 positional = []

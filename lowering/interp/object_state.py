@@ -21,6 +21,8 @@ import contextvars
 import dataclasses
 import inspect
 
+import torch
+
 from lowering.interp.functions import _is_user_function
 
 _UNSET = object()
@@ -28,6 +30,7 @@ _UNSET = object()
 
 @dataclasses.dataclass
 class _Change:
+    key: tuple  # what changed: (id(object), attribute) or (id(context variable),)
     describe: str  # `config.is_causal`
     current: callable
     before: object
@@ -56,7 +59,7 @@ class ObjectState:
                                  construct="call")
             return cls(*args, **kwargs)
         obj = cls.__new__(cls)
-        self.local_objects.add(id(obj))
+        self.local_objects[id(obj)] = id(self.g)
         self._local_refs.append(obj)
         init = cls.__init__
         if _is_user_function(init) and not _generated(init):
@@ -75,12 +78,14 @@ class ObjectState:
             bound = inspect.Signature([inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                                          default=_field_default(f)) for f in fields]).bind(*args, **kwargs)
         except TypeError as exc:
-            raise self.error(f"cannot build a {cls.__name__}: {exc}", construct="call") from None
+            raise self.error(f"cannot build a {cls.__name__}: {exc}", f"pass the fields {cls.__name__} declares",
+                             construct="call") from None
         bound.apply_defaults()
         for f in fields:
             value = bound.arguments[f.name]
             if value is _UNSET:
-                raise self.error(f"cannot build a {cls.__name__}: missing field `{f.name}`", construct="call")
+                raise self.error(f"cannot build a {cls.__name__}: missing field `{f.name}`",
+                                 f"pass every field of {cls.__name__} that has no default", construct="call")
             self.set_attribute(obj, f.name, value, f"{cls.__name__}.{f.name}")
         post_init = getattr(cls, "__post_init__", None)
         if post_init is not None:
@@ -102,13 +107,11 @@ class ObjectState:
         if _is_user_function(setter):
             self.call_python_function(setter, [obj, attr, value], {})
             return
-        if id(obj) not in self.local_objects:
-            self._journal_attribute(obj, attr, describe)
+        self._journal_attribute(obj, attr, describe)
         setter(obj, attr, value)
 
     def delete_attribute(self, obj, attr: str, describe: str) -> None:
-        if id(obj) not in self.local_objects:
-            self._journal_attribute(obj, attr, describe)
+        self._journal_attribute(obj, attr, describe)
         try:
             delattr(obj, attr)
         except AttributeError as exc:
@@ -116,19 +119,29 @@ class ObjectState:
                                         construct="del") from None
 
     def _journal_attribute(self, obj, attr: str, describe: str) -> None:
-        self._refuse_in_region(f"`{describe}`")
-        before = obj.__dict__.get(attr, _UNSET) if hasattr(obj, "__dict__") else getattr(obj, attr, _UNSET)
+        """Journal a change to an object that outlives the call; an object forward made is
+        its own, but only in the graph region that made it."""
+        made_in = self.local_objects.get(id(obj))
+        if made_in is not None and made_in == id(self.g):
+            return
+        what = f"`{describe}` (the module's state)" if isinstance(obj, torch.nn.Module) else f"`{describe}`"
+        self._refuse_in_region(what)
+        if made_in is not None:
+            return
+        own = getattr(obj, "__dict__", None)
+        stored = own.get(attr, _UNSET) if own is not None else _UNSET  # what undo puts back
 
         def undo():
-            if before is _UNSET:
-                obj.__dict__.pop(attr, None)
+            if own is None:
+                return
+            if stored is _UNSET:
+                own.pop(attr, None)
             else:
-                object.__setattr__(obj, attr, before)
+                own[attr] = stored
 
-        def current():
-            return obj.__dict__.get(attr, _UNSET) if hasattr(obj, "__dict__") else getattr(obj, attr, _UNSET)
-
-        self._journal.append(_Change(describe, current, before, undo))
+        # Compared by what reading it gives: a class attribute shadowed by the same value is no change.
+        self._journal.append(_Change((id(obj), attr), describe, lambda: getattr(obj, attr, _UNSET),
+                                     getattr(obj, attr, _UNSET), undo))
 
     # ------------------------------------------------------------ context variables
 
@@ -137,7 +150,7 @@ class ObjectState:
             self._refuse_in_region(f"`ContextVar({var.name!r}).set()`")
             before = var.get(_UNSET)
             token = func(*args, **kwargs)
-            self._journal.append(_Change(f"ContextVar({var.name!r})", lambda: var.get(_UNSET), before,
+            self._journal.append(_Change((id(var),), f"ContextVar({var.name!r})", lambda: var.get(_UNSET), before,
                                          lambda: _reset(var, token)))
             return token
         return func(*args, **kwargs)  # get, reset: read and restore for real
@@ -146,10 +159,13 @@ class ObjectState:
 
     def undo_object_changes(self) -> str | None:
         """Undo the journal (latest first); the first change forward left behind, if any."""
-        left = None
+        left, seen = None, set()
+        for change in self._journal:  # each thing against its value before forward's first change to it
+            if change.key not in seen:
+                seen.add(change.key)
+                if left is None and not _same_value(change.current(), change.before):
+                    left = change.describe
         for change in reversed(self._journal):
-            if not _same_value(change.current(), change.before):
-                left = change.describe
             change.undo()
         self._journal.clear()
         return left
@@ -157,7 +173,8 @@ class ObjectState:
     def _refuse_in_region(self, what: str) -> None:
         if self.g is not self.root_graph:
             raise self.error(f"{what} is changed inside a data-dependent branch or loop: whether eager PyTorch "
-                             "changes it depends on tensor data", "change it outside the data-dependent branch",
+                             "changes it depends on tensor data, and untrace does not carry it through the graph",
+                             "keep per-call state in local variables, or change it outside the data-dependent branch",
                              construct="state")
 
 

@@ -52,7 +52,8 @@ class PythonSemantics:
         with self.g.location(frame.path, s.span.line):
             method = getattr(self, "_stmt_" + type(s).__name__, None)
             if method is None:
-                raise self.error(f"`{type(s).__name__}` statements are not supported in forward", construct=type(s).__name__)
+                raise self.error(f"`{type(s).__name__}` statements are not supported in forward", construct=type(s).__name__,
+                                 hint="move it out of forward, or rewrite it with supported statements")
             method(s, frame)
 
     def _stmt_Pass(self, s, frame):
@@ -101,7 +102,8 @@ class PythonSemantics:
         if isinstance(test, Value):
             return  # a runtime check on data: dropped, as torch.onnx does with torch._assert
         if not test:
-            raise self.error(f"assertion `{expr_text(s.test)}` fails for the export inputs", construct="assert")
+            raise self.error(f"assertion `{expr_text(s.test)}` fails for the export inputs", construct="assert",
+                             hint="export with inputs that pass the assertion")
 
     def _stmt_Import(self, s, frame):
         try:
@@ -147,7 +149,8 @@ class PythonSemantics:
                 try:
                     del base[index]
                 except (KeyError, IndexError) as exc:
-                    raise self.error(f"`del {expr_text(t)}` fails for the export inputs: {exc!r}", construct="del")
+                    raise self.error(f"`del {expr_text(t)}` fails for the export inputs: {exc!r}", construct="del",
+                                     hint="eager PyTorch raises here too for these inputs: fix the call")
             elif isinstance(t, ir.Attribute):
                 owner = self.eval(t.value, frame)
                 if isinstance(owner, torch.nn.Module):
@@ -155,13 +158,15 @@ class PythonSemantics:
                                      "keep per-call state in local variables", construct="del")
                 self.delete_attribute(owner, t.attr, expr_text(t))
             else:
-                raise self.error(f"`del {expr_text(t)}` is not supported", construct="del")
+                raise self.error(f"`del {expr_text(t)}` is not supported", construct="del",
+                                 hint="rebind the name instead of deleting it")
 
     def _stmt_With(self, s, frame):
         for ctx, target in s.items:
             value = self.eval(ctx, frame)
             if not _is_harmless_context(value):
-                raise self.error(f"`with {expr_text(ctx)}` is not supported", construct="with")
+                raise self.error(f"`with {expr_text(ctx)}` is not supported", construct="with",
+                                 hint="call forward's body without the context manager (untrace accepts torch.no_grad, autocast, nullcontext)")
             if target is not None:
                 self.assign(target, None, frame)
         self.exec_block(s.body, frame)
@@ -177,7 +182,8 @@ class PythonSemantics:
             star = next((i for i, e in enumerate(target.elts) if isinstance(e, ir.Starred)), None)
             if star is None:
                 if len(items) != len(target.elts):
-                    raise self.error(f"cannot unpack {len(items)} values into {len(target.elts)}", construct="assign")
+                    raise self.error(f"cannot unpack {len(items)} values into {len(target.elts)}", construct="assign",
+                                     hint="unpack into as many names as there are values")
                 for t, v in zip(target.elts, items):
                     self.assign(t, v, frame)
             else:
@@ -199,7 +205,8 @@ class PythonSemantics:
                                  "keep per-call state in local variables", construct="assign")
             self.set_attribute(owner, target.attr, value, expr_text(target))
         else:
-            raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
+            raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign",
+                             hint="assign to a name, an index or an attribute")
 
     def _numpy_in_place(self, name: str) -> LoweringError:
         return self.error(f"in-place update of the NumPy array `{name}`: it may share memory with a tensor, which "
@@ -224,12 +231,14 @@ class PythonSemantics:
                 raise self.refuse_varying_list(base, "index assignment")
             base[index] = value
             return
-        raise self.error(f"cannot assign into {type(base).__name__}", construct="setitem")
+        raise self.error(f"cannot assign into {type(base).__name__}", construct="setitem",
+                         hint="assign into a list, dict or tensor variable")
 
     def eval(self, e, frame: Frame):
         method = getattr(self, "_ev_" + type(e).__name__, None)
         if method is None:
-            raise self.error(f"expression `{expr_text(e)}` is not supported", construct=type(e).__name__)
+            raise self.error(f"expression `{expr_text(e)}` is not supported", construct=type(e).__name__,
+                             hint="rewrite the expression with supported constructs (calls, operators, comprehensions)")
         return method(e, frame)
 
     def _ev_Const(self, e, frame):
@@ -250,7 +259,8 @@ class PythonSemantics:
             return value
         if hasattr(builtins, e.id):
             return getattr(builtins, e.id)
-        raise self.error(f"name `{e.id}` is not defined here", construct="name")
+        raise self.error(f"name `{e.id}` is not defined here", construct="name",
+                         hint="define the name before forward uses it (eager raises NameError here)")
 
     def _ev_Slice(self, e, frame):
         return slice(*(self.eval(x, frame) if x is not None else None for x in (e.lower, e.upper, e.step)))
@@ -324,7 +334,8 @@ class PythonSemantics:
                 r = r if op == "is" else not r
             elif op in ("in", "not in"):
                 if isinstance(left, (Value, NDArray)) or isinstance(right, (Value, NDArray)):
-                    raise self.error("`in` on tensors is not supported", construct="compare")
+                    raise self.error("`in` on tensors is not supported", construct="compare",
+                                     hint="compare with `(t == v).any()`, or keep the values in a Python list")
                 if has_varying_items(right):
                     raise self.refuse_varying_list(right, f"`{op}`")
                 r = (left in right) if op == "in" else (left not in right)
@@ -409,12 +420,14 @@ class PythonSemantics:
 
     def _rank(self, v: Value) -> int:
         if v.rank is None:
-            raise self.error("the rank of this tensor is unknown at export time", construct="shape")
+            raise self.error("the rank of this tensor is unknown at export time", construct="shape",
+                             hint="reshape it to a known rank before this use")
         return v.rank
 
     def shape(self, v: Value) -> tuple:
         if v.rank is None:
-            raise self.error("the rank of this tensor is unknown at export time", construct="shape")
+            raise self.error("the rank of this tensor is unknown at export time", construct="shape",
+                             hint="reshape it to a known rank before this use")
         return tuple(self.python_number(self.g.size(v, d)) for d in range(v.rank))
 
     def _ev_Subscript(self, e, frame):
@@ -442,7 +455,8 @@ class PythonSemantics:
                 return self.call_op("operator.getitem", [self.g.const(list(base)), index], {})
             if isinstance(base, (torch.nn.ModuleList, torch.nn.Sequential, list, tuple)) and len(base) > 0:
                 return GraphChoice(list(base), index)
-            raise self.error("indexing a Python container with a tensor value", construct="subscript")
+            raise self.error("indexing a Python container with a tensor value", construct="subscript",
+                             hint="index a tensor (torch.stack the items first), or use a Python int index")
         try:
             return base[index]
         except (KeyError, IndexError, TypeError) as exc:
@@ -451,12 +465,14 @@ class PythonSemantics:
 
     def static_truth(self, v, what: str) -> bool:
         if isinstance(v, Value):
-            raise self.error(f"a {what} on tensor values", construct=what)
+            raise self.error(f"a {what} on tensor values", construct=what,
+                             hint="rewrite it with torch.where, or compute the condition with Python values")
         return self.truth(v)
 
     def truth(self, v) -> bool:
         if isinstance(v, torch.Tensor):
-            raise self.error("the truth value of a tensor constant", construct="bool")
+            raise self.error("the truth value of a tensor constant", construct="bool",
+                             hint="compare the constant with Python values, or use .any()/.all() explicitly")
         if has_varying_items(v):
             raise self.refuse_varying_list(v, "the truth value")
         return bool(v)

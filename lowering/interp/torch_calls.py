@@ -201,7 +201,8 @@ class TorchCalls:
             raise self.error(f"no lowering for `{name}`",
                              f"register one with lowering.register_lowering({name!r}, fn), or rewrite with supported torch ops",
                              construct="call")
-        raise self.error(f"cannot call {func!r}", construct="call")
+        raise self.error(f"cannot call {func!r}", construct="call",
+                         hint="register a lowering for it (lowering.register_lowering), or call it outside forward")
 
     def _is_pure(self, func, name: str) -> bool:
         module = getattr(func, "__module__", None) or ""
@@ -226,7 +227,8 @@ class TorchCalls:
                 exc.path, exc.line = self.location
             raise
         except TypeError as exc:
-            raise self.error(f"{name}: {exc}", construct="call") from None
+            raise self.error(f"{name}: {exc}", construct="call",
+                             hint="call it with the arguments torch accepts") from None
         result = self.track_results(name, args, kwargs, result)
         if type(result) is tuple and len(result) == 2 and name.rsplit(".", 1)[-1] in _VALUES_INDICES:
             return _ValuesIndices(*result)  # torch.return_types: .values / .indices
@@ -269,7 +271,8 @@ class TorchCalls:
             return self.tolist(value)
         if name == "numpy":
             if args or set(kwargs) - {"force"}:
-                raise self.error("`.numpy()` with these arguments", construct="numpy")
+                raise self.error("`.numpy()` with these arguments", construct="numpy",
+                                 hint="call `.numpy()` without arguments")
             return numpy_arrays.from_tensor(self, value, copy=False)  # the same memory as the tensor
         if name == "unbind" and value.rank:
             d = (args[0] if args else kwargs.get("dim", 0)) % value.rank
@@ -281,7 +284,8 @@ class TorchCalls:
         if name == "get_device":
             return -1
         if name in ("append",):
-            raise self.error("append on a tensor", construct="call")
+            raise self.error("append on a tensor", construct="call",
+                             hint="build a Python list and torch.stack / torch.cat it")
         if f"Tensor.{name}" in _RANDOM_DRAWS and kwargs.get("generator") is not None:
             return self.generators.draw(self, getattr(torch.Tensor, name), f"Tensor.{name}", [value, *args], kwargs)
         result = self.call_op(f"Tensor.{name}", [value, *args], kwargs)
@@ -357,7 +361,8 @@ class TorchCalls:
             return result
         forward = cls.forward
         if forward is torch.nn.Module.forward:
-            raise self.error(f"{cls.__name__} has no forward", construct="call")
+            raise self.error(f"{cls.__name__} has no forward", construct="call",
+                             hint="give the module a forward, or call the method you mean")
         if not _is_user_function(forward):
             raise self.error(f"no lowering for module {name}",
                              f"register one with lowering.register_lowering({cls.__name__}, fn)", construct="call")
@@ -472,7 +477,8 @@ class TorchCalls:
             if v.static_shape is not None and math.prod(v.static_shape) == 1:
                 v = self.g.op("Reshape", v, self.g.shape_tensor([]))
             else:
-                raise self.error("the truth value of a tensor with more than one element", construct="bool")
+                raise self.error("the truth value of a tensor with more than one element", construct="bool",
+                                 hint="reduce it first: `.any()` or `.all()` (eager raises here too)")
         if v.dtype != torch.bool:
             v = self.g.op("Cast", v, to=torch.bool)
         return v
@@ -491,4 +497,5 @@ class TorchCalls:
             return v.value
         if isinstance(v, (bool, int, float)) or (isinstance(v, (list, tuple)) and all(isinstance(x, (bool, int, float)) for x in v)):
             return self.g.const(v)
-        raise self.error(f"a {type(v).__name__} where the graph needs a tensor", construct="value")
+        raise self.error(f"a {type(v).__name__} where the graph needs a tensor", construct="value",
+                         hint="pass a tensor (torch.as_tensor(...)) or a Python number")

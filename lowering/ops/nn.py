@@ -1120,7 +1120,8 @@ def interpolate(g, input, size=None, scale_factor=None, mode="nearest", align_co
     out_static = [math.floor(i * s) if isinstance(i, int) else None for i, s in zip(ins, scales)]
     if recompute_scale_factor:
         if any(o is None for o in out_static):
-            raise g.error("interpolate(recompute_scale_factor=True) needs static spatial sizes", hint="pass size= instead")
+            raise g.error("interpolate(recompute_scale_factor=True) needs static spatial sizes",
+                          hint="pass size= instead")
         target = g.shape_tensor(dims_of(g, x, 0, 2) + out_static)
         return g.op("Resize", x, None, None, target, **attrs)
     for i, s, o in zip(ins, scales, out_static):
@@ -1389,9 +1390,11 @@ def scaled_dot_product_attention(g, query, key, value, attn_mask=None, dropout_p
     k = require_value(g, key, "scaled_dot_product_attention", "key")
     v = require_value(g, value, "scaled_dot_product_attention", "value")
     if dropout_p:
-        raise g.error("scaled_dot_product_attention(dropout_p > 0) draws a random mask", hint="pass dropout_p=0.0 in eval mode")
+        raise g.error("scaled_dot_product_attention(dropout_p > 0) draws a random mask",
+                      hint="pass dropout_p=0.0 in eval mode")
     if enable_gqa:
-        raise g.error("scaled_dot_product_attention(enable_gqa=True) is not supported", hint="repeat the key/value heads explicitly")
+        raise g.error("scaled_dot_product_attention(enable_gqa=True) is not supported",
+                      hint="repeat the key/value heads explicitly")
     for t in (q, k, v):
         if t.rank is None or t.rank < 2:
             raise g.error("scaled_dot_product_attention needs inputs of known rank >= 2")
