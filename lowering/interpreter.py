@@ -35,6 +35,7 @@ from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
 from lowering.interp.exceptions import Exceptions
+from lowering.interp.module_hooks import ModuleHooks
 from lowering.interp.object_state import ObjectState
 from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
 from lowering.interp.python_semantics import PythonSemantics
@@ -51,7 +52,7 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
 
 
 class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCalls, UserCode, Exceptions,
-                  ObjectState):
+                  ObjectState, ModuleHooks):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""

@@ -245,7 +245,20 @@ class PythonSemantics:
         return e.value
 
     def _ev_FormattedString(self, e, frame):
-        return "".join(str(self.eval(v, frame)) for v in e.values)
+        if e.template is None:
+            raise self.error("an f-string untrace cannot build (a format spec with expressions in it, or an f-string "
+                             "in a concatenation)", "build the string with str.format or + instead",
+                             construct="f-string")
+        out = []
+        for part in e.template:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            index, conversion, spec = part
+            value = self.eval(e.values[index], frame)  # a graph value shows its name: messages only
+            value = {"r": repr, "s": str, "a": ascii}[conversion](value) if conversion else value
+            out.append(format(value, spec) if not isinstance(value, Value) else str(value))
+        return "".join(out)
 
     def _ev_Name(self, e, frame):
         if e.id in frame.env:

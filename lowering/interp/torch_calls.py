@@ -23,6 +23,7 @@ from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function, is_stdlib_function
 from lowering.interp.guards import guard_value, is_guard
+from lowering.interp.module_hooks import has_forward_hooks
 from lowering.interp.object_state import is_context_var_method, is_generated_init
 from lowering.interp.python_state import VARYING, has_varying_items
 from lowering.interp.values import (BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
@@ -105,6 +106,8 @@ class TorchCalls:
         if isinstance(func, Closure):
             return self.call_closure(func, args, kwargs)
         if isinstance(func, torch.nn.Module):
+            if has_forward_hooks(func):  # module(x) runs its hooks around forward, as __call__ does
+                return self.call_with_hooks(func, args, kwargs, lambda a, k: self.call_module(func, a, k))
             return self.call_module(func, args, kwargs)
         if inspect.isclass(func) and issubclass(func, torch.nn.Module):
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
@@ -333,7 +336,7 @@ class TorchCalls:
         if cls is torch.nn.Sequential:
             value = args[0] if args else None
             for child in module:
-                value = self.call_module(child, [value], {})
+                value = self.call(child, [value], {})
             return value
         name = registry.canonical_name(cls)
         lowering = registry.lookup(name, self.g.opset) if name else None

@@ -391,3 +391,60 @@ class MissingField(nn.Module):
 def test_a_dataclass_built_without_a_field_is_refused():
     with pytest.raises(LoweringError, match=re.escape("cannot build a Output: missing field `hidden`\npass every field of Output that has no default")):
         export(MissingField(), (torch.randn(2, 3),))
+
+
+# ---------------------------------------------------------------- forward hooks
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+class TwoLayers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = Layer(), Layer()
+
+    def forward(self, x):
+        return self.second(self.first(x))
+
+
+def _hooked():
+    model = TwoLayers().eval()
+
+    def double_input(module, args):
+        return (args[0] * 2,)
+
+    def observe(module, args, output):
+        return None  # keeps the output
+
+    def add_input(module, args, output):
+        return output + args[0]
+
+    def shift_input(module, args, kwargs):
+        return (args[0] - 1,), kwargs
+
+    model.first.register_forward_pre_hook(double_input)
+    model.first.register_forward_hook(observe)
+    model.second.register_forward_hook(add_input)
+    model.second.register_forward_pre_hook(shift_input, with_kwargs=True)
+    return model
+
+
+def test_forward_hooks_run_around_forward():
+    inputs = _inputs((2, 3), (4, 3))
+    export_and_compare(_hooked(), inputs[0], inputs, dynamic_shapes=DYNAMIC)
+
+
+def test_a_hook_without_python_source_is_refused():
+    model = TwoLayers().eval()
+    model.first.register_forward_hook(torch.nn.functional.relu)
+    with pytest.raises(LoweringError, match=re.escape(
+            "Layer has a forward hook or pre-hook (relu) that untrace cannot read: eager PyTorch runs it on every "
+            "call\nremove the hook before export (its handle's .remove()), or register a lowering for the module")):
+        export(model, (torch.randn(2, 3),))
