@@ -91,6 +91,7 @@ class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCa
         self._local_refs: list = []  # keeps them alive, so that their ids stay theirs
         self._journal: list = []
         self._handling: list = []
+        self.first_argument: str | None = None  # the source of a call's first argument (`call` takes it)
         self._catching = 0  # how many `try` statements with handlers enclose the code being run  # the exceptions the `except` blocks being run handle (for a bare `raise`)
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):

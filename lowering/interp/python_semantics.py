@@ -389,6 +389,8 @@ class PythonSemantics:
 
     def _ev_Attribute(self, e, frame):
         value = self.attribute(self.eval(e.value, frame), e.attr)
+        if isinstance(value, TensorMethod):
+            value.receiver = expr_text(e.value)  # `x[0].add_(1)` names `x[0]` if it is refused
         self.mark_foreign(value, expr_text(e))  # a container held by an object outlives the call
         return value
 
@@ -504,4 +506,6 @@ class PythonSemantics:
             else:
                 args.append(v)
         # `lst.append(v)` etc. mutate known lists in place.
+        first = e.args[0] if e.args else None
+        self.first_argument = expr_text(first.value) if first is not None and not first.star and first.keyword is None else None
         return self.call(func, args, kwargs)

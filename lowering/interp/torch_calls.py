@@ -93,12 +93,15 @@ def _inherited_forward(func) -> type | None:
 
 class TorchCalls:
     def call(self, func, args, kwargs):
+        # The source of the first argument, when the call is in the source: an in-place
+        # update names it (`torch.relu_(self.buf)`); taken here, so that no other call sees it.
+        first_argument, self.first_argument = self.first_argument, None
         if isinstance(func, NumpyMethod):
             return numpy_arrays.call_method(self, func, args, kwargs)
         if numpy_arrays.is_numpy_callable(func):
             return numpy_arrays.call_function(self, func, args, kwargs)
         if isinstance(func, TensorMethod):
-            return self.tensor_method(func.value, func.name, args, kwargs)
+            return self.tensor_method(func.value, func.name, args, kwargs, func.receiver)
         if isinstance(func, GraphChoice):
             return self.call_choice(func, 0, args, kwargs)
         if isinstance(func, BoundUserMethod):
@@ -108,7 +111,7 @@ class TorchCalls:
         if isinstance(func, torch.nn.Module):
             if has_forward_hooks(func):  # module(x) runs its hooks around forward, as __call__ does
                 return self.call_with_hooks(func, args, kwargs, lambda a, k: self.call_module(func, a, k))
-            return self.call_module(func, args, kwargs)
+            return self.call_module(func, args, kwargs, updated=first_argument)
         if inspect.isclass(func) and issubclass(func, torch.nn.Module):
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
         if inspect.isclass(func) and _is_user_function(func):
@@ -191,14 +194,14 @@ class TorchCalls:
                 return func(*args, **kwargs)
             lowering = registry.lookup(name, self.g.opset)
             if lowering is not None and (self._has_graph(args, kwargs) or name.startswith(("torch.", "Tensor."))):
-                return self.call_torch(name, func, args, kwargs)
+                return self.call_torch(name, func, args, kwargs, first_argument)
             if not self._has_graph(args, kwargs) and self._is_pure(func, name):
                 try:
                     return func(*[_as_python(a) for a in args], **{k: _as_python(v) for k, v in kwargs.items()})
                 except Exception as exc:
                     raise self.python_exception(exc, f"{name}(...) failed at export time: {exc!r}") from None
             if lowering is not None:
-                return self.call_torch(name, func, args, kwargs)
+                return self.call_torch(name, func, args, kwargs, first_argument)
             if _is_user_function(func):
                 return self.call_python_function(func, args, kwargs)
             raise self.error(f"no lowering for `{name}`",
@@ -255,7 +258,7 @@ class TorchCalls:
             return type(v)(self._materialise(x) for x in v)
         return v
 
-    def tensor_method(self, value: Value, name: str, args, kwargs):
+    def tensor_method(self, value: Value, name: str, args, kwargs, receiver: str | None = None):
         if name in ("size",):
             shape = self.shape(value)
             if args or "dim" in kwargs:
@@ -293,16 +296,16 @@ class TorchCalls:
             return self.generators.draw(self, getattr(torch.Tensor, name), f"Tensor.{name}", [value, *args], kwargs)
         result = self.call_op(f"Tensor.{name}", [value, *args], kwargs)
         if name.endswith("_") and not name.startswith("_") and isinstance(result, Value):
-            self.update_aliases(value, result)  # x.add_(1): every name for x sees the update
+            self.update_aliases(value, result, receiver)  # x.add_(1): every name for x sees the update
         return result
 
-    def call_torch(self, name: str, func, args, kwargs):
+    def call_torch(self, name: str, func, args, kwargs, updated: str | None = None):
         """A torch function through the op table; `torch.relu_(x)`, `F.relu(x, inplace=True)`
-        update their first argument in place."""
+        update their first argument in place (`updated`: its source, for messages)."""
         result = self.call_op(name, args, kwargs)
         if args and isinstance(args[0], Value) and isinstance(result, Value) and (
                 is_in_place(name) or _inplace_flag(func, args, kwargs)):
-            self.update_aliases(args[0], result)
+            self.update_aliases(args[0], result, updated)
         return result
 
     def tolist(self, value: Value):
@@ -330,7 +333,7 @@ class TorchCalls:
         self._state_values.add(value)
         return value
 
-    def call_module(self, module: torch.nn.Module, args, kwargs, cls: type | None = None):
+    def call_module(self, module: torch.nn.Module, args, kwargs, cls: type | None = None, updated: str | None = None):
         """`module(*args)`; with `cls`, the forward of that class in its MRO (`super().forward`)."""
         cls = cls or type(module)
         if cls is torch.nn.Sequential:
@@ -360,7 +363,7 @@ class TorchCalls:
             in_place = getattr(module, "inplace", False) is True
             result = self.track_results(name, args, kwargs, result, in_place)
             if in_place and args and isinstance(args[0], Value) and isinstance(result, Value):
-                self.update_aliases(args[0], result)  # nn.ReLU(inplace=True) and the like
+                self.update_aliases(args[0], result, updated)  # nn.ReLU(inplace=True) and the like
             return result
         forward = cls.forward
         if forward is torch.nn.Module.forward:

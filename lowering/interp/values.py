@@ -73,6 +73,7 @@ class BoundUserMethod:
 class TensorMethod:
     value: Value
     name: str
+    receiver: str | None = None  # the source of the tensor it is bound to (`self.buf`), for messages
 
 
 @dataclasses.dataclass

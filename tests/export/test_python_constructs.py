@@ -448,3 +448,33 @@ def test_a_hook_without_python_source_is_refused():
             "Layer has a forward hook or pre-hook (relu) that untrace cannot read: eager PyTorch runs it on every "
             "call\nremove the hook before export (its handle's .remove()), or register a lowering for the module")):
         export(model, (torch.randn(2, 3),))
+
+
+# ---------------------------------------------------------------- Python int defaults, f-strings
+
+
+class KeepLast(nn.Module):
+    """transformers' `logits_to_keep: int = 0`: a Python int default is a constant of the
+    export (the legacy tracer made it a graph input)."""
+
+    def forward(self, x, keep: int = 0):
+        return x[:, slice(-keep, None) if isinstance(keep, int) else keep]
+
+
+def test_a_python_int_default_is_a_constant_not_an_input():
+    inputs = [(torch.randn(2, 5),), (torch.randn(3, 5),)]
+    proto = export(KeepLast(), inputs[0], dynamic_shapes=DYNAMIC)
+    assert [i.name for i in proto.graph.input] == ["x"]
+    export_and_compare(KeepLast(), inputs[0], inputs, dynamic_shapes=DYNAMIC)
+
+
+class FormattedKeys(nn.Module):
+    def forward(self, x):
+        flags = {f"output_{k}": i for i, k in enumerate(["a", "b"])}
+        name = f"{'x'!r}:{3.14159:.2f}:{{}}"
+        return x * flags["output_b"] * len(name)
+
+
+def test_f_strings_are_built_as_python_builds_them():
+    inputs = _inputs((2, 3), (4, 3))
+    export_and_compare(FormattedKeys(), inputs[0], inputs, dynamic_shapes=DYNAMIC)
