@@ -24,6 +24,7 @@ import inspect
 import torch
 
 from lowering.interp.functions import _is_user_function
+from lowering.interp.values import _contains_graph
 
 _UNSET = object()
 
@@ -157,18 +158,41 @@ class ObjectState:
 
     # ------------------------------------------------------------ the end of the call
 
-    def undo_object_changes(self) -> str | None:
-        """Undo the journal (latest first); the first change forward left behind, if any."""
-        left, seen = None, set()
-        for change in self._journal:  # each thing against its value before forward's first change to it
+    def changed_state(self) -> str | None:
+        """The first thing forward changed and left changed (against its value before
+        forward's first change to it), or None."""
+        seen = set()
+        for change in self._journal:
             if change.key not in seen:
                 seen.add(change.key)
-                if left is None and not _same_value(change.current(), change.before):
-                    left = change.describe
+                if not _same_value(change.current(), change.before):
+                    return change.describe
+        return None
+
+    def undo_object_changes(self) -> None:
+        """Undo the journal, latest first: everything as it was before the call."""
         for change in reversed(self._journal):
             change.undo()
         self._journal.clear()
-        return left
+
+    def register_hook(self, method, args, kwargs):
+        """`module.register_forward_hook(hook)` in forward (transformers installs its
+        output-capturing hooks on the first call that asks for them): registered for real,
+        journaled (its removal undoes it)."""
+        module = method.__self__
+        self._refuse_in_region(f"a hook of `{type(module).__name__}`")
+        hook = args[0] if args else kwargs.get("hook")
+        if not callable(hook):  # a function defined while lowering, which eager could not call later
+            raise self.error(
+                f"forward registers a hook on {type(module).__name__} that it defines itself: untrace lowers that "
+                "function without making it, and the module would keep a hook eager PyTorch cannot call",
+                "call the model once in eager PyTorch before export, so that it installs its hooks itself",
+                construct="hook")
+        handle = method(*args, **kwargs)
+        present = lambda: handle.id in module._forward_hooks or handle.id in module._forward_pre_hooks  # noqa: E731
+        self._journal.append(_Change((id(module), "hook", handle.id), f"the hooks of {type(module).__name__}",
+                                     present, False, handle.remove))
+        return handle
 
     def _refuse_in_region(self, what: str) -> None:
         if self.g is not self.root_graph:
@@ -201,6 +225,21 @@ def _field_default(f: dataclasses.Field):
 
 def is_generated_init(func, args) -> bool:
     return inspect.isfunction(func) and func.__name__ == "__init__" and _generated(func) and bool(args)
+
+
+def changes_module_tensors(value) -> bool:
+    """A value a module attribute may not be set to in forward: a tensor (its state, which
+    a graph cannot carry to the next call) or a container that may hold them. Python values
+    are journaled like any other object's."""
+    return _contains_graph(value) or isinstance(value, (torch.Tensor, list, dict, set))
+
+
+_HOOK_REGISTRATIONS = ("register_forward_hook", "register_forward_pre_hook")
+
+
+def is_hook_registration(func) -> bool:
+    return inspect.ismethod(func) and isinstance(func.__self__, torch.nn.Module) and \
+        func.__name__ in _HOOK_REGISTRATIONS and func.__func__ is getattr(torch.nn.Module, func.__name__)
 
 
 def is_context_var_method(func) -> bool:

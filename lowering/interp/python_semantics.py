@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import operator
+import threading
 
 import torch
 
@@ -19,6 +20,7 @@ from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
+from lowering.interp.object_state import changes_module_tensors
 from lowering.interp.values import (BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked, TensorMethod,
                                     _contains_graph)
 
@@ -36,10 +38,14 @@ _PY_BIN = {k: getattr(operator, v) for k, v in _BINOPS.items()}
 _PY_CMP = {k: getattr(operator, v) for k, v in _CMPOPS.items()}
 
 
+# A lock guards against other threads; an export runs forward once, in one thread.
+_LOCKS = (type(threading.Lock()), type(threading.RLock()))
+
+
 def _is_harmless_context(value) -> bool:
     name = type(value).__name__
     return name in ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "autocast", "nullcontext",
-                    "_DecoratorContextManager") or value is None
+                    "_DecoratorContextManager") or value is None or isinstance(value, _LOCKS)
 
 
 class PythonSemantics:
@@ -199,8 +205,7 @@ class PythonSemantics:
             self.setitem(target, base, index, value, frame)
         elif isinstance(target, ir.Attribute):
             owner = self.eval(target.value, frame)
-            if isinstance(owner, torch.nn.Module) and (_contains_graph(value) or isinstance(value, torch.Tensor)
-                                                       or isinstance(value, (list, dict, set))):
+            if isinstance(owner, torch.nn.Module) and changes_module_tensors(value):
                 raise self.error(f"assigning `{expr_text(target)}` in forward changes the module's state",
                                  "keep per-call state in local variables", construct="assign")
             self.set_attribute(owner, target.attr, value, expr_text(target))

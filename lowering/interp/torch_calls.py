@@ -24,7 +24,8 @@ from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function, is_stdlib_function
 from lowering.interp.guards import guard_value, is_guard
 from lowering.interp.module_hooks import has_forward_hooks
-from lowering.interp.object_state import is_context_var_method, is_generated_init
+from lowering.interp.object_state import (changes_module_tensors, is_context_var_method, is_generated_init,
+                                          is_hook_registration)
 from lowering.interp.python_state import VARYING, has_varying_items
 from lowering.interp.values import (BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
                                     TensorMethod, _contains_graph, _graph_leaves, _hashable)
@@ -77,6 +78,12 @@ def _is_method_of_python_object(func, owner) -> bool:
     return (type(owner).__module__ or "").partition(".")[0] not in ("torch", "numpy")
 
 
+def _reads_module_tree(func) -> bool:
+    return inspect.ismethod(func) and isinstance(func.__self__, torch.nn.Module) and \
+        func.__name__ in ("children", "named_children", "modules", "named_modules") and \
+        func.__func__ is getattr(torch.nn.Module, func.__name__)
+
+
 def _as_python(value):
     """What Python itself holds where the interpreter holds a wrapper: a bound method."""
     return value.function.__get__(value.obj) if isinstance(value, BoundUserMethod) else value
@@ -122,6 +129,10 @@ class TorchCalls:
             return self.call(func.__wrapped__, args, kwargs)  # a cache changes no result: the function's source
         if is_generated_init(func, args):
             return self.call_generated_init(func, args, kwargs)
+        if _reads_module_tree(func) and not self._has_graph(args, kwargs):
+            return list(func(*args, **kwargs))  # the module tree is fixed: its children, as a list to unroll over
+        if is_hook_registration(func):
+            return self.register_hook(func, args, kwargs)
         if is_context_var_method(func):
             return self.context_var_call(func, func.__self__, args, kwargs)
         if inspect.ismethod(func) and _is_user_function(func.__func__):
@@ -168,7 +179,8 @@ class TorchCalls:
             if isinstance(value, torch.Tensor) and not isinstance(args[0], type):
                 return self.tensor_constant(value, owner=args[0], attr=args[1])
             return value
-        if func in (setattr, delattr) and args and isinstance(args[0], torch.nn.Module):
+        if func in (setattr, delattr) and args and isinstance(args[0], torch.nn.Module) and (
+                func is delattr or len(args) != 3 or changes_module_tensors(args[2])):
             raise self.error(f"`{func.__name__}()` in forward changes the module's state, which outlives the call",
                              "keep per-call state in local variables", construct="call")
         if func is setattr and len(args) == 3:

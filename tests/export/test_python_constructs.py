@@ -260,10 +260,10 @@ class Collects(nn.Module):
         return y
 
 
-class LeavesTheContextVarSet(nn.Module):
+class CountsCallsInAContextVar(nn.Module):
     def forward(self, x):
-        _collector.set(1)
-        return x
+        _collector.set((_collector.get() or 0) + 1)
+        return x * _collector.get()
 
 
 class SetsAContextVarUnderData(nn.Module):
@@ -280,9 +280,10 @@ def test_context_var_set_and_reset():
 
 
 @pytest.mark.parametrize("model, message", [
-    (LeavesTheContextVarSet(), "LeavesTheContextVarSet.forward changes ContextVar('collector') and leaves it changed: "
-                               "eager PyTorch's next call sees the change, which an exported graph cannot\nrestore it "
-                               "before forward returns (try / finally), or keep per-call state in local variables"),
+    (CountsCallsInAContextVar(), "CountsCallsInAContextVar.forward changes ContextVar('collector') and leaves it "
+                                 "changed, and the next call lowers differently: eager PyTorch's next call sees the "
+                                 "change, which an exported graph cannot\nrestore it before forward returns (try / "
+                                 "finally), or keep per-call state in local variables"),
     (SetsAContextVarUnderData(), "`ContextVar('collector').set()` is changed inside a data-dependent branch or loop: "
                                  "whether eager PyTorch changes it depends on tensor data, and untrace does not "
                                  "carry it through the graph\nkeep per-call state in local variables, or change it "
@@ -297,7 +298,19 @@ def test_context_var_refusals(model, message):
 # ---------------------------------------------------------------- attributes and objects
 
 
-class LeavesTheConfigChanged(nn.Module):
+class CountsCallsInTheConfig(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.config = Config()
+
+    def forward(self, x):
+        self.config.scale = self.config.scale + 1
+        return x * self.config.scale
+
+
+class SetsTheConfigOnce(nn.Module):
+    """Lazy set-up: the first call sets what every later call sets again."""
+
     def __init__(self):
         super().__init__()
         self.config = Config()
@@ -324,7 +337,8 @@ class DeletesAModuleAttribute(nn.Module):
 
 
 @pytest.mark.parametrize("model, message", [
-    (LeavesTheConfigChanged(), "LeavesTheConfigChanged.forward changes self.config.scale and leaves it changed"),
+    (CountsCallsInTheConfig(), "CountsCallsInTheConfig.forward changes self.config.scale and leaves it changed, "
+                               "and the next call lowers differently"),
     (SetsAModuleTensor(), "assigning `self.last` in forward changes the module's state\nkeep per-call state in local "
                           "variables"),
     (DeletesAModuleAttribute(), "`del self.flag` in forward changes the module's state\nkeep per-call state in local "
@@ -333,7 +347,40 @@ class DeletesAModuleAttribute(nn.Module):
 def test_state_left_changed_is_refused(model, message):
     with pytest.raises(LoweringError, match=re.escape(message)):
         export(model, (torch.randn(2, 3),))
-    assert not isinstance(model, LeavesTheConfigChanged) or model.config.scale == 2.0
+    assert not isinstance(model, CountsCallsInTheConfig) or model.config.scale == 2.0
+
+
+def test_a_change_every_call_repeats_exports_and_stays_as_after_eager_first_call():
+    inputs = _inputs((2, 3), (4, 3))
+    model = SetsTheConfigOnce()
+    export_and_compare(model, inputs[0], inputs, dynamic_shapes=DYNAMIC)
+    assert model.config.scale == 3.0
+
+
+def test_hooks_a_forward_installs_on_its_first_call_export():
+    """transformers' output capturing installs its hooks in the first call that asks."""
+    model = InstallsItsHook()
+    inputs = _inputs((2, 3), (4, 3))
+    export_and_compare(model, inputs[0], dynamic_shapes=DYNAMIC)  # compares after the export installed it
+    assert len(model.layer._forward_hooks) == 1
+    export_and_compare(InstallsItsHook(), inputs[0], inputs, dynamic_shapes=DYNAMIC)
+
+
+def _add_one(module, args, output):
+    return output + 1
+
+
+class InstallsItsHook(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = Layer()
+        self.installed = False
+
+    def forward(self, x):
+        if not self.installed:
+            self.layer.register_forward_hook(_add_one)
+            self.installed = True
+        return self.layer(x)
 
 
 class SetsTheSameModuleValue(nn.Module):

@@ -3,7 +3,6 @@ in-place update names the tensor it updates, a pybind11 function its public name
 no refusal falls back on a hint meant for data-dependent branches."""
 
 import re
-import threading
 
 import pytest
 import torch
@@ -53,12 +52,20 @@ def test_a_pybind11_function_has_its_public_name():
     assert registry.canonical_name(torch._C._get_tracing_state) == "torch._C._get_tracing_state"
 
 
-_LOCK = threading.Lock()
+class Context:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
-class WithALock(nn.Module):
+_CONTEXT = Context()
+
+
+class WithAContext(nn.Module):
     def forward(self, x):
-        with _LOCK:
+        with _CONTEXT:
             return x
 
 
@@ -69,7 +76,7 @@ class UnpackTooMany(nn.Module):
 
 
 @pytest.mark.parametrize("model, message", [
-    (WithALock(), "`with _LOCK` is not supported\ncall forward's body without the context manager"),
+    (WithAContext(), "`with _CONTEXT` is not supported\ncall forward's body without the context manager"),
     (UnpackTooMany(), "cannot unpack 3 values into 2\nunpack into as many names as there are values"),
 ])
 def test_refusals_carry_their_own_way_out(model, message):
