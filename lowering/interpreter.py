@@ -33,6 +33,7 @@ from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
+from lowering.interp.contexts_imports import ContextsAndImports
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
 from lowering.interp.exceptions import Exceptions
 from lowering.interp.module_hooks import ModuleHooks
@@ -52,7 +53,7 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
 
 
 class Interpreter(PythonSemantics, ControlFlow, Containers, PythonState, TorchCalls, UserCode, Exceptions,
-                  ObjectState, ModuleHooks):
+                  ObjectState, ModuleHooks, ContextsAndImports):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""

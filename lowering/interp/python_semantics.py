@@ -8,7 +8,6 @@ from __future__ import annotations
 import builtins
 import inspect
 import operator
-import threading
 
 import torch
 
@@ -36,16 +35,6 @@ _PY_BIN = {k: getattr(operator, v) for k, v in _BINOPS.items()}
 
 
 _PY_CMP = {k: getattr(operator, v) for k, v in _CMPOPS.items()}
-
-
-# A lock guards against other threads; an export runs forward once, in one thread.
-_LOCKS = (type(threading.Lock()), type(threading.RLock()))
-
-
-def _is_harmless_context(value) -> bool:
-    name = type(value).__name__
-    return name in ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "autocast", "nullcontext",
-                    "_DecoratorContextManager") or value is None or isinstance(value, _LOCKS)
 
 
 class PythonSemantics:
@@ -111,24 +100,6 @@ class PythonSemantics:
             raise self.error(f"assertion `{expr_text(s.test)}` fails for the export inputs", construct="assert",
                              hint="export with inputs that pass the assertion")
 
-    def _stmt_Import(self, s, frame):
-        try:
-            self._import(s, frame)
-        except ImportError as exc:
-            raise self.python_exception(exc, f"the import fails at export time: {exc!r}", construct="import") from None
-
-    def _import(self, s, frame):
-        import importlib
-
-        for name, asname in s.names:
-            if s.module is None:
-                mod = importlib.import_module(name)
-                frame.env[asname or name.split(".")[0]] = mod if asname else importlib.import_module(name.split(".")[0])
-            else:
-                package = frame.globals.get("__package__")
-                mod = importlib.import_module(("." * s.level) + s.module, package) if s.level else importlib.import_module(s.module)
-                frame.env[asname or name] = getattr(mod, name)
-
     def _stmt_FunctionDef(self, s, frame):
         defaults = {p.name: self.eval(p.default, frame) for p in s.params if p.default is not None}
         frame.env[s.name] = Closure(annotate_and_structure(s), frame, defaults)
@@ -166,16 +137,6 @@ class PythonSemantics:
             else:
                 raise self.error(f"`del {expr_text(t)}` is not supported", construct="del",
                                  hint="rebind the name instead of deleting it")
-
-    def _stmt_With(self, s, frame):
-        for ctx, target in s.items:
-            value = self.eval(ctx, frame)
-            if not _is_harmless_context(value):
-                raise self.error(f"`with {expr_text(ctx)}` is not supported", construct="with",
-                                 hint="call forward's body without the context manager (untrace accepts torch.no_grad, autocast, nullcontext)")
-            if target is not None:
-                self.assign(target, None, frame)
-        self.exec_block(s.body, frame)
 
     def assign(self, target, value, frame: Frame) -> None:
         if isinstance(target, ir.Name):

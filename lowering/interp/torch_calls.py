@@ -22,6 +22,8 @@ from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function, is_stdlib_function
+from lowering.interp.call_kinds import (_as_python, _inherited_forward, _is_method_of_python_object,
+                                        _reads_module_tree)
 from lowering.interp.guards import guard_value, is_guard
 from lowering.interp.module_hooks import has_forward_hooks
 from lowering.interp.object_state import (changes_module_tensors, is_context_var_method, is_generated_init,
@@ -67,35 +69,6 @@ def _inplace_flag(func, args, kwargs) -> bool:
     except (TypeError, ValueError):
         return False
     return bound.arguments.get("inplace") is True
-
-
-def _is_method_of_python_object(func, owner) -> bool:
-    """A C method bound to a plain Python object (not a module namespace, not torch's)."""
-    if not isinstance(func, (types.BuiltinMethodType, types.MethodWrapperType)) or owner is None:
-        return False
-    if isinstance(owner, (types.ModuleType, type, torch.Tensor, torch.nn.Module, Value)):
-        return False
-    return (type(owner).__module__ or "").partition(".")[0] not in ("torch", "numpy")
-
-
-def _reads_module_tree(func) -> bool:
-    return inspect.ismethod(func) and isinstance(func.__self__, torch.nn.Module) and \
-        func.__name__ in ("children", "named_children", "modules", "named_modules") and \
-        func.__func__ is getattr(torch.nn.Module, func.__name__)
-
-
-def _as_python(value):
-    """What Python itself holds where the interpreter holds a wrapper: a bound method."""
-    return value.function.__get__(value.obj) if isinstance(value, BoundUserMethod) else value
-
-
-def _inherited_forward(func) -> type | None:
-    """For `super().forward` bound to a module: the base class whose forward it is."""
-    if not (inspect.ismethod(func) and isinstance(func.__self__, torch.nn.Module) and func.__name__ == "forward"):
-        return None
-    if func.__func__ is type(func.__self__).forward:
-        return None
-    return next((c for c in type(func.__self__).__mro__ if c.__dict__.get("forward") is func.__func__), None)
 
 
 class TorchCalls:
