@@ -127,7 +127,7 @@ class UserCode:
         if self.depth > _MAX_DEPTH:
             raise self.error(f"call depth over {_MAX_DEPTH} (recursion?) in {qualname}", construct="call",
                              hint="check for unbounded recursion; write the recursion as a loop")
-        frame = Frame({}, globs, path, qualname, graph=id(self.g))
+        frame = Frame({}, globs, path, qualname, graph=id(self.g), function=fn)
         # Free variables of nested functions and decorator wrappers: their cells' contents.
         for name, cell in zip(fn.__code__.co_freevars, getattr(fn, "__closure__", None) or ()):
             try:

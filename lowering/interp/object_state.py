@@ -20,11 +20,12 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import inspect
+import types
 
 import torch
 
 from lowering.interp.functions import _is_user_function
-from lowering.interp.values import _contains_graph
+from lowering.interp.values import Closure, _contains_graph
 
 _UNSET = object()
 
@@ -156,6 +157,34 @@ class ObjectState:
             return token
         return func(*args, **kwargs)  # get, reset: read and restore for real
 
+    def real_function(self, closure: Closure, what: str):
+        """The Python function a `def` in forward makes, for an object that keeps it after
+        the call: its code from the enclosing function's, its free variables' values in
+        cells, its defaults."""
+        outer = closure.frame.root().function
+        code = _nested_code(getattr(outer, "__code__", None), closure.fn)
+        if code is None:
+            raise self.error(f"cannot make {what} ({closure.fn.qualname}) a Python function: its code is not found",
+                             "define it at module level, or call the model once in eager PyTorch before export",
+                             construct="def")
+        env = self.current_view(closure.frame).env
+        missing = [n for n in code.co_freevars if n not in env]
+        if missing:
+            raise self.error(f"cannot make {what} ({closure.fn.qualname}) a Python function: `{missing[0]}` is not "
+                             "bound yet", "define it at module level", construct="def")
+        cells = tuple(types.CellType(self.real_function(env[n], what) if isinstance(env[n], Closure) else env[n])
+                      for n in code.co_freevars)
+        if any(_contains_graph(c.cell_contents) for c in cells):
+            raise self.error(f"{what} ({closure.fn.qualname}) holds a tensor computed in forward, which would "
+                             "outlive the call", "pass it the values it needs as arguments", construct="def")
+        defaults = closure.defaults or {}
+        positional = [p.name for p in closure.fn.params if p.kind in ("positional", "posonly")]
+        argdefs = tuple(defaults[n] for n in positional if n in defaults) or None
+        function = types.FunctionType(code, closure.frame.globals, closure.fn.name, argdefs, cells)
+        function.__kwdefaults__ = {p.name: defaults[p.name] for p in closure.fn.params
+                                   if p.kind == "kwonly" and p.name in defaults} or None
+        return function
+
     # ------------------------------------------------------------ the end of the call
 
     def changed_state(self) -> str | None:
@@ -181,14 +210,10 @@ class ObjectState:
         journaled (its removal undoes it)."""
         module = method.__self__
         self._refuse_in_region(f"a hook of `{type(module).__name__}`")
-        hook = args[0] if args else kwargs.get("hook")
-        if not callable(hook):  # a function defined while lowering, which eager could not call later
-            raise self.error(
-                f"forward registers a hook on {type(module).__name__} that it defines itself: untrace lowers that "
-                "function without making it, and the module would keep a hook eager PyTorch cannot call",
-                "call the model once in eager PyTorch before export, so that it installs its hooks itself",
-                construct="hook")
-        handle = method(*args, **kwargs)
+        hook = args[0] if args else kwargs.pop("hook", None)
+        if isinstance(hook, Closure):  # defined in forward: the module keeps it, so it must be a real function
+            hook = self.real_function(hook, f"the hook registered on {type(module).__name__}")
+        handle = method(hook, *args[1:], **kwargs)
         present = lambda: handle.id in module._forward_hooks or handle.id in module._forward_pre_hooks  # noqa: E731
         self._journal.append(_Change((id(module), "hook", handle.id), f"the hooks of {type(module).__name__}",
                                      present, False, handle.remove))
@@ -207,6 +232,22 @@ def _reset(var: contextvars.ContextVar, token) -> None:
         var.reset(token)
     except (RuntimeError, ValueError):  # forward reset it already
         pass
+
+
+def _nested_code(code, fn) -> types.CodeType | None:
+    """The code object of the nested `def` `fn` in `code`: by name and first line
+    (a decorated function's first line is its first decorator's)."""
+    if code is None:
+        return None
+    lines = {fn.span.line, *(d.span.line for d in fn.decorators)}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == fn.name and const.co_firstlineno in lines:
+                return const
+            found = _nested_code(const, fn)
+            if found is not None:
+                return found
+    return None
 
 
 def _generated(fn) -> bool:

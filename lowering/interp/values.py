@@ -122,6 +122,7 @@ class Frame:
     global_names: set = dataclasses.field(default_factory=set)
     enclosing: "Frame | None" = None
     first_param: str | None = None  # the function's first parameter: zero-argument `super()` binds to it
+    function: Any = None  # the Python function this frame runs, when it is one (nested defs' code is in it)
 
     def root(self) -> "Frame":
         """The function's own frame (this one, unless it is a region's copy)."""

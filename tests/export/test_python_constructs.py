@@ -525,3 +525,35 @@ class FormattedKeys(nn.Module):
 def test_f_strings_are_built_as_python_builds_them():
     inputs = _inputs((2, 3), (4, 3))
     export_and_compare(FormattedKeys(), inputs[0], inputs, dynamic_shapes=DYNAMIC)
+
+
+def _install(layer, k):
+    def hook(module, args, output):
+        return output * k
+
+    layer.register_forward_hook(hook)
+
+
+class InstallsANestedHook(nn.Module):
+    """transformers' install_output_capuring_hook: the hook is a `def` inside the installer."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = Layer()
+        self.installed = False
+
+    def forward(self, x):
+        if not self.installed:
+            _install(self.layer, 3)
+            self.installed = True
+        return self.layer(x)
+
+
+def test_a_hook_defined_in_forward_is_installed_as_a_python_function():
+    model = InstallsANestedHook().eval()
+    inputs = _inputs((2, 3), (4, 3))
+    export_and_compare(model, inputs[0], inputs, dynamic_shapes=DYNAMIC)
+    (hook,) = model.layer._forward_hooks.values()
+    assert hook.__name__ == "hook" and hook.__closure__[0].cell_contents == 3
+    with torch.no_grad():  # eager keeps working with the hook the export installed
+        torch.testing.assert_close(model(inputs[0][0]), model.layer.linear(inputs[0][0]) * 3)
