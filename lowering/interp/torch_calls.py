@@ -156,10 +156,11 @@ class TorchCalls:
                 func is delattr or len(args) != 3 or changes_module_tensors(args[2])):
             raise self.error(f"`{func.__name__}()` in forward changes the module's state, which outlives the call",
                              "keep per-call state in local variables", construct="call")
+        owner_text = first_argument or type(args[0]).__name__ if args else ""
         if func is setattr and len(args) == 3:
-            return self.set_attribute(*args, describe=f"{type(args[0]).__name__}.{args[1]}")
+            return self.set_attribute(*args, describe=f"setattr({owner_text}, {args[1]!r})")
         if func is delattr and len(args) == 2:
-            return self.delete_attribute(*args, describe=f"{type(args[0]).__name__}.{args[1]}")
+            return self.delete_attribute(*args, describe=f"delattr({owner_text}, {args[1]!r})")
         name = registry.canonical_name(func) if callable(func) else None
         if name is not None:
             if name in ("torch.cond",):
