@@ -14,7 +14,7 @@ as a deliberate refusal.
 from __future__ import annotations
 
 
-__all__ = ["LoweringError", "GraphConstructionError"]
+__all__ = ["LoweringError", "PythonException", "GraphConstructionError"]
 
 
 class LoweringError(Exception):
@@ -68,6 +68,33 @@ class LoweringError(Exception):
             self.construct if self.construct is not None else construct,
             self.hint,
         )
+
+
+class PythonException(LoweringError):
+    """Python code raised `exception` at export time, on values known then: eager PyTorch
+    raises it too for these inputs. A `try` whose handler matches it takes the handler,
+    as eager does, unless it was raised inside a graph region (`region`, the builder that
+    was active) that the `try` is not: then which path runs depends on tensor data."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None,
+                 construct: str | None = None, hint: str | None = None, *,
+                 exception: BaseException | None = None, region: int = 0) -> None:
+        super().__init__(message, path, line, construct, hint)
+        self.exception = exception
+        self.region = region
+
+    def __reduce__(self):
+        return (_rebuild_python_exception, (self.message, self.path, self.line, self.construct, self.hint,
+                                            self.exception, self.region))
+
+    def with_location(self, path, line, construct=None) -> "PythonException":
+        located = super().with_location(path, line, construct)
+        located.exception, located.region = self.exception, self.region
+        return located
+
+
+def _rebuild_python_exception(message, path, line, construct, hint, exception, region):
+    return PythonException(message, path, line, construct, hint, exception=exception, region=region)
 
 
 class GraphConstructionError(RuntimeError):

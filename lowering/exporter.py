@@ -43,6 +43,36 @@ def export(
     if not isinstance(args, (tuple, list)):
         args = (args,)
     kwargs = dict(kwargs or {})
+    lower = lambda: _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_names, probes)  # noqa: E731
+    model, interp = lower()
+    left = interp.changed_state()
+    if left is None:
+        interp.undo_object_changes()  # what forward set and restored: the export leaves it as it was
+        return model
+    # forward leaves state changed (lazy set-up: hooks installed, a flag set on the first
+    # call). The graph holds for every call when a second lowering, from the changed
+    # state, changes nothing more and gives the same graph; the module then keeps the
+    # change, as after eager's first call.
+    try:
+        again, second = lower()
+    except BaseException:
+        interp.undo_object_changes()
+        raise
+    if second.changed_state() is None and again.graph.SerializeToString() == model.graph.SerializeToString():
+        second.undo_object_changes()
+        return again
+    second.undo_object_changes()
+    interp.undo_object_changes()
+    raise LoweringError(
+        f"{type(module).__name__}.forward changes {left.describe} and leaves it changed, and the next call lowers "
+        "differently: eager PyTorch's next call sees the change, which an exported graph cannot",
+        path=left.where[0], line=left.where[1],
+        hint="restore it before forward returns (try / finally), or keep per-call state in local variables")
+
+
+def _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_names, probes):
+    """One lowering of forward: the model, and the interpreter whose journal holds the
+    changes forward left (already undone when it raised)."""
     g = GraphBuilder(opset)
     signature = inspect.signature(type(module).forward)
     try:
@@ -59,10 +89,14 @@ def export(
     interp.probes_enabled = probes
     params = list(signature.parameters.values())[1:]
     call_args, call_kwargs = [], {}
+    skipped = False  # after a parameter left to its default, the others go by keyword
     for p in params:
         if p.name not in graph_args:
+            skipped = True
             continue
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+        if p.kind is p.POSITIONAL_OR_KEYWORD and skipped:
+            call_kwargs[p.name] = graph_args[p.name]
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             call_args.append(graph_args[p.name])
         elif p.kind is p.VAR_POSITIONAL:
             call_args.extend(graph_args[p.name])
@@ -70,8 +104,16 @@ def export(
             call_kwargs.update(graph_args[p.name])
         else:
             call_kwargs[p.name] = graph_args[p.name]
-    with torch.no_grad():
-        result = interp.call_forward(module, call_args, call_kwargs)
+    try:
+        with torch.no_grad():
+            result = interp.call_forward(module, call_args, call_kwargs)
+        return _finish(module, g, interp, result, output_names, opset), interp
+    except BaseException:
+        interp.undo_object_changes()  # a refused export leaves every object as it found it
+        raise
+
+
+def _finish(module, g, interp, result, output_names, opset) -> onnx.ModelProto:
     leaves, _ = _flatten(result)
     out_names = list(output_names or [])
     for i, leaf in enumerate(leaves):

@@ -34,7 +34,11 @@ from lowering.graph import GraphBuilder, Value
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.comparisons import Comparisons
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
+from lowering.interp.contexts_imports import ContextsAndImports
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
+from lowering.interp.exceptions import Exceptions
+from lowering.interp.module_hooks import ModuleHooks
+from lowering.interp.object_state import ObjectState
 from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
 from lowering.interp.memo_caches import MemoCaches
 from lowering.interp.module_attributes import ModuleAttributes
@@ -53,7 +57,7 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
 
 
 class Interpreter(PythonSemantics, Comparisons, ControlFlow, Containers, PythonState, TorchCalls, ModuleMethods,
-                  ModuleAttributes, MemoCaches, UserCode):
+                  ModuleAttributes, MemoCaches, UserCode, Exceptions, ObjectState, ModuleHooks, ContextsAndImports):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""
@@ -85,8 +89,6 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, Containers, PythonS
         # The line of a comprehension whose filter on tensor values is being evaluated
         # unconditionally (`Containers.unconditionally`): in-place updates are refused there.
         self.conditional_element: int | None = None
-        # id -> (object, id of the graph it was made in): plain user objects forward made.
-        self.objects_made: dict[int, tuple[Any, int]] = {}
         # Module attributes forward assigns, for this export only (`module_attributes`):
         # (id(module), name) -> (module, value), and the ones read before any assignment.
         self.attribute_writes: dict[tuple[int, str], tuple[torch.nn.Module, Any]] = {}
@@ -94,6 +96,15 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, Containers, PythonS
         # Caches that outlive the call, filled by forward with values computed from
         # parameters only (`memo_caches`): id -> (dict, {key: value}), for this export.
         self.memo_writes: dict[int, tuple[dict, dict]] = {}
+        self.root_graph = graph
+        # Objects forward made (their attributes are the call's own) and the changes to any
+        # other object's state, undone when forward returns (`lowering.interp.object_state`).
+        self.local_objects: dict[int, int] = {}  # id(object) -> id of the builder it was made in
+        self._local_refs: list = []  # keeps them alive, so that their ids stay theirs
+        self._journal: list = []
+        self._handling: list = []
+        self.first_argument: str | None = None  # the source of a call's first argument (`call` takes it)
+        self._catching = 0  # how many `try` statements with handlers enclose the code being run  # the exceptions the `except` blocks being run handle (for a bare `raise`)
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):
         fn = getattr(type(module), "forward")
@@ -101,6 +112,4 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, Containers, PythonS
 
     def error(self, message: str, hint: str | None = None, construct: str | None = None) -> LoweringError:
         path, line = self.location
-        return LoweringError(message, path=path, line=line, construct=construct,
-                             hint=hint or "rewrite it with torch.where / torch.cond, register a lowering "
-                                          "(lowering.register_lowering), or script it")
+        return LoweringError(message, path=path, line=line, construct=construct, hint=hint)

@@ -51,6 +51,9 @@ __all__ = ["NDArray", "NumpyMethod", "is_numpy_callable", "call_function", "call
 # torch functions that turn an NDArray back into a tensor.
 TO_TORCH = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.asarray", "torch.tensor"})
 
+_EAGER_RAISES = 'eager PyTorch raises here too for these inputs: fix the call'
+_USE_TORCH = 'do this step with torch on the tensor (untrace lowers torch ops), or with NumPy outside forward'
+
 
 @dataclasses.dataclass(frozen=True)
 class NDArray:
@@ -102,9 +105,10 @@ def _compute_dtype(interp, dtype: np.dtype, what: str) -> torch.dtype:
 def from_tensor(interp, value: Value, copy: bool) -> NDArray:
     """`np.asarray(t)` / `t.numpy()` (the same memory: the same graph value) or `np.array(t)` (a copy)."""
     if value.dtype not in _NUMPY_OF_TORCH:
-        raise interp.error(f"NumPy has no {value.dtype} (eager raises)", construct="numpy")
+        raise interp.error(f"NumPy has no {value.dtype} (eager raises)", construct="numpy", hint=_EAGER_RAISES)
     if value.rank is None:
-        raise interp.error("NumPy on a tensor of unknown rank", construct="numpy")
+        raise interp.error("NumPy on a tensor of unknown rank", construct="numpy",
+                           hint="reshape it to a known rank first")
     return NDArray(interp.fresh_copy(value) if copy else value)
 
 
@@ -126,7 +130,8 @@ def call_function(interp, func, args: list, kwargs: dict):
             try:
                 return func(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - eager raises the same
-                raise interp.error(f"{name}(...) failed at export time: {exc}", construct=name) from None
+                raise interp.error(f"{name}(...) failed at export time: {exc}", construct=name,
+                                   hint=_EAGER_RAISES) from None
         raise interp.error(f"`{name}` is not supported by untrace", _HINT, construct=name)
     try:
         entry = _FUNCTIONS.get(func)
@@ -175,13 +180,15 @@ def to_tensor(interp, name: str, func, args: list, kwargs: dict):
         try:
             return func(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - eager raises the same
-            raise interp.error(f"{name}(...) failed at export time: {exc}", construct=name) from None
+            raise interp.error(f"{name}(...) failed at export time: {exc}", construct=name,
+                               hint=_EAGER_RAISES) from None
     if name == "torch.from_numpy" and (source.scalar or len(args) != 1 or kwargs):
         raise interp.error("torch.from_numpy of a NumPy scalar (eager raises: it takes an ndarray)",
                            "use torch.tensor(...)", construct=name)
     allowed = {"dtype", "device", "requires_grad", "pin_memory", "copy"}
     if len(args) != 1 or set(kwargs) - allowed:
-        raise interp.error(f"{name} with these arguments is not supported on a NumPy array", construct=name)
+        raise interp.error(f"{name} with these arguments is not supported on a NumPy array", construct=name,
+                           hint="do this step with torch on the tensor, or with NumPy outside forward")
     dtype = kwargs.get("dtype")
     value = source.value
     if dtype is not None and dtype != value.dtype:
@@ -240,7 +247,8 @@ def getitem(interp, array: NDArray, index):
     for part in parts:
         if isinstance(part, NDArray):
             if not (part.value.dtype == torch.bool or not part.value.dtype.is_floating_point):
-                raise interp.error("indexing a NumPy array with a float array (eager raises)", construct="numpy")
+                raise interp.error("indexing a NumPy array with a float array (eager raises)", construct="numpy",
+                                   hint=_EAGER_RAISES)
             converted.append(part.value)
         elif isinstance(part, Value) and part not in interp.python_numbers:
             raise interp.error("indexing a NumPy array with a torch tensor is not supported by untrace", _HINT,
@@ -251,7 +259,7 @@ def getitem(interp, array: NDArray, index):
             converted.append(part)
         else:
             raise interp.error(f"indexing a NumPy array with {type(part).__name__} is not supported by untrace",
-                               construct="numpy")
+                               construct="numpy", hint=_USE_TORCH)
     all_ints = all(isinstance(p, int) or (isinstance(p, Value) and p in interp.python_numbers) for p in parts)
     scalar = all_ints and len(parts) == array.value.rank
     key = tuple(converted) if isinstance(index, tuple) else converted[0]
@@ -291,7 +299,8 @@ def _lowers(*functions, methods: tuple[str, ...] = (), converts: bool = False, l
             try:
                 signature.bind(None, None, *args, **kwargs)
             except TypeError as exc:
-                raise interp.error(f"{name}: {exc}", construct=name) from None
+                raise interp.error(f"{name}: {exc}", construct=name,
+                                   hint="call it with the arguments torch accepts") from None
             like = None if layout else _dummy_result(interp, name, run_numpy, args, kwargs, converts)
             return impl(interp, like, *args, **kwargs)
 
@@ -324,13 +333,15 @@ def _asarray(interp, like, a, dtype=None, order=None, *, device=None, copy=None)
 @_lowers(np.array, converts=True)
 def _array(interp, like, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0):
     if ndmin:
-        raise interp.error("numpy.array with ndmin is not supported by untrace", construct="numpy.array")
+        raise interp.error("numpy.array with ndmin is not supported by untrace", construct="numpy.array",
+                           hint=_USE_TORCH)
     return _array_of(interp, like, object, dtype, order, copy=copy is not False)
 
 
 def _array_of(interp, like, a, dtype, order, copy: bool):
     if order not in (None, "K", "A", "C"):
-        raise interp.error(f"a NumPy array with order={order!r} is not supported by untrace", construct="numpy")
+        raise interp.error(f"a NumPy array with order={order!r} is not supported by untrace", construct="numpy",
+                           hint=_USE_TORCH)
     if isinstance(a, NDArray):
         source = a
     elif isinstance(a, Value):
@@ -350,7 +361,8 @@ def _array_of(interp, like, a, dtype, order, copy: bool):
 @_lowers(methods=("astype",))
 def _astype(interp, like, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     if order not in ("K", "A", "C") or casting != "unsafe":
-        raise interp.error("ndarray.astype with order/casting is not supported by untrace", construct="ndarray.astype")
+        raise interp.error("ndarray.astype with order/casting is not supported by untrace", construct="ndarray.astype",
+                           hint=_USE_TORCH)
     target = _torch_dtype(interp, like.dtype, "ndarray.astype")
     value = a.value
     if target != value.dtype:
@@ -366,10 +378,12 @@ def _copy(interp, like, a, order="K", subok=False):
 @_lowers(methods=("item",))
 def _item(interp, like, a, *args):
     if args:
-        raise interp.error("ndarray.item with an index is not supported by untrace", construct="ndarray.item")
+        raise interp.error("ndarray.item with an index is not supported by untrace", construct="ndarray.item",
+                           hint=_USE_TORCH)
     v = a.value
     if v.static_shape is None or int(np.prod(v.static_shape)) != 1:
-        raise interp.error("ndarray.item of an array whose size is not 1 at export time", construct="ndarray.item")
+        raise interp.error("ndarray.item of an array whose size is not 1 at export time", construct="ndarray.item",
+                           hint="index one element first")
     return interp.python_number(v if v.rank == 0 else interp.call_op("Tensor.reshape", [v, []], {}))
 
 
@@ -382,7 +396,7 @@ def _axes(interp, axis, rank: int, name: str) -> list[int] | None:
     items = axis if isinstance(axis, tuple) else (axis,)
     if not items or not all(isinstance(d, int) and not isinstance(d, bool) for d in items):
         raise interp.error(f"{name} with axis={axis!r} is not supported by untrace (an int or a tuple of ints)",
-                           construct=name)
+                           construct=name, hint=_USE_TORCH)
     return [d % rank if rank else 0 for d in items]
 
 
@@ -418,7 +432,8 @@ def _spread(torch_name: str, name: str):
         if correction is not None and correction is not np._NoValue:
             ddof = correction
         if not isinstance(ddof, (int, float)) or isinstance(ddof, bool):
-            raise interp.error(f"{name} with a ddof computed at run time is not supported by untrace", construct=name)
+            raise interp.error(f"{name} with a ddof computed at run time is not supported by untrace", construct=name,
+                               hint=_USE_TORCH)
         return _reduce(interp, like, torch_name, a, axis, keepdims, name, correction=ddof)
 
     lower.__name__ = f"_{name}"
@@ -544,7 +559,8 @@ def _where(interp, like, condition, x=None, y=None):
 
 def _sequence(interp, arrays, name: str) -> list:
     if not isinstance(arrays, (list, tuple)) or not arrays:
-        raise interp.error(f"{name} of a {type(arrays).__name__} is not supported by untrace", construct=name)
+        raise interp.error(f"{name} of a {type(arrays).__name__} is not supported by untrace", construct=name,
+                           hint=_USE_TORCH)
     return list(arrays)
 
 
@@ -572,7 +588,7 @@ def _shape_arg(interp, shape, name: str) -> list:
     for d in items:
         if not (isinstance(d, int) or (isinstance(d, Value) and d in interp.python_numbers)):
             raise interp.error(f"{name} with a shape of {type(d).__name__} is not supported by untrace",
-                               construct=name)
+                               construct=name, hint=_USE_TORCH)
     return items
 
 
@@ -591,7 +607,8 @@ def _reshape_method(interp, like, a, *shape, order="C", copy=None):
 
 def _reshape_impl(interp, like, a, shape, order, copy):
     if order != "C" or copy is True:
-        raise interp.error("reshape with order/copy is not supported by untrace", construct="numpy.reshape")
+        raise interp.error("reshape with order/copy is not supported by untrace", construct="numpy.reshape",
+                           hint=_USE_TORCH)
     x = _array_value(interp, a, "reshape")
     return NDArray(interp.call_op("Tensor.reshape", [x, _shape_arg(interp, shape, "reshape")], {}))
 
@@ -599,7 +616,8 @@ def _reshape_impl(interp, like, a, shape, order, copy):
 @_lowers(methods=("flatten", "ravel"), layout=True)
 def _flatten(interp, like, a, order="C"):
     if order != "C":
-        raise interp.error("flatten/ravel with order is not supported by untrace", construct="ndarray.flatten")
+        raise interp.error("flatten/ravel with order is not supported by untrace", construct="ndarray.flatten",
+                           hint=_USE_TORCH)
     return NDArray(interp.call_op("Tensor.reshape", [_array_value(interp, a, "flatten"), [-1]], {}))
 
 
@@ -620,7 +638,8 @@ def _transpose_impl(interp, a, axes):
     rank = x.rank
     order = list(reversed(range(rank))) if axes is None else [d % rank for d in axes]
     if sorted(order) != list(range(rank)):
-        raise interp.error(f"transpose with axes={axes!r} (eager raises)", construct="numpy.transpose")
+        raise interp.error(f"transpose with axes={axes!r} (eager raises)", construct="numpy.transpose",
+                           hint=_EAGER_RAISES)
     return NDArray(interp.call_op("torch.permute", [x, order], {}), scalar=getattr(a, "scalar", False))
 
 
@@ -629,9 +648,10 @@ def _transpose_impl(interp, a, axes):
 
 def _sort_stable(interp, kind, stable, order, name: str) -> bool:
     if order is not None:
-        raise interp.error(f"{name} with order= (structured arrays) is not supported by untrace", construct=name)
+        raise interp.error(f"{name} with order= (structured arrays) is not supported by untrace", construct=name,
+                           hint=_USE_TORCH)
     if kind not in (None, "quicksort", "stable", "mergesort", "heapsort"):
-        raise interp.error(f"{name} with kind={kind!r} (eager raises)", construct=name)
+        raise interp.error(f"{name} with kind={kind!r} (eager raises)", construct=name, hint=_EAGER_RAISES)
     return stable is True or kind in ("stable", "mergesort")
 
 
@@ -665,7 +685,7 @@ def _known_q(interp, q, name: str) -> np.ndarray:
     qa = np.asarray(q)
     if qa.ndim > 1 or qa.dtype.kind not in "iuf":
         raise interp.error(f"{name} with q of shape {qa.shape} / dtype {qa.dtype} is not supported by untrace "
-                           "(a number or a flat list of numbers)", construct=name)
+                           "(a number or a flat list of numbers)", construct=name, hint=_USE_TORCH)
     return qa
 
 
@@ -680,7 +700,7 @@ def _quantile_impl(interp, like, name: str, a, q, axis, out, overwrite_input, me
     _refuse_given(interp, name, out=out, weights=weights)
     if method != "linear":
         raise interp.error(f"{name} with method={method!r} is not supported by untrace (only the default "
-                           "'linear')", construct=name)
+                           "'linear')", construct=name, hint=_USE_TORCH)
     qa = _known_q(interp, q, name)
     qs = np.true_divide(qa, 100) if percent else qa  # what NumPy interpolates with
     x = _array_value(interp, a, name)
@@ -688,7 +708,7 @@ def _quantile_impl(interp, like, name: str, a, q, axis, out, overwrite_input, me
     if axis is not None and isinstance(axis, tuple):
         if len(axis) != 1:
             raise interp.error(f"{name} over several axes is not supported by untrace (one axis or None)",
-                               construct=name)
+                               construct=name, hint=_USE_TORCH)
         axis = axis[0]
     dt = like.dtype if np.issubdtype(like.dtype, np.floating) else np.dtype(np.float64)
     compute = _compute_dtype(interp, dt, name)
@@ -797,9 +817,9 @@ def _norm(interp, like, x, ord=None, axis=None, keepdims=False):
         elif len(dims) == 1:
             square = ord is None or ord == 2
         else:
-            raise interp.error(f"{name} over {len(dims)} axes (eager raises)", construct=name)
+            raise interp.error(f"{name} over {len(dims)} axes (eager raises)", construct=name, hint=_EAGER_RAISES)
     if not isinstance(ord, (int, float, type(None), str)) or isinstance(ord, bool):
-        raise interp.error(f"{name} with ord={ord!r} is not supported by untrace", construct=name)
+        raise interp.error(f"{name} with ord={ord!r} is not supported by untrace", construct=name, hint=_USE_TORCH)
 
     def reduce(op, t):
         args = {} if dims is None and not keepdims else {"dim": list(range(rank)) if dims is None else dims,
@@ -823,7 +843,7 @@ def _norm(interp, like, x, ord=None, axis=None, keepdims=False):
         powered = g.op("Pow", interp.call_op("torch.abs", [value], {}), g.const(float(ord), compute))
         result = g.op("Pow", reduce("torch.sum", powered), g.const(1.0 / ord, compute))
     else:
-        raise interp.error(f"{name} with ord={ord!r} is not supported by untrace", construct=name)
+        raise interp.error(f"{name} with ord={ord!r} is not supported by untrace", construct=name, hint=_USE_TORCH)
     if rank == 0 and keepdims:
         result = interp.call_op("Tensor.reshape", [result, []], {})
     return _wrap(interp, result, like)
@@ -861,7 +881,8 @@ def _dummy(interp, v, what: str, converts: bool = False):
     """A stand-in NumPy argument with `v`'s dtype and rank (see the module docstring)."""
     if isinstance(v, NDArray):
         if v.value.rank is None:
-            raise interp.error(f"{what} of an array of unknown rank", construct="numpy")
+            raise interp.error(f"{what} of an array of unknown rank", construct="numpy",
+                               hint="reshape it to a known rank first")
         d = np.ones((1,) * v.value.rank, dtype=v.dtype)
         return d[()] if v.scalar else d
     if isinstance(v, Value):
@@ -878,7 +899,7 @@ def _dummy(interp, v, what: str, converts: bool = False):
         return {k: _dummy(interp, x, what, converts) for k, x in v.items()}
     if isinstance(v, (torch.Tensor, torch.dtype)):
         raise interp.error(f"{what} with a torch {type(v).__name__} argument is not supported by untrace",
-                           construct="numpy")
+                           construct="numpy", hint=_USE_TORCH)
     return v
 
 
@@ -916,7 +937,7 @@ def _array_value(interp, a, name: str) -> Value:
     if isinstance(a, NDArray):
         return a.value
     raise interp.error(f"{name} of a {type(a).__name__} mixed with tensor data is not supported by untrace",
-                       construct=name)
+                       construct=name, hint=_USE_TORCH)
 
 
 def _operand(interp, v, dtype: torch.dtype) -> Value:
@@ -926,19 +947,21 @@ def _operand(interp, v, dtype: torch.dtype) -> Value:
     if isinstance(v, Value):  # a Python number of eager code (a size, len())
         if dtype not in (torch.int64, torch.float32, torch.float64, torch.float16, torch.bool):
             raise interp.error(f"a run-time Python int mixed with a NumPy {dtype} array: NumPy checks its range, "
-                               "which untrace cannot do at export time", construct="numpy")
+                               "which untrace cannot do at export time", construct="numpy",
+                               hint="convert the Python int with np.int64(...) / a tensor first")
         return interp.g.cast(v, dtype)
     if isinstance(v, bool) or isinstance(v, (int, float)):
         if isinstance(v, int) and not isinstance(v, bool) and not dtype.is_floating_point and dtype != torch.bool:
             info = torch.iinfo(dtype)
             if not info.min <= v <= info.max:
                 raise interp.error(f"the Python int {v} does not fit the NumPy {dtype} array it is used with",
-                                   construct="numpy")
+                                   construct="numpy", hint=_EAGER_RAISES)
         return interp.g.const(v, dtype)
     if isinstance(v, (np.ndarray, np.generic, list, tuple)):
         arr = np.asarray(v)
         if arr.dtype == object:
             raise interp.error("a list mixing tensor data and Python values in NumPy is not supported by untrace",
-                               construct="numpy")
+                               construct="numpy", hint=_USE_TORCH)
         return interp.g.cast(interp.g.const(torch.from_numpy(np.array(arr))), dtype)  # 0-d stays 0-d
-    raise interp.error(f"a {type(v).__name__} in NumPy arithmetic is not supported by untrace", construct="numpy")
+    raise interp.error(f"a {type(v).__name__} in NumPy arithmetic is not supported by untrace", construct="numpy",
+                       hint=_USE_TORCH)

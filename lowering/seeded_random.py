@@ -52,7 +52,8 @@ class SeededGenerators:
         """`torch.Generator(device="cpu")`: a real generator, with PyTorch's fixed default seed."""
         device = args[0] if args else kwargs.get("device", "cpu")
         if len(args) > 1 or set(kwargs) - {"device"} or torch.device(device).type != "cpu":
-            raise interp.error("only a CPU torch.Generator() can be created in forward", construct="Generator")
+            raise interp.error("only a CPU torch.Generator() can be created in forward", construct="Generator",
+                               hint="create the generator without a device")
         generator = torch.Generator()
         self._born[id(generator)] = (generator, interp.g)  # the reference keeps the id unique
         return generator
@@ -87,7 +88,8 @@ class SeededGenerators:
             with torch.no_grad():
                 result = func(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - eager would raise the same
-            raise interp.error(f"{name}(...) failed at export time: {exc}", construct=name) from None
+            raise interp.error(f"{name}(...) failed at export time: {exc}", construct=name,
+                               hint="eager PyTorch raises here too for these inputs: fix the call") from None
         return interp.g.const(result)
 
     def _require_own(self, interp, generator, what: str) -> None:

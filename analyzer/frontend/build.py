@@ -12,6 +12,8 @@ assignments at the point they are evaluated.
 
 from __future__ import annotations
 
+import ast
+
 import re
 
 import libcst as cst
@@ -374,7 +376,7 @@ class _Builder:
                 return ir.FormattedString([], sp)
         if isinstance(node, cst.FormattedString):
             values = [self.expr(p.expression) for p in node.parts if isinstance(p, cst.FormattedStringExpression)]
-            return ir.FormattedString(values, sp)
+            return ir.FormattedString(values, sp, _fstring_template(cst.Module([]).code_for_node(node), len(values)))
         if isinstance(node, cst.Ellipsis):
             return ir.Const(..., sp)
         if isinstance(node, cst.Attribute):
@@ -532,3 +534,30 @@ def _pattern_bindings(pattern) -> set[str]:
 
     pattern.visit(Visitor())
     return names
+
+
+_CONVERSIONS = {-1: None, ord("s"): "s", ord("r"): "r", ord("a"): "a"}
+
+
+def _fstring_template(code: str, n_values: int) -> tuple | None:
+    """How Python joins an f-string's parts (`ir.FormattedString.template`), read with
+    Python's own parser so that escapes and `{{` come out as Python decodes them."""
+    try:
+        tree = ast.parse(code.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(tree, ast.JoinedStr):
+        return None
+    parts, index = [], 0
+    for value in tree.values:
+        if isinstance(value, ast.Constant):
+            parts.append(value.value)
+            continue
+        spec = ""
+        if value.format_spec is not None:
+            if not all(isinstance(v, ast.Constant) for v in value.format_spec.values):
+                return None
+            spec = "".join(v.value for v in value.format_spec.values)
+        parts.append((index, _CONVERSIONS.get(value.conversion), spec))
+        index += 1
+    return tuple(parts) if index == n_values else None

@@ -274,6 +274,10 @@ class NamedExpr:
 class FormattedString:
     values: list["Expr"]  # the interpolated expressions
     span: Span = NO_SPAN
+    # The string as Python builds it: literal text, or (index into `values`, conversion
+    # "r"/"s"/"a" or None, format spec). None when untrace cannot build it (a format spec
+    # with expressions in it, an f-string inside a concatenation).
+    template: tuple | None = None
 
 
 @dataclass(eq=False, slots=True)

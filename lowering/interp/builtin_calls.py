@@ -12,7 +12,8 @@ import torch
 
 from lowering.graph import Value
 from lowering.numpy_arrays import NDArray
-from lowering.interp.values import GraphRange, Stacked
+from lowering.errors import PythonException
+from lowering.interp.values import BoundUserMethod, Closure, GraphChoice, GraphRange, Stacked, TensorMethod
 
 if TYPE_CHECKING:
     from lowering.interpreter import Interpreter
@@ -22,7 +23,8 @@ def _len(interp: Interpreter, args, kwargs):
     (x,) = args
     if isinstance(x, NDArray):
         if x.scalar or x.value.rank == 0:
-            raise interp.error("len() of a 0-d NumPy array (eager raises)", construct="len")
+            raise interp.error("len() of a 0-d NumPy array (eager raises)", construct="len",
+                               hint="eager PyTorch raises here too for these inputs: fix the call")
         x = x.value
     if isinstance(x, Value):
         return interp.python_number(interp.g.size(x, 0))
@@ -38,7 +40,8 @@ def _range(interp: Interpreter, args, kwargs):
     if any(isinstance(a, Value) for a in args):
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
         if isinstance(step, Value):
-            raise interp.error("range() with a graph step", construct="range")
+            raise interp.error("range() with a graph step", construct="range",
+                               hint="use a Python int step (a constant or a static size)")
         return GraphRange(start, stop, step)
     return range(*args)
 
@@ -100,7 +103,8 @@ def _list(kind):
         if args and isinstance(args[0], Value):
             return kind(interp.unpack(args[0], 0, True))
         if args and isinstance(args[0], Stacked):
-            raise interp.error(f"{kind.__name__}() of a graph loop's appended values", construct="call")
+            raise interp.error(f"{kind.__name__}() of a graph loop's appended values", construct="call",
+                               hint="torch.stack(...) the list after the loop, or index the tensor")
         return kind(*args)
 
     return make
@@ -155,7 +159,8 @@ def _round(interp: Interpreter, args, kwargs):
     ndigits = args[1] if len(args) > 1 else kwargs.get("ndigits")
     if isinstance(x, Value):
         if ndigits is not None:
-            raise interp.error("round(x, ndigits) of a graph value", construct="round")
+            raise interp.error("round(x, ndigits) of a graph value", construct="round",
+                               hint="use torch.round(x * 10**n) / 10**n")
         # Python's round() is round-half-even and returns an int, as ONNX Round does.
         return interp.g.cast(interp.call_op("torch.round", [interp.g.cast(x, torch.float32)], {}), torch.int64)
     return round(*args, **kwargs)
@@ -172,6 +177,48 @@ def _rounding(op: str, fallback):
         return fallback(*args, **kwargs)
 
     return to_int
+def _callable(interp: Interpreter, args, kwargs):
+    (x,) = args
+    return isinstance(x, (Closure, BoundUserMethod, TensorMethod, GraphChoice)) or callable(x)
+
+
+def _hasattr(interp: Interpreter, args, kwargs):
+    obj, name = args
+    if isinstance(obj, Value):
+        return hasattr(torch.Tensor, name)  # what a tensor has, whatever its values
+    try:
+        interp.attribute(obj, name)
+    except PythonException as exc:
+        if isinstance(exc.exception, AttributeError):
+            return False
+        raise
+    return True
+
+
+def _type(interp: Interpreter, args, kwargs):
+    if len(args) != 1 or kwargs:
+        return type(*args, **kwargs)
+    return torch.Tensor if isinstance(args[0], Value) else type(args[0])
+
+
+def _iter(interp: Interpreter, args, kwargs):
+    if len(args) == 1 and isinstance(args[0], (list, tuple, dict)):
+        return iter(args[0])  # a Python container holding tensors: its items, as Python iterates them
+    if any(isinstance(a, (Value, NDArray)) for a in args):
+        raise interp.error("iter() of a tensor", "iterate over `t.unbind(0)` or index the rows", construct="call")
+    return iter(*args)
+
+
+def _super(interp: Interpreter, args, kwargs):
+    """Zero-argument `super()`: the class comes from the method's `__class__` cell, the
+    object from its first parameter, as Python's compiler arranges."""
+    if args or kwargs:
+        return super(*args, **kwargs)
+    frame = interp.frames[-1].root() if interp.frames else None
+    if frame is None or "__class__" not in frame.env or frame.first_param not in frame.env:
+        raise interp.error("zero-argument `super()` outside a method defined in a class",
+                           "call `super(Class, self)` with explicit arguments", construct="super")
+    return super(frame.env["__class__"], frame.env[frame.first_param])
 
 
 _BUILTIN_HANDLERS = {
@@ -180,5 +227,6 @@ _BUILTIN_HANDLERS = {
     enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
-    abs: _abs, any: _any_all(any), all: _any_all(all),
+    abs: _abs, any: _any_all(any), all: _any_all(all), super: _super, callable: _callable, hasattr: _hasattr,
+    type: _type, iter: _iter,
 }

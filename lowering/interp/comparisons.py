@@ -27,7 +27,8 @@ class Comparisons:
                 r = r if op == "is" else not r
             elif op in ("in", "not in"):
                 if isinstance(left, (Value, NDArray)) or isinstance(right, (Value, NDArray)):
-                    raise self.error("`in` on tensors is not supported", construct="compare")
+                    raise self.error("`in` on tensors is not supported", construct="compare",
+                                     hint="compare with `(t == v).any()`, or keep the values in a Python list")
                 if has_varying_items(right):
                     raise self.refuse_varying_list(right, f"`{op}`")
                 memo = self.memoized(right) if isinstance(right, dict) else None

@@ -67,12 +67,14 @@ class Containers:
             return [numpy_arrays.getitem(self, value, i) for i in range(size)]
         if isinstance(value, Value):
             if value.rank is None or value.rank == 0:
-                raise self.error("cannot unpack a tensor of unknown rank", construct="unpack")
+                raise self.error("cannot unpack a tensor of unknown rank", construct="unpack",
+                                 hint="give the input a fixed rank (reshape it), or index the items")
             size = self.g.size(value, 0)
             if isinstance(size, Value):
                 if starred:
                     return [Stacked(value)]  # list(t) / t.unbind(0) over a dynamic axis: its rows
-                raise self.error("unpacking a tensor along a dynamic dimension into names", construct="unpack")
+                raise self.error("unpacking a tensor along a dynamic dimension into names", construct="unpack",
+                                 hint="index the items (`t[0]`, `t[1]`), or make that axis static")
             return list(self.call_op("Tensor.unbind", [value], {}))
         if isinstance(value, Stacked):
             raise self.error("unpacking the list built by a graph loop", "stack it with torch.stack", construct="unpack")
@@ -81,7 +83,8 @@ class Containers:
         try:
             return list(value)
         except TypeError:
-            raise self.error(f"cannot unpack {type(value).__name__}", construct="unpack") from None
+            raise self.error(f"cannot unpack {type(value).__name__}", construct="unpack",
+                             hint="unpack a tuple, list or tensor") from None
 
     def _ev_Tuple(self, e, frame):
         return tuple(self._elements(e.elts, frame))

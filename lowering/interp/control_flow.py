@@ -10,7 +10,7 @@ import torch
 
 from analyzer.frontend import ir
 from analyzer.frontend.structure import RETVAL
-from lowering.errors import LoweringError
+from lowering.errors import LoweringError, PythonException
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.containers import _copy_containers, _mutated_containers, _rows_of
 from lowering.interp.values import (MISSING, EarlierIterations, Frame, GraphRange, Maybe, MoreOutputs, Stacked, 
@@ -35,9 +35,10 @@ def _raises(block) -> bool:
 class ControlFlow:
     def _stmt_If(self, s, frame):
         test = self.test_value(self.eval(s.test, frame))
-        if isinstance(test, Value) and _raises(s.body) != _raises(s.orelse):
+        if isinstance(test, Value) and _raises(s.body) != _raises(s.orelse) and not self._catching:
             # `if x.shape != y.shape: raise ValueError(...)`: a check on the inputs, which the
             # graph drops as it drops an `assert` on tensor values (torch.onnx does the same).
+            # Not inside a `try` that may catch it: there eager takes the handler instead.
             self.exec_block(s.orelse if _raises(s.body) else s.body, frame)
         elif isinstance(test, Value):
             self.emit_if(s, test, frame)
@@ -64,7 +65,8 @@ class ControlFlow:
             try:
                 items = list(self.iterate(iterable))
             except TypeError:
-                raise self.error(f"cannot iterate over {type(iterable).__name__}", construct="for") from None
+                raise self.error(f"cannot iterate over {type(iterable).__name__}", construct="for",
+                                 hint="iterate over a list, tuple, range, dict or the rows of a tensor") from None
             for item in items:
                 self.assign(s.target, item, frame)
                 self.exec_block(s.body, frame)
@@ -79,7 +81,8 @@ class ControlFlow:
                 self.exec_block(s.orelse, frame)
                 return
             self.exec_block(s.body, frame)
-        raise self.error(f"`while` loop ran {MAX_UNROLL} times at export time", construct="while")
+        raise self.error(f"`while` loop ran {MAX_UNROLL} times at export time", construct="while",
+                         hint="make the loop's condition depend on a tensor (it becomes an ONNX Loop), or bound it")
 
     def _ev_IfExp(self, e, frame):
         test = self.test_value(self.eval(e.test, frame))
@@ -117,7 +120,8 @@ class ControlFlow:
         self.check_region_result(construct, flat_t, graphs[0])
         self.check_region_result(construct, flat_f, graphs[1])
         if spec != spec_f:
-            raise self.error(f"the two sides of this {construct} return different structures", construct=construct)
+            raise self.error(f"the two sides of this {construct} return different structures", construct=construct,
+                             hint="return the same structure (same tuple length, same None-ness) on both sides")
         if not _contains_graph(results[0]) and not _contains_graph(results[1]) and _same(results[0], results[1]):
             return results[0]
         for sub, flat, other in ((graphs[0], flat_t, flat_f), (graphs[1], flat_f, flat_t)):
@@ -165,7 +169,8 @@ class ControlFlow:
                 if more.frame.token is not token or more.name in extra:
                     raise
                 extra.append(more.name)
-        raise self.error("too many names changed by nested functions inside this data-dependent `if`", construct="if")
+        raise self.error("too many names changed by nested functions inside this data-dependent `if`", construct="if",
+                         hint="assign those names in the `if` itself, not in nested functions")
 
     def _emit_if(self, s: ir.If, test: Value, frame: Frame, extra: list, token):
         cond = self.to_bool(test)
@@ -178,6 +183,7 @@ class ControlFlow:
         snapshot = self.state_snapshot(frame)
         envs = []
         graphs = []
+        raised: list[PythonException] = []
         for block in (s.body, s.orelse):
             sub = self.g.subgraph()
             branch = frame.region_copy(_copy_containers(frame.env), id(sub), "if", line, names, token)
@@ -185,6 +191,10 @@ class ControlFlow:
             self.frames.append(branch)
             try:
                 self.exec_block(block, branch)
+            except PythonException as exc:
+                if exc.region != id(sub) or self._catching:
+                    raise
+                raised.append(exc)  # this side raises in eager: a check on the input (see below)
             finally:
                 self.frames.pop()
                 self.g = saved
@@ -192,6 +202,13 @@ class ControlFlow:
             self.check_state_kept(snapshot, "if", line)
             envs.append(branch.env)
             graphs.append(sub)
+        if raised:
+            # Eager raises on one side: for the inputs it accepts it runs the other, so the
+            # graph does, as a data `assert` is dropped. No `try` around may catch it.
+            if len(raised) == 2:
+                raise raised[0]
+            self.exec_block(s.orelse if raised[0].region == id(graphs[0]) else s.body, frame)
+            return
         self.location = (frame.path, s.span.line)
         outputs = self._merge_branches(s, names, envs, graphs, frame, in_place)
         probe_keys = self._branch_probes(graphs) if self.probes_enabled else []
@@ -292,7 +309,8 @@ class ControlFlow:
                 flat_a, spec_a, flat_b, spec_b = _align_maybe(a, b)
             if spec_a != spec_b:
                 raise self.error(f"`{name}` has a different structure on the two sides of a data-dependent `if`"
-                                 f" ({_describe(a)} vs {_describe(b)})", construct="if")
+                                 f" ({_describe(a)} vs {_describe(b)})", construct="if",
+                                 hint="give it the same structure (type, length, None-ness) on both sides, e.g. a zero tensor for None")
             for va, vb in zip(flat_a, flat_b):
                 if isinstance(va, (Stacked, EarlierIterations)) or isinstance(vb, (Stacked, EarlierIterations)):
                     if va is not vb:
@@ -370,7 +388,8 @@ class ControlFlow:
                 if more.frame.token is not token or more.name in extra:
                     raise
                 extra.append(more.name)
-        raise self.error("too many attempts at this data-dependent loop", construct="loop")
+        raise self.error("too many attempts at this data-dependent loop", construct="loop",
+                         hint="assign the names the loop changes in its body, not in nested functions")
 
     def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool, extra=(), token=None):
         line = s.span.line

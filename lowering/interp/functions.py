@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sysconfig
 
 import torch
 
@@ -41,6 +42,8 @@ def _find_def(body, line: int, name: str):
 
 
 _TORCH_DIR = os.path.join(os.path.dirname(torch.__file__), "")  # with the separator: not torchvision/
+# Python's own library (inspect, dataclasses, collections, ...): run for real, never read.
+_STDLIB_DIR = os.path.join(sysconfig.get_paths()["stdlib"], "")
 _EXPORTDB_DIR = os.path.join(_TORCH_DIR, "_export", "db", "examples", "")
 
 # Packages whose calls go to the op table or to Python itself, matched as whole package
@@ -60,6 +63,11 @@ def _is_user_function(fn) -> bool:
         return False
     if path.startswith(_EXPORTDB_DIR):
         return True
+    if is_stdlib_path(path):
+        return False
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if path.startswith("<") or code is not None and code.co_filename.startswith("<"):
+        return False  # frozen stdlib modules, generated code (a dataclass's __init__): no source to read
     package = (getattr(fn, "__module__", "") or "").partition(".")[0]
     return not path.startswith(_TORCH_DIR) and package not in _LIBRARY_PACKAGES
 
@@ -73,6 +81,13 @@ def _same_state(g, old, new) -> bool:
         t = g.const_value(new)
         return t is not None and t.dtype == old.dtype and t.shape == old.shape and bool(torch.equal(t, old.detach()))
     return False
+def is_stdlib_path(path: str) -> bool:
+    return path.startswith(_STDLIB_DIR) and "site-packages" not in path
+
+
+def is_stdlib_function(fn) -> bool:
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    return code is not None and (is_stdlib_path(code.co_filename) or code.co_filename.startswith("<frozen "))
 
 
 class _AutogradContext:
@@ -115,34 +130,6 @@ class UserCode:
             self._functions[key] = structured
         return self._functions[key], path, fn.__globals__
 
-    def construct_object(self, cls: type, args: list, kwargs: dict):
-        """`cls(...)` of a plain user class (no metaclass, no `__new__`) (`ImageList(tensors, sizes)`): the object is made
-        for real and its `__init__` interpreted from source. Its attributes are per-call
-        state, which `__init__` and forward may set (`assign_attribute`)."""
-        obj = object.__new__(cls)
-        self.objects_made[id(obj)] = (obj, id(self.g))
-        if cls.__init__ is object.__init__:
-            if args or kwargs:
-                raise self.error(f"{cls.__qualname__}() takes no arguments", construct="call")
-            return obj
-        self.call_python_function(cls.__init__, [obj, *args], kwargs)
-        return obj
-
-    def assign_attribute(self, owner, name: str, value, text: str) -> None:
-        """`obj.name = value` on an object forward made, in the graph region it was made in
-        (a region cannot hand a changed object back)."""
-        made = self.objects_made.get(id(owner))
-        if made is None or made[0] is not owner:
-            raise self.error(f"assigning `{text}` in forward changes an attribute of a {type(owner).__name__} "
-                             "object, state that untrace does not track", "keep per-call state in local variables",
-                             construct="assign")
-        if made[1] != id(self.g):
-            raise self.error(f"assigning `{text}` inside a data-dependent branch or loop: the object was made "
-                             "outside it, and an If/Loop cannot hand a changed Python object back",
-                             "keep the value in local variables there and set the attribute after it",
-                             construct="assign")
-        setattr(owner, name, value)
-
     def leaves_state_unchanged(self, module: torch.nn.Module, name: str, value) -> bool:
         """Whether `module.name = value` in forward keeps the attribute as it was: the same
         object, or tensors equal in dtype, shape and values to the ones it held (a cache
@@ -156,8 +143,9 @@ class UserCode:
         fn_ir, path, globs = self.function_ir(fn)
         qualname = fn_ir.qualname
         if self.depth > _MAX_DEPTH:
-            raise self.error(f"call depth over {_MAX_DEPTH} (recursion?) in {qualname}", construct="call")
-        frame = Frame({}, globs, path, qualname, graph=id(self.g))
+            raise self.error(f"call depth over {_MAX_DEPTH} (recursion?) in {qualname}", construct="call",
+                             hint="check for unbounded recursion; write the recursion as a loop")
+        frame = Frame({}, globs, path, qualname, graph=id(self.g), function=fn)
         # Free variables of nested functions and decorator wrappers: their cells' contents.
         for name, cell in zip(fn.__code__.co_freevars, getattr(fn, "__closure__", None) or ()):
             try:
@@ -166,6 +154,7 @@ class UserCode:
                 continue
             self.mark_foreign(frame.env[name], name)  # a cell outlives the call
         self._bind_parameters(fn_ir, fn, args, kwargs, frame)
+        frame.first_param = fn_ir.params[0].name if fn_ir.params else None
         if fn_ir.params and fn_ir.params[0].name == "self" and args:
             frame.self_obj = args[0]
         saved = self.location
@@ -196,7 +185,8 @@ class UserCode:
             try:
                 bound = sig.bind(*args, **kwargs)
             except TypeError as exc:
-                raise self.error(f"cannot call {fn_ir.qualname}: {exc}", construct="call") from None
+                raise self.error(f"cannot call {fn_ir.qualname}: {exc}", construct="call",
+                                 hint="call it with the arguments its signature takes") from None
             bound.apply_defaults()
             for name, value in bound.arguments.items():
                 param = sig.parameters[name]
@@ -208,7 +198,8 @@ class UserCode:
                     self.mark_foreign(value, f"the default of `{name}`")  # made once, shared by every call
                 frame.env[name] = value
             return
-        raise self.error(f"cannot bind the arguments of {fn_ir.qualname}", construct="call")
+        raise self.error(f"cannot bind the arguments of {fn_ir.qualname}", construct="call",
+                         hint="call it with the arguments its signature takes")
 
     def call_closure(self, closure: Closure, args, kwargs):
         fn = closure.fn
@@ -234,7 +225,8 @@ class UserCode:
                 elif p.default is not None:
                     frame.env[p.name] = default(p)
                 else:
-                    raise self.error(f"missing argument {p.name} of {fn.qualname}", construct="call")
+                    raise self.error(f"missing argument {p.name} of {fn.qualname}", construct="call",
+                                     hint="pass the missing argument")
             elif p.kind == "vararg":
                 frame.env[p.name] = tuple(positional)
                 positional = []

@@ -19,6 +19,7 @@ from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
+from lowering.interp.object_state import changes_module_tensors
 from lowering.interp.values import (MISSING, BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked,
                                     TensorMethod)
 
@@ -46,7 +47,8 @@ class PythonSemantics:
         with self.g.location(frame.path, s.span.line):
             method = getattr(self, "_stmt_" + type(s).__name__, None)
             if method is None:
-                raise self.error(f"`{type(s).__name__}` statements are not supported in forward", construct=type(s).__name__)
+                raise self.error(f"`{type(s).__name__}` statements are not supported in forward", construct=type(s).__name__,
+                                 hint="move it out of forward, or rewrite it with supported statements")
             method(s, frame)
 
     def _stmt_Pass(self, s, frame):
@@ -90,29 +92,13 @@ class PythonSemantics:
     def _stmt_Return(self, s, frame):
         raise ReturnSignal(self.eval(s.value, frame) if s.value is not None else None)
 
-    def _stmt_Raise(self, s, frame):
-        raise self.error(f"`raise {expr_text(s.exc)}` is reached at export time for these inputs",
-                         "the inputs given to export take a path that raises; check the shapes and arguments",
-                         construct="raise")
-
     def _stmt_Assert(self, s, frame):
         test = self.test_value(self.eval(s.test, frame))
         if isinstance(test, Value):
             return  # a runtime check on data: dropped, as torch.onnx does with torch._assert
         if not test:
-            raise self.error(f"assertion `{expr_text(s.test)}` fails for the export inputs", construct="assert")
-
-    def _stmt_Import(self, s, frame):
-        import importlib
-
-        for name, asname in s.names:
-            if s.module is None:
-                mod = importlib.import_module(name)
-                frame.env[asname or name.split(".")[0]] = mod if asname else importlib.import_module(name.split(".")[0])
-            else:
-                package = frame.globals.get("__package__")
-                mod = importlib.import_module(("." * s.level) + s.module, package) if s.level else importlib.import_module(s.module)
-                frame.env[asname or name] = getattr(mod, name)
+            raise self.error(f"assertion `{expr_text(s.test)}` fails for the export inputs", construct="assert",
+                             hint="export with inputs that pass the assertion")
 
     def _stmt_FunctionDef(self, s, frame):
         defaults = {p.name: self.eval(p.default, frame) for p in s.params if p.default is not None}
@@ -140,18 +126,17 @@ class PythonSemantics:
                 try:
                     del base[index]
                 except (KeyError, IndexError) as exc:
-                    raise self.error(f"`del {expr_text(t)}` fails for the export inputs: {exc!r}", construct="del")
+                    raise self.error(f"`del {expr_text(t)}` fails for the export inputs: {exc!r}", construct="del",
+                                     hint="eager PyTorch raises here too for these inputs: fix the call")
+            elif isinstance(t, ir.Attribute):
+                owner = self.eval(t.value, frame)
+                if isinstance(owner, torch.nn.Module):
+                    raise self.error(f"`del {expr_text(t)}` in forward changes the module's state",
+                                     "keep per-call state in local variables", construct="del")
+                self.delete_attribute(owner, t.attr, expr_text(t))
             else:
-                raise self.error(f"`del {expr_text(t)}` is not supported", construct="del")
-
-    def _stmt_With(self, s, frame):
-        for ctx, target in s.items:
-            value = self.eval(ctx, frame)
-            if not _is_harmless_context(value):
-                raise self.error(f"`with {expr_text(ctx)}` is not supported", construct="with")
-            if target is not None:
-                self.assign(target, None, frame)
-        self.exec_block(s.body, frame)
+                raise self.error(f"`del {expr_text(t)}` is not supported", construct="del",
+                                 hint="rebind the name instead of deleting it")
 
     def assign(self, target, value, frame: Frame) -> None:
         if isinstance(target, ir.Name):
@@ -164,7 +149,8 @@ class PythonSemantics:
             star = next((i for i, e in enumerate(target.elts) if isinstance(e, ir.Starred)), None)
             if star is None:
                 if len(items) != len(target.elts):
-                    raise self.error(f"cannot unpack {len(items)} values into {len(target.elts)}", construct="assign")
+                    raise self.error(f"cannot unpack {len(items)} values into {len(target.elts)}", construct="assign",
+                                     hint="unpack into as many names as there are values")
                 for t, v in zip(target.elts, items):
                     self.assign(t, v, frame)
             else:
@@ -182,12 +168,14 @@ class PythonSemantics:
             owner = self.eval(target.value, frame)
             if isinstance(owner, torch.nn.Module) and self.leaves_state_unchanged(owner, target.attr, value):
                 return  # `self.cell_anchors = [a.to(dtype) for a in self.cell_anchors]` of the same dtype
-            if isinstance(owner, torch.nn.Module):
+            if isinstance(owner, torch.nn.Module) and changes_module_tensors(value):
+                # Tensors (and containers that may hold them) are call-local: `module_attributes`.
                 self.assign_module_attribute(owner, target.attr, value, expr_text(target))
                 return
-            self.assign_attribute(owner, target.attr, value, expr_text(target))
+            self.set_attribute(owner, target.attr, value, expr_text(target))  # journaled: `object_state`
         else:
-            raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign")
+            raise self.error(f"cannot assign to `{expr_text(target)}`", construct="assign",
+                             hint="assign to a name, an index or an attribute")
 
     def _numpy_in_place(self, name: str) -> LoweringError:
         return self.error(f"in-place update of the NumPy array `{name}`: it may share memory with a tensor, which "
@@ -216,19 +204,34 @@ class PythonSemantics:
                 raise self.refuse_varying_list(base, "index assignment")
             base[index] = value
             return
-        raise self.error(f"cannot assign into {type(base).__name__}", construct="setitem")
+        raise self.error(f"cannot assign into {type(base).__name__}", construct="setitem",
+                         hint="assign into a list, dict or tensor variable")
 
     def eval(self, e, frame: Frame):
         method = getattr(self, "_ev_" + type(e).__name__, None)
         if method is None:
-            raise self.error(f"expression `{expr_text(e)}` is not supported", construct=type(e).__name__)
+            raise self.error(f"expression `{expr_text(e)}` is not supported", construct=type(e).__name__,
+                             hint="rewrite the expression with supported constructs (calls, operators, comprehensions)")
         return method(e, frame)
 
     def _ev_Const(self, e, frame):
         return e.value
 
     def _ev_FormattedString(self, e, frame):
-        return "".join(str(self.eval(v, frame)) for v in e.values)
+        if e.template is None:
+            raise self.error("an f-string untrace cannot build (a format spec with expressions in it, or an f-string "
+                             "in a concatenation)", "build the string with str.format or + instead",
+                             construct="f-string")
+        out = []
+        for part in e.template:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            index, conversion, spec = part
+            value = self.eval(e.values[index], frame)  # a graph value shows its name: messages only
+            value = {"r": repr, "s": str, "a": ascii}[conversion](value) if conversion else value
+            out.append(format(value, spec) if not isinstance(value, Value) else str(value))
+        return "".join(out)
 
     def _ev_Name(self, e, frame):
         if e.id in frame.env:
@@ -242,7 +245,8 @@ class PythonSemantics:
             return value
         if hasattr(builtins, e.id):
             return getattr(builtins, e.id)
-        raise self.error(f"name `{e.id}` is not defined here", construct="name")
+        raise self.error(f"name `{e.id}` is not defined here", construct="name",
+                         hint="define the name before forward uses it (eager raises NameError here)")
 
     def _ev_Slice(self, e, frame):
         return slice(*(self.eval(x, frame) if x is not None else None for x in (e.lower, e.upper, e.step)))
@@ -271,6 +275,11 @@ class PythonSemantics:
                 other = self.test_value(self.eval(sub, frame))
                 self.check_state_kept(snapshot, f"`{e.op}`", e.span.line)
                 self.merge_conditional_names(frame, before, runs, f"the right side of this `{e.op}`")
+                if isinstance(other, bool) and result.dtype == torch.bool and result.rank == 0:
+                    # `b and False` is False and `b or True` is True whatever the bool `b`;
+                    # `b and True`, `b or False` are `b`: what eager gets, a Python bool where it is one.
+                    result = other if other is (e.op == "or") else result
+                    continue
                 op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
                 result = self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
                 continue
@@ -335,6 +344,8 @@ class PythonSemantics:
     def _ev_Attribute(self, e, frame):
         base = self.eval(e.value, frame)
         value = self.attribute(base, e.attr)
+        if isinstance(value, TensorMethod):
+            value.receiver = expr_text(e.value)  # `x[0].add_(1)` names `x[0]` if it is refused
         if (id(base), e.attr) not in self.attribute_writes:  # forward's own assignment is call-local
             self.mark_foreign(value, expr_text(e))  # a container held by an object outlives the call
         return value
@@ -367,8 +378,9 @@ class PythonSemantics:
                 return written
         try:
             value = getattr(base, attr)
-        except AttributeError:
-            raise self.error(f"`{type(base).__name__}` has no attribute `{attr}`", construct="attribute") from None
+        except AttributeError as exc:
+            raise self.python_exception(exc, f"`{type(base).__name__}` has no attribute `{attr}`",
+                                        construct="attribute") from None
         if isinstance(value, torch.Tensor) and not isinstance(base, type):
             return self.tensor_constant(value, owner=base, attr=attr)
         if inspect.ismethod(value) and _is_user_function(value.__func__):
@@ -383,12 +395,14 @@ class PythonSemantics:
 
     def _rank(self, v: Value) -> int:
         if v.rank is None:
-            raise self.error("the rank of this tensor is unknown at export time", construct="shape")
+            raise self.error("the rank of this tensor is unknown at export time", construct="shape",
+                             hint="reshape it to a known rank before this use")
         return v.rank
 
     def shape(self, v: Value) -> tuple:
         if v.rank is None:
-            raise self.error("the rank of this tensor is unknown at export time", construct="shape")
+            raise self.error("the rank of this tensor is unknown at export time", construct="shape",
+                             hint="reshape it to a known rank before this use")
         return tuple(self.python_number(self.g.size(v, d)) for d in range(v.rank))
 
     def _ev_Subscript(self, e, frame):
@@ -416,20 +430,27 @@ class PythonSemantics:
                 return self.call_op("operator.getitem", [self.g.const(list(base)), index], {})
             if isinstance(base, (torch.nn.ModuleList, torch.nn.Sequential, list, tuple)) and len(base) > 0:
                 return GraphChoice(list(base), index)
-            raise self.error("indexing a Python container with a tensor value", construct="subscript")
+            raise self.error("indexing a Python container with a tensor value", construct="subscript",
+                             hint="index a tensor (torch.stack the items first), or use a Python int index")
         memo = self.memoized(base) if isinstance(base, dict) else None
         if memo is not None and index in memo:
             return memo[index]
-        return base[index]
+        try:
+            return base[index]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise self.python_exception(exc, f"indexing a {type(base).__name__} fails at export time: {exc!r}",
+                                        construct="subscript") from None
 
     def static_truth(self, v, what: str) -> bool:
         if isinstance(v, Value):
-            raise self.error(f"a {what} on tensor values", construct=what)
+            raise self.error(f"a {what} on tensor values", construct=what,
+                             hint="rewrite it with torch.where, or compute the condition with Python values")
         return self.truth(v)
 
     def truth(self, v) -> bool:
         if isinstance(v, torch.Tensor):
-            raise self.error("the truth value of a tensor constant", construct="bool")
+            raise self.error("the truth value of a tensor constant", construct="bool",
+                             hint="compare the constant with Python values, or use .any()/.all() explicitly")
         if has_varying_items(v):
             raise self.refuse_varying_list(v, "the truth value")
         return bool(v)
@@ -448,4 +469,6 @@ class PythonSemantics:
             else:
                 args.append(v)
         # `lst.append(v)` etc. mutate known lists in place.
+        first = e.args[0] if e.args else None
+        self.first_argument = expr_text(first.value) if first is not None and not first.star and first.keyword is None else None
         return self.call(func, args, kwargs)

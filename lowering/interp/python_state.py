@@ -351,7 +351,8 @@ class PythonState:
         while target is not None and name not in target.env and name in target.nonlocals and target.enclosing:
             target = self.current_view(target.enclosing)
         if target is None:
-            raise self.error(f"cannot find the variable `{name}` declared `nonlocal`", construct="nonlocal")
+            raise self.error(f"cannot find the variable `{name}` declared `nonlocal`", construct="nonlocal",
+                             hint="define the variable in the enclosing function first")
         region_of = target if target.region is not None else None
         if target.graph == frame.graph and region_of is not None and name not in region_of.outputs \
                 and region_of.token is not None:

@@ -4,8 +4,10 @@ in-place bookkeeping (`lowering.aliasing`) that keeps every name for a tensor cu
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
+import types
 
 import numpy as np
 import torch
@@ -19,8 +21,13 @@ from lowering.ops import registry
 from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
-from lowering.interp.functions import _AutogradContext, _is_user_function
+from lowering.interp.functions import _AutogradContext, _is_user_function, is_stdlib_function
 from lowering.interp.module_methods import is_module_method
+from lowering.interp.call_kinds import _as_python, _inherited_forward, _is_method_of_python_object
+from lowering.interp.guards import guard_value, is_guard
+from lowering.interp.module_hooks import has_forward_hooks
+from lowering.interp.object_state import (changes_module_tensors, is_context_var_method, is_generated_init,
+                                          is_hook_registration)
 from lowering.interp.python_state import VARYING, has_varying_items
 from lowering.interp.values import (MISSING, BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked, 
                                     TensorMethod, _contains_graph, _graph_leaves, _hashable)
@@ -32,18 +39,17 @@ _PURE_MODULES = ("math", "operator", "builtins", "functools", "itertools", "numb
 
 # Pure restructuring of containers, safe to run for real even with graph values as leaves.
 _PURE_WITH_GRAPH = {"torch.utils._pytree.tree_flatten", "torch.utils._pytree.tree_unflatten",
-                    "torch.utils._pytree.tree_map", "torch.utils._pytree.tree_leaves", "collections.OrderedDict"}
+                    "torch.utils._pytree.tree_map", "torch.utils._pytree.tree_leaves", "collections.OrderedDict",
+                    "dataclasses.fields", "dataclasses.is_dataclass"}  # these read only the class
 
 
 # Runtime checks on data: the exported graph drops them, as torch.onnx does.
 _RUNTIME_CHECKS = {"torch._check", "torch._check_is_size", "torch._assert", "torch._check_with"}
 
 
-_PURE_TORCH = {"torch.is_tensor", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.onnx.is_in_onnx_export",
-               "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.device",
-               "torch.is_floating_point", "torch.compiler.is_compiling", "torch._assert", "torch._check",
-               "torch.promote_types", "torch.Size", "torch._C._get_tracing_state",
-               "torch._jit_internal.is_scripting", "torch.jit._trace.is_tracing",
+_PURE_TORCH = {"torch.is_tensor", "torch.is_grad_enabled", "torch.get_default_dtype", "torch.finfo", "torch.iinfo",
+               "torch.device", "torch.is_floating_point", "torch._assert", "torch._check",
+               "torch.promote_types", "torch.Size",
                "torch._C._log_api_usage_once"}  # torchvision's usage logging: no effect on the graph
 
 
@@ -68,12 +74,15 @@ def _inplace_flag(func, args, kwargs) -> bool:
 
 class TorchCalls:
     def call(self, func, args, kwargs):
+        # The source of the first argument, when the call is in the source: an in-place
+        # update names it (`torch.relu_(self.buf)`); taken here, so that no other call sees it.
+        first_argument, self.first_argument = self.first_argument, None
         if isinstance(func, NumpyMethod):
             return numpy_arrays.call_method(self, func, args, kwargs)
         if numpy_arrays.is_numpy_callable(func):
             return numpy_arrays.call_function(self, func, args, kwargs)
         if isinstance(func, TensorMethod):
-            return self.tensor_method(func.value, func.name, args, kwargs)
+            return self.tensor_method(func.value, func.name, args, kwargs, func.receiver)
         if isinstance(func, GraphChoice):
             return self.call_choice(func, 0, args, kwargs)
         if isinstance(func, BoundUserMethod):
@@ -81,20 +90,37 @@ class TorchCalls:
         if isinstance(func, Closure):
             return self.call_closure(func, args, kwargs)
         if isinstance(func, torch.nn.Module):
-            return self.call_module(func, args, kwargs)
+            if has_forward_hooks(func):  # module(x) runs its hooks around forward, as __call__ does
+                return self.call_with_hooks(func, args, kwargs, lambda a, k: self.call_module(func, a, k))
+            return self.call_module(func, args, kwargs, updated=first_argument)
         if getattr(func, "__script_if_tracing_wrapper", False):
             func = getattr(func, "__original_fn")  # torch.jit._script_if_tracing: the function itself outside a tracer
         if inspect.isclass(func) and issubclass(func, torch.nn.Module):
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
-        if inspect.isclass(func) and _is_user_function(func) and type(func) is type and func.__new__ is object.__new__:
-            return self.construct_object(func, args, kwargs)
+        if inspect.isclass(func) and _is_user_function(func):
+            return self.instantiate(func, args, kwargs)
+        if isinstance(func, functools._lru_cache_wrapper) and _is_user_function(func.__wrapped__):
+            if not self._has_graph(args, kwargs) and all(_hashable(a) for a in [*args, *kwargs.values()]):
+                return func(*args, **kwargs)  # what eager gets: the cached result (availability checks, ...)
+            return self.call(func.__wrapped__, args, kwargs)  # a cache changes no result: the function's source
+        if is_generated_init(func, args):
+            return self.call_generated_init(func, args, kwargs)
+        if is_hook_registration(func):
+            return self.register_hook(func, args, kwargs)
+        if is_context_var_method(func):
+            return self.context_var_call(func, func.__self__, args, kwargs)
         if inspect.ismethod(func) and _is_user_function(func.__func__):
             return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
-        if is_module_method(func):
+        inherited = _inherited_forward(func)
+        if inherited is not None:
+            return self.call_module(func.__self__, args, kwargs, cls=inherited)  # super().forward(x)
+        if is_module_method(func):  # after super().forward, which is bound to the module too
             return self.call_module_method(func, args, kwargs)
         if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
                 and issubclass(func.__self__, torch.autograd.Function):
             return self.call_python_function(func.__self__.forward, [_AutogradContext(), *args], kwargs)
+        if is_guard(func):
+            return guard_value(func)
         if func is torch.Generator:
             return self.generators.create(self, args, kwargs)
         if self.generators.is_method(func):
@@ -105,24 +131,43 @@ class TorchCalls:
         if special is not None:
             return special(self, args, kwargs)
         owner = getattr(func, "__self__", None)
-        if inspect.isbuiltin(func) and isinstance(owner, (list, dict, set, str, tuple, bytes)):
+        if isinstance(func, (types.BuiltinMethodType, types.MethodWrapperType)) and \
+                isinstance(owner, (list, dict, set, frozenset, str, tuple, bytes)):
             self.check_memo_read(owner, f"`.{getattr(func, '__name__', '')}()` on")
             self.check_mutating_call(func, owner, args)
-            return func(*args, **kwargs)  # list.append, dict.get, str.format ...
-        if func in (getattr, hasattr) and len(args) >= 2 and not self._has_graph(args, kwargs):
+            try:
+                return func(*args, **kwargs)  # list.append, dict.get, str.format ...
+            except Exception as exc:
+                raise self.python_exception(exc, f"{type(owner).__name__}.{func.__name__}(...) failed at export "
+                                                 f"time: {exc!r}") from None
+        if _is_method_of_python_object(func, owner) and not self._has_graph(args, kwargs):
+            try:
+                return func(*args, **kwargs)  # re.Pattern.fullmatch, str methods of a subclass, ...
+            except Exception as exc:
+                raise self.python_exception(exc, f"{type(owner).__name__}.{func.__name__}(...) failed at export "
+                                                 f"time: {exc!r}") from None
+        if func is getattr and len(args) >= 2 and not isinstance(args[0], Value) and \
+                not self._has_graph(args[1:], kwargs):
             written = self.module_attribute(args[0], args[1]) if isinstance(args[0], torch.nn.Module) else MISSING
             if written is not MISSING:
-                return True if func is hasattr else written
-            if func is hasattr:
-                return hasattr(*args)
-            value = getattr(*args)
+                return written  # forward's own assignment, call-local (`module_attributes`)
+            try:
+                value = getattr(*args)
+            except AttributeError as exc:
+                raise self.python_exception(exc, f"getattr(...) failed at export time: {exc!r}") from None
             self.mark_foreign(value, f"{type(args[0]).__name__}.{args[1]}")
             if isinstance(value, torch.Tensor) and not isinstance(args[0], type):
                 return self.tensor_constant(value, owner=args[0], attr=args[1])
             return value
-        if func in (setattr, delattr):
-            raise self.error(f"`{func.__name__}()` in forward changes an object's state, which outlives the call",
+        if func in (setattr, delattr) and args and isinstance(args[0], torch.nn.Module) and (
+                func is delattr or len(args) != 3 or changes_module_tensors(args[2])):
+            raise self.error(f"`{func.__name__}()` in forward changes the module's state, which outlives the call",
                              "keep per-call state in local variables", construct="call")
+        owner_text = first_argument or type(args[0]).__name__ if args else ""
+        if func is setattr and len(args) == 3:
+            return self.set_attribute(*args, describe=f"setattr({owner_text}, {args[1]!r})")
+        if func is delattr and len(args) == 2:
+            return self.delete_attribute(*args, describe=f"delattr({owner_text}, {args[1]!r})")
         name = registry.canonical_name(func) if callable(func) else None
         if name is not None:
             if name in ("torch.cond",):
@@ -142,24 +187,25 @@ class TorchCalls:
                 return func(*args, **kwargs)
             lowering = registry.lookup(name, self.g.opset)
             if lowering is not None and (self._has_graph(args, kwargs) or name.startswith(("torch.", "Tensor."))):
-                return self.call_torch(name, func, args, kwargs)
+                return self.call_torch(name, func, args, kwargs, first_argument)
             if not self._has_graph(args, kwargs) and self._is_pure(func, name):
                 try:
-                    return func(*args, **kwargs)
+                    return func(*[_as_python(a) for a in args], **{k: _as_python(v) for k, v in kwargs.items()})
                 except Exception as exc:
-                    raise self.error(f"{name}(...) failed at export time: {exc}", construct="call") from None
+                    raise self.python_exception(exc, f"{name}(...) failed at export time: {exc!r}") from None
             if lowering is not None:
-                return self.call_torch(name, func, args, kwargs)
+                return self.call_torch(name, func, args, kwargs, first_argument)
             if _is_user_function(func):
                 return self.call_python_function(func, args, kwargs)
             raise self.error(f"no lowering for `{name}`",
                              f"register one with lowering.register_lowering({name!r}, fn), or rewrite with supported torch ops",
                              construct="call")
-        raise self.error(f"cannot call {func!r}", construct="call")
+        raise self.error(f"cannot call {func!r}", construct="call",
+                         hint="register a lowering for it (lowering.register_lowering), or call it outside forward")
 
     def _is_pure(self, func, name: str) -> bool:
         module = getattr(func, "__module__", None) or ""
-        if name in _PURE_TORCH:
+        if name in _PURE_TORCH or is_stdlib_function(func):
             return True
         return module.split(".")[0] in _PURE_MODULES or isinstance(func, type) and func in (int, float, bool, str, tuple, list, dict, set, slice, range)
 
@@ -180,7 +226,8 @@ class TorchCalls:
                 exc.path, exc.line = self.location
             raise
         except TypeError as exc:
-            raise self.error(f"{name}: {exc}", construct="call") from None
+            raise self.error(f"{name}: {exc}", construct="call",
+                             hint="call it with the arguments torch accepts") from None
         result = self.track_results(name, args, kwargs, result)
         if type(result) is tuple and len(result) == 2 and name.rsplit(".", 1)[-1] in _VALUES_INDICES:
             return _ValuesIndices(*result)  # torch.return_types: .values / .indices
@@ -204,7 +251,7 @@ class TorchCalls:
             return type(v)(self._materialise(x) for x in v)
         return v
 
-    def tensor_method(self, value: Value, name: str, args, kwargs):
+    def tensor_method(self, value: Value, name: str, args, kwargs, receiver: str | None = None):
         if name in ("size",):
             shape = self.shape(value)
             if args or "dim" in kwargs:
@@ -223,7 +270,8 @@ class TorchCalls:
             return self.tolist(value)
         if name == "numpy":
             if args or set(kwargs) - {"force"}:
-                raise self.error("`.numpy()` with these arguments", construct="numpy")
+                raise self.error("`.numpy()` with these arguments", construct="numpy",
+                                 hint="call `.numpy()` without arguments")
             return numpy_arrays.from_tensor(self, value, copy=False)  # the same memory as the tensor
         if name == "unbind" and value.rank:
             d = (args[0] if args else kwargs.get("dim", 0)) % value.rank
@@ -235,21 +283,22 @@ class TorchCalls:
         if name == "get_device":
             return -1
         if name in ("append",):
-            raise self.error("append on a tensor", construct="call")
+            raise self.error("append on a tensor", construct="call",
+                             hint="build a Python list and torch.stack / torch.cat it")
         if f"Tensor.{name}" in _RANDOM_DRAWS and kwargs.get("generator") is not None:
             return self.generators.draw(self, getattr(torch.Tensor, name), f"Tensor.{name}", [value, *args], kwargs)
         result = self.call_op(f"Tensor.{name}", [value, *args], kwargs)
         if name.endswith("_") and not name.startswith("_") and isinstance(result, Value):
-            self.update_aliases(value, result)  # x.add_(1): every name for x sees the update
+            self.update_aliases(value, result, receiver)  # x.add_(1): every name for x sees the update
         return result
 
-    def call_torch(self, name: str, func, args, kwargs):
+    def call_torch(self, name: str, func, args, kwargs, updated: str | None = None):
         """A torch function through the op table; `torch.relu_(x)`, `F.relu(x, inplace=True)`
-        update their first argument in place."""
+        update their first argument in place (`updated`: its source, for messages)."""
         result = self.call_op(name, args, kwargs)
         if args and isinstance(args[0], Value) and isinstance(result, Value) and (
                 is_in_place(name) or _inplace_flag(func, args, kwargs)):
-            self.update_aliases(args[0], result)
+            self.update_aliases(args[0], result, updated)
         return result
 
     def tolist(self, value: Value):
@@ -277,15 +326,23 @@ class TorchCalls:
         self._state_values.add(value)
         return value
 
-    def call_module(self, module: torch.nn.Module, args, kwargs):
-        if isinstance(module, torch.nn.Sequential) and type(module).forward is torch.nn.Sequential.forward:
+    def call_module(self, module: torch.nn.Module, args, kwargs, cls: type | None = None, updated: str | None = None):
+        """`module(*args)`; with `cls`, the forward of that class in its MRO (`super().forward`)."""
+        cls = cls or type(module)
+        if issubclass(cls, torch.nn.Sequential) and cls.forward is torch.nn.Sequential.forward:
             # Sequential or a subclass that keeps its forward: the children in order.
             value = args[0] if args else None
             for child in module:
-                value = self.call_module(child, [value], {})
+                value = self.call(child, [value], {})
             return value
-        name = registry.canonical_name(type(module))
+        name = registry.canonical_name(cls)
         lowering = registry.lookup(name, self.g.opset) if name else None
+        if lowering is None and "forward" not in cls.__dict__:
+            # A class made from an nn module without a forward of its own (a parametrized
+            # Conv1d of weight_norm): that module's lowering, its weights read from `module`.
+            defining = next((c for c in cls.__mro__ if "forward" in c.__dict__), None)
+            if defining is not None and defining is not torch.nn.Module and not _is_user_function(defining.forward):
+                return self.call_module(module, args, kwargs, cls=defining)
         path = self.module_paths.get(id(module), "")
         if lowering is not None:
             call = registry.ModuleCall(module, path, self.g)
@@ -300,14 +357,15 @@ class TorchCalls:
             in_place = getattr(module, "inplace", False) is True
             result = self.track_results(name, args, kwargs, result, in_place)
             if in_place and args and isinstance(args[0], Value) and isinstance(result, Value):
-                self.update_aliases(args[0], result)  # nn.ReLU(inplace=True) and the like
+                self.update_aliases(args[0], result, updated)  # nn.ReLU(inplace=True) and the like
             return result
-        forward = type(module).forward
-        if type(module).forward is torch.nn.Module.forward:
-            raise self.error(f"{type(module).__name__} has no forward", construct="call")
+        forward = cls.forward
+        if forward is torch.nn.Module.forward:
+            raise self.error(f"{cls.__name__} has no forward", construct="call",
+                             hint="give the module a forward, or call the method you mean")
         if not _is_user_function(forward):
             raise self.error(f"no lowering for module {name}",
-                             f"register one with lowering.register_lowering({type(module).__name__}, fn)", construct="call")
+                             f"register one with lowering.register_lowering({cls.__name__}, fn)", construct="call")
         return self.call_python_function(forward, [module, *args], kwargs)
 
     def update_aliases(self, old: Value, new: Value, updated: str | None = None) -> None:
@@ -447,7 +505,8 @@ class TorchCalls:
             if v.static_shape is not None and math.prod(v.static_shape) == 1:
                 v = self.g.op("Reshape", v, self.g.shape_tensor([]))
             else:
-                raise self.error("the truth value of a tensor with more than one element", construct="bool")
+                raise self.error("the truth value of a tensor with more than one element", construct="bool",
+                                 hint="reduce it first: `.any()` or `.all()` (eager raises here too)")
         if v.dtype != torch.bool:
             v = self.g.op("Cast", v, to=torch.bool)
         return v
@@ -466,4 +525,5 @@ class TorchCalls:
             return v.value
         if isinstance(v, (bool, int, float)) or (isinstance(v, (list, tuple)) and all(isinstance(x, (bool, int, float)) for x in v)):
             return self.g.const(v)
-        raise self.error(f"a {type(v).__name__} where the graph needs a tensor", construct="value")
+        raise self.error(f"a {type(v).__name__} where the graph needs a tensor", construct="value",
+                         hint="pass a tensor (torch.as_tensor(...)) or a Python number")

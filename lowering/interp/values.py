@@ -73,6 +73,7 @@ class BoundUserMethod:
 class TensorMethod:
     value: Value
     name: str
+    receiver: str | None = None  # the source of the tensor it is bound to (`self.buf`), for messages
 
 
 @dataclasses.dataclass
@@ -120,6 +121,8 @@ class Frame:
     nonlocals: set = dataclasses.field(default_factory=set)
     global_names: set = dataclasses.field(default_factory=set)
     enclosing: "Frame | None" = None
+    first_param: str | None = None  # the function's first parameter: zero-argument `super()` binds to it
+    function: Any = None  # the Python function this frame runs, when it is one (nested defs' code is in it)
 
     def root(self) -> "Frame":
         """The function's own frame (this one, unless it is a region's copy)."""
@@ -295,7 +298,6 @@ def _describe(v) -> str:
 
 def _zero_tensor(dtype: torch.dtype):
     import onnx.numpy_helper
-    import numpy as np
 
     return onnx.numpy_helper.from_array(np.zeros((1,), dtype=torch.empty((), dtype=dtype).numpy().dtype))
 

@@ -522,14 +522,16 @@ def scatter_reduce(g, input, dim, index, src, reduce, *, include_self=True, out=
     check_out(g, out, "scatter_reduce")
     x = require_value(g, input, "scatter_reduce")
     if reduce == "mean":
-        raise g.error("scatter_reduce(reduce='mean') is not supported", hint="scatter_add the values and the counts, then divide")
+        raise g.error("scatter_reduce(reduce='mean') is not supported",
+                      hint="scatter_add the values and the counts, then divide")
     if reduce not in _SCATTER_REDUCE:
         raise g.error(f"scatter_reduce: reduce must be one of sum, prod, amax, amin, mean; got {reduce!r}")
     if is_bool(x.dtype):
         raise g.error("scatter_reduce of bool tensors is not supported")
     op = _SCATTER_REDUCE[reduce]
     if op in ("max", "min") and g.opset < 18:
-        raise g.error(f"scatter_reduce(reduce={reduce!r}) needs opset 18 (ScatterElements max/min)", hint="export with opset >= 18")
+        raise g.error(f"scatter_reduce(reduce={reduce!r}) needs opset 18 (ScatterElements max/min)",
+                      hint="export with opset >= 18")
     if not include_self:
         # Reset the scattered positions to the reduction's identity first.
         if reduce == "sum":

@@ -1421,9 +1421,11 @@ def scaled_dot_product_attention(g, query, key, value, attn_mask=None, dropout_p
     k = require_value(g, key, "scaled_dot_product_attention", "key")
     v = require_value(g, value, "scaled_dot_product_attention", "value")
     if dropout_p:
-        raise g.error("scaled_dot_product_attention(dropout_p > 0) draws a random mask", hint="pass dropout_p=0.0 in eval mode")
+        raise g.error("scaled_dot_product_attention(dropout_p > 0) draws a random mask",
+                      hint="pass dropout_p=0.0 in eval mode")
     if enable_gqa:
-        raise g.error("scaled_dot_product_attention(enable_gqa=True) is not supported", hint="repeat the key/value heads explicitly")
+        raise g.error("scaled_dot_product_attention(enable_gqa=True) is not supported",
+                      hint="repeat the key/value heads explicitly")
     for t in (q, k, v):
         if t.rank is None or t.rank < 2:
             raise g.error("scaled_dot_product_attention needs inputs of known rank >= 2")

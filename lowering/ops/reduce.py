@@ -51,7 +51,7 @@ def _float_input(g: GraphBuilder, x: Value, dtype: torch.dtype | None, name: str
     if not is_float(x.dtype):
         raise g.error(
             f"{name}() of a {x.dtype} tensor: torch needs a floating point input or dtype= (torch raises)",
-            hint=f"call .float() first, or pass dtype=torch.float32",
+            hint="call .float() first, or pass dtype=torch.float32",
         )
     return x
 

@@ -293,4 +293,7 @@ def canonical_name(obj: Any) -> str | None:
     mod = getattr(obj, "__module__", None)
     if name is None or mod is None:
         return None
-    return f"{mod}.{getattr(obj, '__qualname__', name)}"
+    qualname = getattr(obj, "__qualname__", name)
+    if "pybind11" in qualname:  # a pybind11 function: its qualname names the binding's internal record type
+        qualname = name
+    return f"{mod}.{qualname}"

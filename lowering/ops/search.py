@@ -110,7 +110,8 @@ def histc(g, input, bins=100, min=0, max=0, *, out=None):
     check_out(g, out, "histc")
     x = require_value(g, input, "histc")
     if not is_float(x.dtype):
-        raise g.error(f"histc: \"histogram_cpu\" not implemented for {x.dtype} (torch raises)", hint="call .float() first")
+        raise g.error(f"histc: \"histogram_cpu\" not implemented for {x.dtype} (torch raises)",
+                      hint="call .float() first")
     if isinstance(bins, Value) or not isinstance(bins, int) or isinstance(bins, bool):
         raise g.error("histc: bins must be a Python int known at export time")
     if bins <= 0:

@@ -103,9 +103,9 @@ def test_setting_an_attribute_of_an_object_made_outside_a_data_dependent_branch_
         export(SetsAttributeInBranch(), (torch.randn(3),))
     line = SetsAttributeInBranch.forward.__code__.co_firstlineno + 3
     assert str(info.value) == (
-        f"{__file__}:{line}: assigning `batch.tensors` inside a data-dependent branch or loop: the object was made "
-        "outside it, and an If/Loop cannot hand a changed Python object back\nkeep the value in local variables "
-        "there and set the attribute after it")
+        f"{__file__}:{line}: `batch.tensors` is changed inside a data-dependent branch or loop: whether eager "
+        "PyTorch changes it depends on tensor data, and untrace does not carry it through the graph\n"
+        "keep per-call state in local variables, or change it outside the data-dependent branch")
 
 
 # ---------------------------------------------------------------- module state reassigned as it was

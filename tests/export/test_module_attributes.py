@@ -91,8 +91,9 @@ class AssignsUnderABranch(nn.Module):
 
 
 @pytest.mark.parametrize("model, message", [
-    (Counts(), ("`self.calls` is read before forward assigns it: eager PyTorch reads the value the previous call left "
-               "there, which an exported graph cannot keep")),
+    # A Python value is set on the module for real (journaled, `object_state`): the change outlives the call.
+    (Counts(), ("Counts.forward changes self.calls and leaves it changed, and the next call lowers differently: "
+               "eager PyTorch's next call sees the change, which an exported graph cannot")),
     (InitialisesLazily(), ("`self.table` is read before forward assigns it: eager PyTorch reads the value the "
                           "previous call left there, which an exported graph cannot keep")),
     (ReplacesItsWeight(), ("assigning `self.weight` in forward replaces a submodule, parameter or buffer: the "
