@@ -11,7 +11,7 @@ from analyzer.analyses.facts import EscapeFact, InplaceFact, IterationFact, OpFa
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.summaries import BOOL_METHODS, Summary
-from analyzer.analyses.values import DATA, NONE, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
+from analyzer.analyses.values import DATA, NONE, ROWS, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
 from analyzer.frontend import expr_text, ir
 
 
@@ -156,6 +156,10 @@ class CallSemantics:
                 return Value.python(DATA)
             return Value.python(_max_level(args, kwargs))
         if root in ("typing", "warnings", "logging", "functools", "itertools", "operator", "copy", "dataclasses"):
+            if qualname == "itertools.groupby" and args and args[0].type == "container":
+                # Runs of equal items: how many there are is as dynamic as the items' values.
+                items = args[0].elem
+                return Value.container(UNKNOWN, level=max(args[0].level, items.level if items is not None and items.type != "tensor" else STATIC))
             if root == "itertools" or root == "functools":
                 return _unknown_result(args, kwargs)
             return STATIC_PY
@@ -185,10 +189,10 @@ class CallSemantics:
         shape_level = max([a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type == "python"] + [SHAPE])
         shape_level = max(shape_level, *[as_index_level(v) for k, v in kwargs.items() if k in ("size", "end", "start", "steps")] or [STATIC])
         if name in api.TUPLE_FUNCTIONS or (name in api.TUPLE_WITH_DIM_FUNCTIONS and (len(args) > 1 and args[1].type == "python" or "dim" in kwargs)):
-            return Value.container(Value.tensor(True, shape_level))
+            return pieces(name.rsplit(".", 1)[-1], args[1:], kwargs, Value.tensor(True, shape_level))
         if (name == "torch.where" and len(args) == 1 and not kwargs) or (name == "torch.nonzero" and kwargs.get("as_tuple")):
             return Value.container(Value.tensor(True, DATA))  # one index tensor per dimension
-        if name in api.DATA_SHAPE_FUNCTIONS:
+        if name in api.DATA_SHAPE_FUNCTIONS or (name == "torch.repeat_interleave" and _repeats_are_data(args[1:] or args, kwargs)):
             return Value.tensor(True, DATA)
         if name in ("torch.cond",):
             # What the branch functions return: a tensor, or a tuple of them to unpack.
@@ -220,36 +224,45 @@ class CallSemantics:
             return Value.container(Value.python(level), level=level, ref="range")
         if name in ("enumerate", "reversed", "iter", "sorted", "list", "tuple", "set", "frozenset"):
             if first.type == "tensor":
-                if first.certain:
+                # Over a tensor sized by data (`nonzero`) the number of rows is data: a loop
+                # over them is the data loop's finding (UT102), not a tensor iteration.
+                rows = row_count_level(first)
+                if first.certain and (rows < DATA or name in ("list", "tuple")):
                     self.emit(IterationFact(self.site(node.span), name if name in ("list", "tuple", "enumerate") else "for", self.text(node)))
-                row = Value.tensor(first.certain, first.shape_level, origin="row")
+                row = row_of(first)
                 if name == "enumerate":  # (index, row) pairs: unpacking one is no tensor unpacking
-                    return Value.container(Value.container(elems=(STATIC_PY, row)))
-                return Value.container(row)
+                    return Value.container(Value.container(elems=(STATIC_PY, row)), level=rows)
+                return Value.container(row, level=rows)
             if first.type in ("container", "modules"):
                 elem = first.elem
                 if name == "enumerate":
                     elem = Value.container(elems=(STATIC_PY, first.elem or UNKNOWN))
                 if name in ("list", "tuple") and first.elems is not None:
                     return replace(first, type="container", ref=name)
-                return Value.container(elem or UNKNOWN, level=max(first.level, first.ctl))
+                level = max(first.level, first.ctl)
+                if name in ("set", "frozenset") and elem is not None and elem.type in ("python", "unknown"):
+                    level = max(level, elem.level)  # duplicates dropped by value: the size is as dynamic as the items
+                return Value.container(elem or UNKNOWN, level=level, ref=ROWS if first.ref == ROWS and name != "set" else None)
             if first.type == "python":
                 return Value.container(Value.python(first.level), level=first.level)
             return Value.container(UNKNOWN)
         if name == "zip":
             level = STATIC
             elems = []
+            rows = None
             for a in args:
                 if a.type == "tensor":
-                    if a.certain:
+                    if a.certain and row_count_level(a) < DATA:
                         self.emit(IterationFact(self.site(node.span), "zip", self.text(node)))
-                    elems.append(Value.tensor(a.certain, a.shape_level, origin="row"))
+                    level = max(level, row_count_level(a))
+                    elems.append(row_of(a))
                 elif a.type in ("container", "modules"):
                     level = max(level, a.level)
+                    rows = rows or (ROWS if a.ref == ROWS else None)
                     elems.append(a.elem or UNKNOWN)
                 else:
                     elems.append(UNKNOWN)
-            return Value.container(Value.container(elems=tuple(elems)), level=level)
+            return Value.container(Value.container(elems=tuple(elems)), level=level, ref=rows)
         if name in ("map", "filter"):
             return Value.container(UNKNOWN, level=max((a.level for a in args if a.type == "container"), default=STATIC))
         if name == "getattr" and len(args) >= 2:
@@ -358,8 +371,8 @@ class CallSemantics:
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type in ("python", "container")])
         if name in api.TUPLE_METHODS or (name in api.TUPLE_WITH_DIM_METHODS and (args and args[0].type == "python" or "dim" in kwargs)):
-            return Value.container(Value.tensor(True, level, origin=view_origin(recv) if name in api.VIEW_METHODS else None))
-        if name in api.DATA_SHAPE_METHODS:
+            return pieces(name, args, kwargs, Value.tensor(True, level, origin=view_origin(recv) if name in api.VIEW_METHODS else None))
+        if name in api.DATA_SHAPE_METHODS or (name == "repeat_interleave" and _repeats_are_data(args, kwargs)):
             return Value.tensor(True, DATA)
         ref = "bool" if name in BOOL_METHODS else None
         if recv.ref == SHAPE_VALUED and not api.is_random(name):
@@ -395,6 +408,50 @@ def written_kind(tensor: Value) -> str:
     "local" tensor the code made itself (`torch.zeros(...)`, `x.clone()`, an op's result),
     which the legacy tracer records faithfully."""
     return tensor.origin if tensor.origin in ("input", "parameter", "view") else "local"
+
+
+def pieces(name: str, args, kwargs, piece: Value) -> Value:
+    """The tuple a tensor-splitting call returns (``args``: those after the tensor):
+    `unbind` gives one piece per row of a dimension (`ROWS`); `split` by sizes that are
+    data (`sizes.tolist()`) gives pieces sized by data, as many as there are sizes."""
+    if name == "unbind":
+        return Value.container(piece, ref=ROWS)
+    if name in ("split", "split_with_sizes", "tensor_split"):
+        sizes = args[0] if args else next((v for k, v in kwargs.items() if k in _SPLIT_SIZES), None)
+        if sizes is not None and _values_are_data(sizes):
+            return Value.container(replace(piece, shape_level=DATA), level=DATA)
+    return Value.container(piece)
+
+
+_SPLIT_SIZES = ("split_size_or_sections", "split_size", "split_sizes", "sections", "indices", "indices_or_sections")
+
+
+def _repeats_are_data(args, kwargs) -> bool:
+    """`repeat_interleave` by repeats that are tensor values: its length is their sum."""
+    repeats = args[0] if args else kwargs.get("repeats")
+    return repeats is not None and repeats.type == "tensor" and _values_are_data(repeats)
+
+
+def _values_are_data(v: Value) -> bool:
+    if v.type == "tensor":
+        return v.certain and v.ref != SHAPE_VALUED
+    if v.type == "container":
+        elem = v.elem
+        return elem is not None and (elem.type == "python" and max(elem.level, elem.ctl) >= DATA or _values_are_data(elem))
+    return False
+
+
+def row_of(tensor: Value) -> Value:
+    """One row of ``tensor``, as iteration yields it: a tensor sized by data (`nonzero`)
+    has rows of the sizes of its other dimensions."""
+    return Value.tensor(tensor.certain, min(tensor.shape_level, SHAPE), origin="row")
+
+
+def row_count_level(tensor: Value) -> Level:
+    """What the number of rows of ``tensor`` depends on, as a trip count: data for a
+    tensor sized by data (`nonzero`, a boolean mask); otherwise static, since iterating
+    a tensor is its own finding (UT105)."""
+    return DATA if tensor.shape_level >= DATA else STATIC
 
 
 def as_index_level(v: Value) -> Level:

@@ -8,12 +8,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
-from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level, view_origin, written_kind
-from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, OpFact, Site
+from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level, row_count_level, row_of, view_origin, written_kind
+from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.summaries import Frame
-from analyzer.analyses.values import DATA, NONE, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, type_tag
+from analyzer.analyses.values import DATA, NONE, ROWS, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, type_tag
 from analyzer.frontend import expr_text, ir
 
 TRAINING_FLAG = Value("python", STATIC, ref="training")
@@ -107,12 +107,15 @@ class ExpressionEvaluator(CallSemantics):
             if base.type == "tensor":
                 # An assumed tensor may be a list (`feature_maps[i] = ...`); a tensor index or
                 # a multi-axis index (`state[1][:, :, i] = ...`) says it is not.
-                if base.certain or _has_tensor(index) or _multi_axis(target.index):
+                if base.certain or _has_tensor(index) or multi_axis(target.index):
                     self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target), written_kind(base)))
                 if base.ref == SHAPE_VALUED and isinstance(target.value, ir.Name) and value.ref != SHAPE_VALUED:
                     state[target.value.id] = replace(base, ref=None)  # written with other values
             elif base.type == "container" and isinstance(target.value, ir.Name):
-                state[target.value.id] = replace(base, elem=join(base.elem, value), elems=None)
+                level = base.level
+                if base.ref == "dict" and index.type in ("python", "container", "unknown"):
+                    level = max(level, index.level)  # keys from data (`d[t.item()] = v`): which keys exist is data
+                state[target.value.id] = replace(base, elem=join(base.elem, value), elems=None, level=level)
         elif isinstance(target, ir.Attribute):
             owner = self.ev(target.value, state)
             collect = self.frame.collect_attributes if self.frame is not None else None
@@ -146,9 +149,16 @@ class ExpressionEvaluator(CallSemantics):
     def iterate(self, iterable: Value, node, how: str, span) -> tuple[Value, Level]:
         """(element value, level of the trip count) for `for x in iterable`."""
         if iterable.type == "tensor":
+            row = row_of(iterable)
+            if row_count_level(iterable) >= DATA:
+                # `for e in t.nonzero()`: the trip count is data (a data loop, UT102).
+                return row, DATA
             if iterable.certain:
                 self.emit(IterationFact(self.site(span), how, self.text(node)))
-            return Value.tensor(iterable.certain, iterable.shape_level, origin="row"), STATIC
+            return row, STATIC
+        if iterable.type == "container" and iterable.ref == ROWS:
+            # `for s in x.unbind(1)`: unrolled over the example's size of that dimension.
+            self.emit(IterationFact(self.site(span), how, self.text(node)))
         if iterable.type == "modules":
             return iterable.elem or UNKNOWN, iterable.ctl
         if iterable.type == "container":
@@ -250,7 +260,7 @@ class ExpressionEvaluator(CallSemantics):
             return Value("method", ref=attr, elem=base)
         if t == "module":
             return self.module_attribute(base, attr, node)
-        if t == "modules":
+        if t in ("modules", "super"):  # `super().forward`: the base class's method (`call_method`)
             return Value("method", ref=attr, elem=base)
         if t == "class":
             info = self.analyzer.class_info(base.ref) if isinstance(base.ref, ClassKey) else None
@@ -423,6 +433,9 @@ class ExpressionEvaluator(CallSemantics):
         for g in e.generators:
             iterable = self.ev(g.iter, inner)
             elem, lvl = self.iterate(iterable, g.iter, "comprehension", g.iter.span)
+            if lvl >= DATA and iterable.type == "tensor":
+                # Over the rows of a tensor sized by data: as many items as the data says.
+                self.emit(LoopFact(self.site(g.iter.span), "comprehension", DATA, STATIC, (), self.text(g.iter)))
             level = max(level, lvl)
             self.bind(g.target, elem, inner)
             for cond in g.ifs:
@@ -497,7 +510,7 @@ def view_base(expr) -> str | None:
     return inner.id if isinstance(inner, ir.Name) else view_base(inner)
 
 
-def _multi_axis(index) -> bool:
+def multi_axis(index) -> bool:
     return isinstance(index, ir.Tuple) and any(
         isinstance(e, ir.Slice) or (isinstance(e, ir.Const) and e.value is Ellipsis) for e in index.elts)
 

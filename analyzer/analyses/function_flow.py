@@ -11,7 +11,7 @@ from analyzer.analyses import torch_api as api
 from analyzer.analyses.calls import as_index_level
 from analyzer.analyses.cfg import Node
 from analyzer.analyses.dataflow import Analysis, solve
-from analyzer.analyses.expressions import ExpressionEvaluator, view_base
+from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_base
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.levels import Level
 from analyzer.analyses.summaries import RETURN, Frame, Summary
@@ -252,6 +252,15 @@ class FunctionAnalysis:
             ev.sink = outer
         sink[-1] = replace(fact, types=tuple(sorted(types.items())))
 
+    def _iterates_a_tensor(self, loop) -> bool:
+        """`for row in x` over an assumed tensor (an un-annotated argument) is taken for a
+        tensor iteration only when both are used as tensors: `row` in the body (`row.sum()`)
+        and `x` in the function (`x.shape`, `x.mean(1)`, `x[:, 0]`), which a list of
+        tensors (feature maps) is not."""
+        if not (isinstance(loop.target, ir.Name) and isinstance(loop.iter, ir.Name)):
+            return False
+        return _used_as_tensor(loop.target.id, loop.body) and _used_as_tensor(loop.iter.id, self.frame.fn.body)
+
     def ctl_level(self, node: Node) -> Level:
         return max((self.region_level.get(id(r), STATIC) for r in node.regions), default=STATIC)
 
@@ -303,6 +312,8 @@ class FunctionAnalysis:
             self._taint_written(s, state, self.region_level.get(id(s), STATIC))
             if s.kind == "for":
                 iterable = state.get(f"$iter{id(s)}", UNKNOWN)
+                if iterable.type == "tensor" and not iterable.certain and self._iterates_a_tensor(s):
+                    iterable = replace(iterable, certain=True)
                 elem, level = ev.iterate(iterable, s.iter, "for", s.span)
                 ev.bind(s.target, elem.tainted(level), state)
             else:
@@ -433,6 +444,24 @@ def _is_tensor_check(expr) -> bool:
     return (isinstance(expr, ir.Call) and expr_text(expr.func) == "isinstance" and len(expr.args) == 2
             and expr_text(expr.args[1].value) in ("torch.Tensor", "Tensor"))
 
+
+def _used_as_tensor(name: str, body) -> bool:
+    """Whether ``body`` uses ``name`` as only a tensor is used: a tensor attribute or
+    method that Python sequences lack (`.shape`, `.sum()`), or a multi-axis index."""
+    for s in ir.walk_statements(body):
+        for e in ir.child_expressions(s):
+            for sub in ir.walk_expression(e):
+                if isinstance(sub, ir.Attribute) and isinstance(sub.value, ir.Name) and sub.value.id == name \
+                        and (sub.attr in api.TENSOR_METHODS or sub.attr in api.SHAPE_ATTRIBUTES) \
+                        and sub.attr not in _SEQUENCE_METHODS:
+                    return True
+                if isinstance(sub, ir.Subscript) and isinstance(sub.value, ir.Name) and sub.value.id == name \
+                        and multi_axis(sub.index):
+                    return True
+    return False
+
+
+_SEQUENCE_METHODS = frozenset({"index", "count", "copy"})
 
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
 

@@ -124,6 +124,8 @@ class KindAnalyzer:
         cls = module.classes().get(key.name) if module is not None else None
         if cls is None or "forward" not in cls.methods():
             return None
+        if _calls_super_forward(cls.methods()["forward"]) and self.find_method(key, "forward", after=key)[1] is None:
+            return None  # `super().forward(x)` into a base outside the scanned tree: its hazards are unknown
         return _dedupe(self._forward_facts(module, cls))
 
     def _forward_facts(self, module: ir.Module, cls: ir.ClassDef) -> list[Fact]:
@@ -501,6 +503,16 @@ class KindAnalyzer:
                     args[p.name] = STATIC_PY
             self.call_function(FunctionKey(owner.key.path, init.qualname), init, module, args,
                                Value("module", ref=key), owner.key, collect=attrs)
+
+
+def _calls_super_forward(fn: ir.FunctionDef) -> bool:
+    for stmt in ir.walk_statements(fn.body):
+        for e in ir.child_expressions(stmt):
+            for sub in ir.walk_expression(e):
+                if (isinstance(sub, ir.Attribute) and sub.attr == "forward" and isinstance(sub.value, ir.Call)
+                        and isinstance(sub.value.func, ir.Name) and sub.value.func.id == "super"):
+                    return True
+    return False
 
 
 def _mentions(memo_key, path: str) -> bool:

@@ -104,6 +104,10 @@ class Value:
 # is traced, so a decision on them or an escape of them is a shape matter, not data.
 SHAPE_VALUED = "shape-valued"
 
+# `ref` of a container of the rows of a tensor along one dimension (`x.unbind(1)`): as
+# many as the example's size there, so iterating it unrolls over that size (UT105).
+ROWS = "rows"
+
 UNKNOWN = Value()
 NONE = Value("none")
 STATIC_PY = Value.python(STATIC)

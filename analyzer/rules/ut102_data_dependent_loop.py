@@ -11,7 +11,10 @@ def detect(facts):
     for fact in facts:
         if not isinstance(fact, LoopFact):
             continue
-        if fact.bound_level == Level.DATA:
+        if fact.bound_level == Level.DATA and fact.construct == "comprehension":
+            message = (f"comprehension over a tensor sized by tensor values (`{fact.header}`): tracing makes one "
+                       f"item per row of the example input")
+        elif fact.bound_level == Level.DATA:
             what = "`while` condition" if fact.construct == "while" else "trip count"
             message = f"loop {what} depends on tensor values (`{fact.header}`): tracing unrolls it for the example input"
         elif fact.exit_level == Level.DATA:

@@ -9,7 +9,7 @@ def detect(facts):
         if isinstance(fact, IterationFact):
             what = {"unpack": "unpacking a tensor", "for": "iterating over a tensor",
                     "comprehension": "iterating over a tensor in a comprehension"}.get(fact.how, f"`{fact.how}()` over a tensor")
-            message = f"{what} (`{fact.expression}`): tracing unrolls it over the example's first dimension"
+            message = f"{what} (`{fact.expression}`): tracing unrolls it over the example's number of rows"
             yield RULE.diagnostic(fact.site, message,
                                   "use `x.unbind(0)` / `x.split(...)` with a static size, or vectorise over the dimension")
 
