@@ -11,7 +11,7 @@ from analyzer.analyses.facts import EscapeFact, InplaceFact, IterationFact, OpFa
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.summaries import BOOL_METHODS, Summary
-from analyzer.analyses.values import DATA, NONE, ROWS, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
+from analyzer.analyses.values import DATA, KNOWN_WHEN_TRACED, NDARRAY, NONE, PARAM_VALUED, ROWS, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, known_level, known_ref
 from analyzer.frontend import expr_text, ir
 
 
@@ -173,7 +173,7 @@ class CallSemantics:
                 elems = tuple(modules) if args and all(a.type == "module" for a in args) else None
                 return Value("modules", ref=cls, elem=join_all(modules), elems=elems)
             if cls in api.TENSOR_FACTORIES:
-                return Value.tensor(origin="parameter")
+                return Value.tensor(origin="parameter", ref=PARAM_VALUED)
             if cls.startswith(("torch.nn.init.", "torch.nn.utils.")):
                 return args[0] if args else UNKNOWN
             return Value("module", ref=cls)
@@ -205,8 +205,8 @@ class CallSemantics:
     def call_builtin(self, name: str, args, kwargs, node) -> Value:
         first = args[0] if args else UNKNOWN
         if name in api.TENSOR_TO_PYTHON_BUILTINS:
-            if first.type == "tensor" and first.ref == SHAPE_VALUED:
-                return Value.python(max(SHAPE, first.ctl))
+            if first.type == "tensor" and first.ref in KNOWN_WHEN_TRACED:
+                return Value.python(max(known_level(first.ref), first.ctl))
             if first.is_certain_tensor:
                 self.emit(EscapeFact(self.site(node.span), name, "python", self.text(node)))
                 return Value.python(DATA)
@@ -310,7 +310,7 @@ class CallSemantics:
             if name == "register_buffer" or name == "register_parameter":
                 collect = self.frame.collect_attributes if self.frame is not None else None
                 if collect is not None and isinstance(node.args[0].value, ir.Const):
-                    collect[node.args[0].value.value] = Value.tensor(origin="parameter")
+                    collect[node.args[0].value.value] = Value.tensor(origin="parameter", ref=PARAM_VALUED)
                 return NONE
             if name in ("parameters", "buffers", "modules", "children", "named_parameters"):
                 return Value.container(UNKNOWN)
@@ -349,8 +349,9 @@ class CallSemantics:
             return STATIC_PY
         if name == "type" and not args and not kwargs:
             return STATIC_PY
-        if name in api.PYTHON_ESCAPE_METHODS and recv.ref == SHAPE_VALUED:
-            return Value.python(SHAPE) if name == "item" else Value.container(Value.python(SHAPE), level=shape_level)
+        if name in api.PYTHON_ESCAPE_METHODS and recv.ref in KNOWN_WHEN_TRACED:
+            known = known_level(recv.ref)
+            return Value.python(known) if name == "item" else Value.container(Value.python(known), level=shape_level)
         if name in api.PYTHON_ESCAPE_METHODS:
             if id(node) not in self.check_conditions:
                 self.emit(EscapeFact(self.site(node.span), name, "python", self.text(node)))
@@ -360,7 +361,7 @@ class CallSemantics:
             return Value.python(DATA)
         if name in api.NUMPY_ESCAPE_METHODS:
             self.emit(EscapeFact(self.site(node.span), name, "numpy", self.text(node)))
-            return Value.python(DATA)
+            return Value("python", DATA, shape_level=shape_level, ref=NDARRAY)
         if name in api.INDEX_PUT_METHODS and name.endswith("_"):
             self.emit(InplaceFact(self.site(node.span), "index_put_", self.text(node), written_kind(recv)))
             return recv
@@ -375,7 +376,7 @@ class CallSemantics:
         if name in api.DATA_SHAPE_METHODS or (name == "repeat_interleave" and _repeats_are_data(args, kwargs)):
             return Value.tensor(True, DATA)
         ref = "bool" if name in BOOL_METHODS else None
-        if recv.ref == SHAPE_VALUED and not api.is_random(name):
+        if recv.ref in KNOWN_WHEN_TRACED and not api.is_random(name):
             ref = _shape_valued([recv, *args], kwargs) or ref
         return Value.tensor(True, level, ref=ref, origin=view_origin(recv) if name in api.VIEW_METHODS else None)
 
@@ -388,7 +389,7 @@ def as_attribute(value: Value) -> Value:
     """What `self.x = value` makes `self.x` in forward: parameters and tensors stay
     tensors; Python values computed in __init__ are configuration (static)."""
     if value.type == "tensor":
-        return Value.tensor(True, SHAPE, origin="parameter")
+        return Value.tensor(True, SHAPE, origin="parameter", ref=PARAM_VALUED)
     if value.type in ("python", "none", "container"):
         return replace(value, level=STATIC, ctl=STATIC) if value.type != "container" else replace(
             value, level=STATIC, ctl=STATIC, elems=None, elem=as_attribute(value.elem) if value.elem else None)
@@ -434,7 +435,7 @@ def _repeats_are_data(args, kwargs) -> bool:
 
 def _values_are_data(v: Value) -> bool:
     if v.type == "tensor":
-        return v.certain and v.ref != SHAPE_VALUED
+        return v.certain and v.ref not in KNOWN_WHEN_TRACED
     if v.type == "container":
         elem = v.elem
         return elem is not None and (elem.type == "python" and max(elem.level, elem.ctl) >= DATA or _values_are_data(elem))
@@ -472,27 +473,37 @@ def index_shape_level(index: Value) -> Level:
 
 
 def _shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
-    """`SHAPE_VALUED` when every argument is a shape-valued tensor or a Python value of at
-    most shape level (and, with ``tensors_needed``, at least one is such a tensor)."""
+    """The `ref` (`known_ref`) of a result computed from tensors known when traced
+    (shape- or param-valued) and Python values of at most shape level, when every
+    argument is one of those (and, with ``tensors_needed``, at least one is such a
+    tensor); None otherwise."""
     values = list(args) + [v for k, v in kwargs.items() if k != "**"]
-    found = False
+    refs: set = set()
+    python_level = STATIC
     for v in values:
         if v.type == "tensor":
-            if v.ref != SHAPE_VALUED:
+            if v.ref not in KNOWN_WHEN_TRACED:
                 return None
-            found = True
+            refs.add(v.ref)
         elif v.type in ("python", "none"):
             if max(v.level, v.ctl) > SHAPE:
                 return None
+            python_level = max(python_level, v.level, v.ctl)
         elif v.type == "container":
             elem = v.elem
-            if max(v.level, v.ctl) > SHAPE or (elem is not None and (elem.type == "tensor" and elem.ref != SHAPE_VALUED
+            if max(v.level, v.ctl) > SHAPE or (elem is not None and (elem.type == "tensor" and elem.ref not in KNOWN_WHEN_TRACED
                                                                      or elem.type not in ("tensor", "python", "none")
                                                                      or max(elem.level, elem.ctl) > SHAPE and elem.type != "tensor")):
                 return None
+            python_level = max(python_level, v.level, v.ctl)
+            if elem is not None:
+                if elem.type == "tensor":
+                    refs.add(elem.ref)
+                else:
+                    python_level = max(python_level, elem.level, elem.ctl)
         elif v.type != "ext":  # dtypes, devices
             return None
-    return SHAPE_VALUED if found or not tensors_needed else None
+    return known_ref(refs, python_level) if refs or not tensors_needed else None
 
 
 def _max_level(args, kwargs) -> Level:

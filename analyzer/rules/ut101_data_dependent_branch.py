@@ -63,11 +63,17 @@ RULE = Rule(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, mask=None):\n"
         "        if mask is not None:\n            x = x * mask\n        if self.training:\n            x = x + 1\n        return x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return torch.where(x.sum() > 0, x, -x)\n",
+        # parameters and buffers are fixed in the exported model
+        "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('scale', torch.ones(3))\n    def forward(self, x):\n"
+        "        if self.scale.sum() > 0:\n            x = x * 2\n        return x\n",
     ),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            return x\n        return -x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x if x.mean() > 0 else -x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        assert (x >= 0).all()\n        return x\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        for i in range(3):\n            x = x * 2\n"
+        "            if x.sum() > 3:\n                return x\n        return x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
         "        kept = [r for r in x.unbind(0) if r.sum() > 0]\n        return torch.stack(kept)\n",
     ),

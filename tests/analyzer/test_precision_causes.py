@@ -288,8 +288,9 @@ case("unpacked-input", """
     class Rotary(nn.Module):
         def forward(self, x, position_embeddings: torch.Tensor):
             cos, sin = position_embeddings
-            a, b = torch.softmax(x, 0)  # expect: UT105
-            return x * cos + a * sin + b
+            a, b = torch.softmax(x, 0)
+            first, *rest = torch.softmax(x, 0)  # expect: UT105
+            return x * cos + a * sin + b + first
 """)
 
 # (5) Strings, dtypes, devices and numbers are not data: a dtype from torch's autocast
