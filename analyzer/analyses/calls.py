@@ -192,7 +192,8 @@ class CallSemantics:
             return pieces(name.rsplit(".", 1)[-1], args[1:], kwargs, Value.tensor(True, shape_level))
         if (name == "torch.where" and len(args) == 1 and not kwargs) or (name == "torch.nonzero" and kwargs.get("as_tuple")):
             return Value.container(Value.tensor(True, DATA))  # one index tensor per dimension
-        if name in api.DATA_SHAPE_FUNCTIONS or (name == "torch.repeat_interleave" and _repeats_are_data(args[1:] or args, kwargs)):
+        if name in api.DATA_SHAPE_FUNCTIONS or (name == "torch.repeat_interleave" and _repeats_are_data(
+                args[1:] if len(args) > 1 or "repeats" in kwargs else args, kwargs)):  # `repeat_interleave(repeats)`
             return Value.tensor(True, DATA)
         if name in ("torch.cond",):
             # What the branch functions return: a tensor, or a tuple of them to unpack.
@@ -216,6 +217,8 @@ class CallSemantics:
         if name == "len":
             if first.type == "tensor":
                 return Value.python(first.shape_level)
+            if first.type == "container" and first.ref == "shape":
+                return STATIC_PY  # `len(t.shape)`: the rank, fixed in every graph
             if first.type in ("container", "python"):
                 return Value.python(max(first.level, first.ctl))
             return STATIC_PY
@@ -344,6 +347,8 @@ class CallSemantics:
         if name in api.SHAPE_METHODS:
             if name == "size" and not args and "dim" not in kwargs:
                 return Value.container(Value.python(shape_level), level=shape_level, ref="shape")
+            if name == "size" and isinstance(node, ir.Call) and node.args:
+                return Value.python(size_level(shape_level, node.args[0].value))
             return Value.python(shape_level)
         if name in api.STATIC_METHODS:
             return STATIC_PY
@@ -440,6 +445,17 @@ def _values_are_data(v: Value) -> bool:
         elem = v.elem
         return elem is not None and (elem.type == "python" and max(elem.level, elem.ctl) >= DATA or _values_are_data(elem))
     return False
+
+
+def size_level(shape_level: Level, dim) -> Level:
+    """What `t.shape[dim]` / `t.size(dim)` depends on: a tensor sized by data (`nonzero`,
+    a boolean mask, `unique`) has data only in its first dimension; the others (a box's 4,
+    the feature size) are the shapes they were."""
+    if shape_level >= DATA and isinstance(dim, ir.Const) and isinstance(dim.value, int) and dim.value != 0:
+        return SHAPE
+    if shape_level >= DATA and isinstance(dim, ir.UnaryOp) and dim.op == "-" and isinstance(dim.operand, ir.Const):
+        return SHAPE  # `t.shape[-1]`
+    return shape_level
 
 
 def row_of(tensor: Value) -> Value:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
-from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level, row_count_level, row_of, view_origin, written_kind
+from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level, row_count_level, row_of, size_level, view_origin, written_kind
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
@@ -329,6 +329,8 @@ class ExpressionEvaluator(CallSemantics):
             # Basic indexing (ints, slices, None, ...) gives a view; a tensor index a copy (origin "copy").
             return Value.tensor(base.certain, shape_level, origin="copy" if _has_tensor(index) else view_origin(base))
         if t == "container":
+            if base.ref == "shape" and base.level >= DATA and size_level(base.level, index_node) < DATA:
+                return Value.python(SHAPE)
             if base.elems is not None and isinstance(index_node, ir.Const) and isinstance(index_node.value, int):
                 try:
                     return base.elems[index_node.value]
