@@ -17,7 +17,7 @@ def detect(facts):
 RULE = Rule(
     code="UT105",
     name="tensor-iteration",
-    summary="A tensor iterated, listed or unpacked in Python.",
+    summary="A tensor iterated, listed or star-unpacked in Python.",
     what="Reports `for row in t`, `list(t)`, `tuple(t)`, `enumerate(t)`, `zip(t, ...)`, iterating `t.unbind(d)` "
          "and a starred unpacking `a, *rest = t` on a value known to be a single tensor. `a, b = t` is not reported: "
          "every input eager accepts has exactly two rows, and the trace is right for all of them. A tensor sized by "
