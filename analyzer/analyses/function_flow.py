@@ -8,11 +8,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
-from analyzer.analyses.calls import as_index_level
 from analyzer.analyses.cfg import Node
 from analyzer.analyses.dataflow import Analysis, solve
 from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_base
-from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
+from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.levels import Level
 from analyzer.analyses.summaries import RETURN, Frame, Summary
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
@@ -313,16 +312,10 @@ class FunctionAnalysis:
             return state
         if kind == "loop-init":
             if s.kind == "for":
-                # Escapes in a data-dependent loop head (`range(int(t))`) are the loop's finding.
-                outer, ev.sink = ev.sink, ([] if ev.sink is not None else None)
-                try:
-                    iterable = ev.ev(s.iter, state)
-                finally:
-                    inner, ev.sink = ev.sink, outer
-                if inner:
-                    folded = as_index_level(iterable) >= DATA
-                    outer.extend(f for f in inner if not (folded and isinstance(f, EscapeFact) and f.target == "python"))
-                state[f"$iter{id(s)}"] = iterable
+                # An escape in a data-dependent loop head (`range(int(t))`, `groupby(t.tolist())`)
+                # is a finding of its own besides the loop's, as one in a predicate is: a
+                # user who ignores UT102 still sees the UT201.
+                state[f"$iter{id(s)}"] = ev.ev(s.iter, state)
             return state
         if kind == "loop":
             # Values carried around the loop depend on how often it ran.

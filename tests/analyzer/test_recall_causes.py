@@ -34,7 +34,7 @@ case("data-sized-iteration", """
                 boxes = boxes + w
             for w in boxes[scores > 0]:  # expect: UT102
                 boxes = boxes + w.sum()
-            for p in torch.split(boxes, repeats.tolist()):  # expect: UT102 (the escape in its head is its finding)
+            for p in torch.split(boxes, repeats.tolist()):  # expect: UT102, UT201
                 boxes = boxes + p.sum()
             for p in boxes.split(2):  # static pieces: not a hazard
                 boxes = boxes + p.sum()
@@ -111,9 +111,9 @@ case("containers-from-escapes", """
                 x = x + v
             if 3 not in d:  # expect: UT101
                 x = x + 1
-            for key, group in itertools.groupby(ids.tolist()):  # expect: UT102
+            for key, group in itertools.groupby(ids.tolist()):  # expect: UT102, UT201
                 x = x + 1
-            for u in set(ids.tolist()):  # expect: UT102
+            for u in set(ids.tolist()):  # expect: UT102, UT201
                 x = x + u
             names = {"a": 1, "b": 2}
             for k, v in names.items():
