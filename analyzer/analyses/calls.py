@@ -189,7 +189,7 @@ class CallSemantics:
         shape_level = max([a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type == "python"] + [SHAPE])
         shape_level = max(shape_level, *[as_index_level(v) for k, v in kwargs.items() if k in ("size", "end", "start", "steps")] or [STATIC])
         if name in api.TUPLE_FUNCTIONS or (name in api.TUPLE_WITH_DIM_FUNCTIONS and (len(args) > 1 and args[1].type == "python" or "dim" in kwargs)):
-            return pieces(name.rsplit(".", 1)[-1], args[1:], kwargs, Value.tensor(True, shape_level))
+            return pieces(name.rsplit(".", 1)[-1], args[1:], kwargs, Value.tensor(True, shape_level), _call_args(node)[1:])
         if (name == "torch.where" and len(args) == 1 and not kwargs) or (name == "torch.nonzero" and kwargs.get("as_tuple")):
             return Value.container(Value.tensor(True, DATA))  # one index tensor per dimension
         if name in api.DATA_SHAPE_FUNCTIONS or (name == "torch.repeat_interleave" and _repeats_are_data(
@@ -377,7 +377,8 @@ class CallSemantics:
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type in ("python", "container")])
         if name in api.TUPLE_METHODS or (name in api.TUPLE_WITH_DIM_METHODS and (args and args[0].type == "python" or "dim" in kwargs)):
-            return pieces(name, args, kwargs, Value.tensor(True, level, origin=view_origin(recv) if name in api.VIEW_METHODS else None))
+            return pieces(name, args, kwargs, Value.tensor(True, level, origin=view_origin(recv) if name in api.VIEW_METHODS else None),
+                          _call_args(node))
         if name in api.DATA_SHAPE_METHODS or (name == "repeat_interleave" and _repeats_are_data(args, kwargs)):
             return Value.tensor(True, DATA)
         ref = "bool" if name in BOOL_METHODS else None
@@ -416,17 +417,27 @@ def written_kind(tensor: Value) -> str:
     return tensor.origin if tensor.origin in ("input", "parameter", "view") else "local"
 
 
-def pieces(name: str, args, kwargs, piece: Value) -> Value:
-    """The tuple a tensor-splitting call returns (``args``: those after the tensor):
-    `unbind` gives one piece per row of a dimension (`ROWS`); `split` by sizes that are
-    data (`sizes.tolist()`) gives pieces sized by data, as many as there are sizes."""
+def pieces(name: str, args, kwargs, piece: Value, arg_nodes=()) -> Value:
+    """The tuple a tensor-splitting call returns (``args``: those after the tensor, and
+    ``arg_nodes`` their expressions, keywords included): `unbind` gives one piece per row
+    of a dimension (`ROWS`) -- unless it is counted from the end (`unbind(-1)`: the
+    coordinates of a box, fixed by the model); `split` by sizes that are data
+    (`sizes.tolist()`) gives pieces sized by data, as many as there are sizes."""
     if name == "unbind":
-        return Value.container(piece, ref=ROWS)
+        dim = next((a.value for a in arg_nodes if a.keyword == "dim"), None)
+        if dim is None:
+            dim = next((a.value for a in arg_nodes if a.keyword is None), None)
+        from_end = isinstance(dim, ir.UnaryOp) and dim.op == "-"
+        return Value.container(piece, ref=None if from_end else ROWS)
     if name in ("split", "split_with_sizes", "tensor_split"):
         sizes = args[0] if args else next((v for k, v in kwargs.items() if k in _SPLIT_SIZES), None)
         if sizes is not None and _values_are_data(sizes):
             return Value.container(replace(piece, shape_level=DATA), level=DATA)
     return Value.container(piece)
+
+
+def _call_args(node) -> list:
+    return list(node.args) if isinstance(node, ir.Call) else []
 
 
 _SPLIT_SIZES = ("split_size_or_sections", "split_size", "split_sizes", "sections", "indices", "indices_or_sections")

@@ -84,6 +84,8 @@ case("tensor-iteration", """
         def forward(self, x, feats, dicts):
             sums = [s.sum() for s in x.unbind(1)]  # expect: UT105
             q, k, v = x.unbind(0)
+            coords = [c * 2 for c in x.unbind(-1)]  # counted from the end: a fixed axis (box coordinates)
+            heads = [h.sum() for h in torch.unbind(x, dim=2)]  # expect: UT105
             b, n = x.shape[:2]
             for row in x:  # expect: UT105
                 if row.sum() > 0:  # expect: UT101
@@ -92,7 +94,7 @@ case("tensor-iteration", """
                 f = f.flatten(1)
             for d, t in zip(dicts, torch.relu(x)):  # expect: UT105
                 d["t"] = t
-            return sums, q + k + v, b * n
+            return sums, q + k + v, b * n, coords, heads
 """)
 
 # Python containers built from escaped values are data: which keys a dict has, how many
