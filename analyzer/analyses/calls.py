@@ -10,8 +10,25 @@ from analyzer.analyses import torch_api as api
 from analyzer.analyses.facts import EscapeFact, InplaceFact, IterationFact, OpFact
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
+from analyzer.analyses.shapes import call_args, pieces, repeats_are_data, row_count_level, row_of, size_level
 from analyzer.analyses.summaries import BOOL_METHODS, Summary
-from analyzer.analyses.values import DATA, KNOWN_WHEN_TRACED, NDARRAY, NONE, PARAM_VALUED, ROWS, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, known_level, known_ref
+from analyzer.analyses.values import (
+    DATA,
+    KNOWN_WHEN_TRACED,
+    NDARRAY,
+    NONE,
+    PARAM_VALUED,
+    ROWS,
+    SHAPE,
+    STATIC,
+    STATIC_PY,
+    UNKNOWN,
+    Value,
+    join,
+    join_all,
+    known_level,
+    known_ref,
+)
 from analyzer.frontend import expr_text, ir
 
 
@@ -189,10 +206,10 @@ class CallSemantics:
         shape_level = max([a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type == "python"] + [SHAPE])
         shape_level = max(shape_level, *[as_index_level(v) for k, v in kwargs.items() if k in ("size", "end", "start", "steps")] or [STATIC])
         if name in api.TUPLE_FUNCTIONS or (name in api.TUPLE_WITH_DIM_FUNCTIONS and (len(args) > 1 and args[1].type == "python" or "dim" in kwargs)):
-            return pieces(name.rsplit(".", 1)[-1], args[1:], kwargs, Value.tensor(True, shape_level), _call_args(node)[1:])
+            return pieces(name.rsplit(".", 1)[-1], args[1:], kwargs, Value.tensor(True, shape_level), call_args(node)[1:])
         if (name == "torch.where" and len(args) == 1 and not kwargs) or (name == "torch.nonzero" and kwargs.get("as_tuple")):
             return Value.container(Value.tensor(True, DATA))  # one index tensor per dimension
-        if name in api.DATA_SHAPE_FUNCTIONS or (name == "torch.repeat_interleave" and _repeats_are_data(
+        if name in api.DATA_SHAPE_FUNCTIONS or (name == "torch.repeat_interleave" and repeats_are_data(
                 args[1:] if len(args) > 1 or "repeats" in kwargs else args, kwargs)):  # `repeat_interleave(repeats)`
             return Value.tensor(True, DATA)
         if name in ("torch.cond",):
@@ -378,8 +395,8 @@ class CallSemantics:
         level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type in ("python", "container")])
         if name in api.TUPLE_METHODS or (name in api.TUPLE_WITH_DIM_METHODS and (args and args[0].type == "python" or "dim" in kwargs)):
             return pieces(name, args, kwargs, Value.tensor(True, level, origin=view_origin(recv) if name in api.VIEW_METHODS else None),
-                          _call_args(node))
-        if name in api.DATA_SHAPE_METHODS or (name == "repeat_interleave" and _repeats_are_data(args, kwargs)):
+                          call_args(node))
+        if name in api.DATA_SHAPE_METHODS or (name == "repeat_interleave" and repeats_are_data(args, kwargs)):
             return Value.tensor(True, DATA)
         ref = "bool" if name in BOOL_METHODS else None
         if recv.ref in KNOWN_WHEN_TRACED and not api.is_random(name):
@@ -415,71 +432,6 @@ def written_kind(tensor: Value) -> str:
     "local" tensor the code made itself (`torch.zeros(...)`, `x.clone()`, an op's result),
     which the legacy tracer records faithfully."""
     return tensor.origin if tensor.origin in ("input", "parameter", "view") else "local"
-
-
-def pieces(name: str, args, kwargs, piece: Value, arg_nodes=()) -> Value:
-    """The tuple a tensor-splitting call returns (``args``: those after the tensor, and
-    ``arg_nodes`` their expressions, keywords included): `unbind` gives one piece per row
-    of a dimension (`ROWS`) -- unless it is counted from the end (`unbind(-1)`: the
-    coordinates of a box, fixed by the model); `split` by sizes that are data
-    (`sizes.tolist()`) gives pieces sized by data, as many as there are sizes."""
-    if name == "unbind":
-        dim = next((a.value for a in arg_nodes if a.keyword == "dim"), None)
-        if dim is None:
-            dim = next((a.value for a in arg_nodes if a.keyword is None), None)
-        from_end = isinstance(dim, ir.UnaryOp) and dim.op == "-"
-        return Value.container(piece, ref=None if from_end else ROWS)
-    if name in ("split", "split_with_sizes", "tensor_split"):
-        sizes = args[0] if args else next((v for k, v in kwargs.items() if k in _SPLIT_SIZES), None)
-        if sizes is not None and _values_are_data(sizes):
-            return Value.container(replace(piece, shape_level=DATA), level=DATA)
-    return Value.container(piece)
-
-
-def _call_args(node) -> list:
-    return list(node.args) if isinstance(node, ir.Call) else []
-
-
-_SPLIT_SIZES = ("split_size_or_sections", "split_size", "split_sizes", "sections", "indices", "indices_or_sections")
-
-
-def _repeats_are_data(args, kwargs) -> bool:
-    """`repeat_interleave` by repeats that are tensor values: its length is their sum."""
-    repeats = args[0] if args else kwargs.get("repeats")
-    return repeats is not None and repeats.type == "tensor" and _values_are_data(repeats)
-
-
-def _values_are_data(v: Value) -> bool:
-    if v.type == "tensor":
-        return v.certain and v.ref not in KNOWN_WHEN_TRACED
-    if v.type == "container":
-        elem = v.elem
-        return elem is not None and (elem.type == "python" and max(elem.level, elem.ctl) >= DATA or _values_are_data(elem))
-    return False
-
-
-def size_level(shape_level: Level, dim) -> Level:
-    """What `t.shape[dim]` / `t.size(dim)` depends on: a tensor sized by data (`nonzero`,
-    a boolean mask, `unique`) has data only in its first dimension; the others (a box's 4,
-    the feature size) are the shapes they were."""
-    if shape_level >= DATA and isinstance(dim, ir.Const) and isinstance(dim.value, int) and dim.value != 0:
-        return SHAPE
-    if shape_level >= DATA and isinstance(dim, ir.UnaryOp) and dim.op == "-" and isinstance(dim.operand, ir.Const):
-        return SHAPE  # `t.shape[-1]`
-    return shape_level
-
-
-def row_of(tensor: Value) -> Value:
-    """One row of ``tensor``, as iteration yields it: a tensor sized by data (`nonzero`)
-    has rows of the sizes of its other dimensions."""
-    return Value.tensor(tensor.certain, min(tensor.shape_level, SHAPE), origin="row")
-
-
-def row_count_level(tensor: Value) -> Level:
-    """What the number of rows of ``tensor`` depends on, as a trip count: data for a
-    tensor sized by data (`nonzero`, a boolean mask); otherwise static, since iterating
-    a tensor is its own finding (UT105)."""
-    return DATA if tensor.shape_level >= DATA else STATIC
 
 
 def as_index_level(v: Value) -> Level:

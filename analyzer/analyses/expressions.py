@@ -8,12 +8,37 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
-from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level, row_count_level, row_of, size_level, view_origin, written_kind
+from analyzer.analyses.calls import (
+    CallSemantics,
+    as_attribute,
+    as_index_level,
+    has_star,
+    index_shape_level,
+    view_origin,
+    written_kind,
+)
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
+from analyzer.analyses.shapes import row_count_level, row_of, size_level
 from analyzer.analyses.summaries import Frame
-from analyzer.analyses.values import DATA, KNOWN_WHEN_TRACED, NDARRAY, NONE, PARAM_VALUED, ROWS, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, known_ref, type_tag
+from analyzer.analyses.values import (
+    DATA,
+    KNOWN_WHEN_TRACED,
+    NDARRAY,
+    NONE,
+    PARAM_VALUED,
+    ROWS,
+    SHAPE,
+    STATIC,
+    STATIC_PY,
+    UNKNOWN,
+    Value,
+    join,
+    join_all,
+    known_ref,
+    type_tag,
+)
 from analyzer.frontend import expr_text, ir
 
 TRAINING_FLAG = Value("python", STATIC, ref="training")
