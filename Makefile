@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup browser corpora test fuzz bench docs optable clean
+.PHONY: setup browser real-trees corpora test fuzz bench docs optable clean
 
 setup: $(STAMP)
 
@@ -27,7 +27,21 @@ browser:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } || \
 		echo "chromium not installed: the HTML report browser test will xfail"
 
-test: setup browser
+# The five real trees the precision sample of `untrace check` was drawn from, pinned
+# (benchmarks/data/precision_sample_*.json; tests/analyzer/test_realworld_precision.py).
+# Only read as source, never installed or imported.
+REAL_TREES := .real-trees
+REAL_WHEELS := transformers==5.24.0 timm==1.0.31 torchvision==0.29.1 ultralytics==8.4.190 segment-anything==1.0
+real-trees: $(REAL_TREES)/.unpacked
+
+$(REAL_TREES)/.unpacked: | $(STAMP)
+	rm -rf $(REAL_TREES) && mkdir -p $(REAL_TREES)/wheels
+	$(BIN)/pip download --quiet --no-deps -d $(REAL_TREES)/wheels $(REAL_WHEELS)
+	cd $(REAL_TREES) && for w in wheels/*.whl; do n=$$(basename $$w); n=$${n%%-*}; \
+		$(abspath $(BIN))/python -m zipfile -e $$w $$(echo $$n | tr _ -); done
+	touch $@
+
+test: setup browser real-trees
 	$(BIN)/pytest -q -n 2
 
 # The export promise as a long property run: generated forward functions that change
@@ -54,4 +68,4 @@ optable: setup
 	$(BIN)/python -m lowering.optable > analyzer/data/onnx_ops.py
 
 clean:
-	rm -rf $(VENV) .untrace_cache
+	rm -rf $(VENV) .untrace_cache $(REAL_TREES)

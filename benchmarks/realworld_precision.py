@@ -4,12 +4,10 @@
     python benchmarks/realworld_precision.py [PACKAGE_DIR...] [--judgements FILE...] [--min-precision P]
 
 A PACKAGE_DIR is an unpacked wheel: a folder holding one importable package (and its
-`*.dist-info`), e.g. `/tmp/real/timm` holding `timm/`. The default is the five trees of
-issue 12 under /tmp/real, made with
-
-    pip download --no-deps -d /tmp/real transformers==5.24.0 timm==1.0.31 \\
-        torchvision==0.29.1 ultralytics==8.4.190 segment-anything==1.0
-    cd /tmp/real && for w in *.whl; do n=${w%%-*}; unzip -q -d ${n//_/-} $w; done
+`*.dist-info`), e.g. `.real-trees/timm` holding `timm/`. The default is the five trees of
+issue 12 under `.real-trees/`, which `make real-trees` downloads and unpacks (pinned:
+transformers 5.24.0, timm 1.0.31, torchvision 0.29.1, ultralytics 8.4.190,
+segment-anything 1.0; `make test` does it first).
 
 Each package's tree is checked by a fresh `untrace check --output-format json --jobs 1
 --no-cache` (the default rules, cold). Findings are keyed by (package, path relative to
@@ -45,7 +43,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
-DEFAULT_PACKAGES = [f"/tmp/real/{name}" for name in
+REAL_TREES = ROOT / ".real-trees"
+DEFAULT_PACKAGES = [str(REAL_TREES / name) for name in
                     ("transformers", "timm", "torchvision", "ultralytics", "segment-anything")]
 
 
@@ -189,7 +188,7 @@ def compare(findings: list[dict], files: list[str], min_precision: float | None)
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("packages", nargs="*", default=DEFAULT_PACKAGES, help="unpacked wheels (default: under /tmp/real)")
+    parser.add_argument("packages", nargs="*", default=DEFAULT_PACKAGES, help="unpacked wheels (default: under .real-trees)")
     parser.add_argument("--draw", type=int, metavar="N", help="draw N findings to judge")
     parser.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
     parser.add_argument("--out", help="judgements file to write (default benchmarks/data/precision_sample_seedS.json)")

@@ -2,8 +2,8 @@
 `FALSE_WHEN_TRACING`), checked against the real functions while
 `torch.onnx.export(dynamo=False)` traces a module that calls them. The check itself
 never imports torch; these tests do (slow). The library guards (transformers, timm,
-torchvision) are read from the unpacked wheels of issue 12 under /tmp/real
-(`benchmarks/realworld_precision.py` says how to make them): each function's source is
+torchvision) are read from the unpacked wheels of issue 12 under `.real-trees/`
+(`make real-trees`, which `make test` runs): each function's source is
 taken from the file and run, with the helpers it calls, without importing the package."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 
 from analyzer.analyses import torch_api as api
 
-REAL = Path("/tmp/real")
-MISSING = "needs the unpacked wheels under /tmp/real (see benchmarks/realworld_precision.py)"
+REAL = Path(__file__).resolve().parents[2] / ".real-trees"
+MISSING = "needs the unpacked wheels under .real-trees (make real-trees)"
 
 
 def _from_file(path: str, names: list[str], extra: dict | None = None):
