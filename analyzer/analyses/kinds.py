@@ -34,11 +34,10 @@ from __future__ import annotations
 import os
 import re
 
-from analyzer.analyses import torch_api as api
 from analyzer.analyses.calls import bind_arguments
 from analyzer.analyses.cfg import Cfg
 from analyzer.analyses.expressions import ExpressionEvaluator
-from analyzer.analyses.facts import Fact, OpFact, TrainingOnlyFact
+from analyzer.analyses.facts import Fact
 from analyzer.analyses.function_flow import FunctionAnalysis, mutated_names, unexported_statements, written_names  # noqa: F401 - re-exported
 from analyzer.analyses.project import ClassKey, FunctionKey, Project
 from analyzer.analyses.summaries import BUILTIN_NAMES, MAX_CALL_DEPTH, STAR_SEARCH_LIMIT, ClassInfo, Frame, Summary
@@ -135,18 +134,7 @@ class KindAnalyzer:
         self_value = Value("module", ref=key)
         frame = Frame(module.path, forward.qualname, forward, module, self_value, key)
         args = self._entry_arguments(frame)
-        facts = self._run(frame, args, memo_key=None).facts
-        if self._is_training_module(key):
-            # A loss, or a helper only a loss uses: no eval-mode export runs it (UT106).
-            return [f if isinstance(f, TrainingOnlyFact) else TrainingOnlyFact(f.site, f)
-                    for f in facts if not isinstance(f, OpFact)]
-        return facts
-
-    def _is_training_module(self, key: ClassKey) -> bool:
-        """A module that only training runs, by its name or its bases' (`api.TRAINING_MODULE_SUFFIXES`):
-        `DETRLoss`, `nn.CrossEntropyLoss` subclasses, `HungarianMatcher`, `TaskAlignedAssigner`."""
-        names = [info.key.name for info in self.mro(key)] + [b.rsplit(".", 1)[-1] for b in self.external_bases(key)]
-        return any(n.endswith(api.TRAINING_MODULE_SUFFIXES) for n in names)
+        return self._run(frame, args, memo_key=None).facts
 
     def _entry_arguments(self, frame: Frame) -> dict[str, Value]:
         """Forward's parameters: tensors unless annotated or defaulted otherwise."""

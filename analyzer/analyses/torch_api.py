@@ -226,10 +226,6 @@ TRAINING_TARGET_PARAMETERS = frozenset({
     "gt_bboxes", "gt_boxes", "ground_truth",
 })
 
-# Names of modules only training runs (a loss, and the target matchers and assigners only a
-# loss calls): an eval-mode export never runs their forward, so its hazards are UT106.
-TRAINING_MODULE_SUFFIXES = ("Loss", "Criterion", "Matcher", "Assigner")
-
 # Helpers that test whether a value is a tensor (`torch.is_tensor`, transformers'
 # `is_torch_tensor`): a dispatch on them is decided for a value known to be one.
 TENSOR_TESTS = frozenset({"is_tensor", "is_torch_tensor"})
