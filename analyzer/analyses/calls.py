@@ -270,9 +270,11 @@ class CallSemantics:
             level = STATIC
             elems = []
             rows = None
+            # Zipped with the layers of a ModuleList (`zip(stacked, self.norms)`), the count is the model's.
+            by_modules = any(a.type == "modules" for a in args)
             for a in args:
                 if a.type == "tensor":
-                    if a.certain and row_count_level(a) < DATA:
+                    if a.certain and row_count_level(a) < DATA and not by_modules:
                         self.emit(IterationFact(self.site(node.span), "zip", self.text(node)))
                     level = max(level, row_count_level(a))
                     elems.append(row_of(a))

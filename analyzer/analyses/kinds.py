@@ -152,6 +152,9 @@ class KindAnalyzer:
 
     def _parameter_value(self, p: ir.Param, frame: Frame) -> Value:
         ann = expr_text(p.annotation) if p.annotation is not None else ""
+        if isinstance(p.default, ir.Const) and isinstance(p.default.value, (bool, int, float, str)):
+            # `output_attentions: torch.Tensor | None = False`: the default says it is a flag.
+            return STATIC_PY
         if ann:
             if "Tensor" in ann and not any(w in ann for w in ("List", "list", "Tuple", "tuple", "Dict", "dict", "Sequence")):
                 # `int | torch.Tensor`: maybe a Python number (`logits_to_keep: int | Tensor = 0`)

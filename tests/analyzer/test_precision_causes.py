@@ -498,3 +498,24 @@ case("data-sized-dims", """
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
     CASES.check(name)
+
+
+# A parameter whose default is a Python constant is a flag, whatever its annotation says
+# (`output_attentions: torch.Tensor | None = False`); zipping a tensor with the layers of a
+# ModuleList runs once per layer, a count the model fixes.
+case("flag-defaults-and-layer-zip", """
+    import torch
+    import torch.nn as nn
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norms = nn.ModuleList([nn.LayerNorm(4) for _ in range(3)])
+
+        def forward(self, x: torch.Tensor, stacked: torch.Tensor, output_attentions: torch.Tensor | None = False):
+            if not output_attentions:
+                x = x * 2
+            outs = [norm(h) for h, norm in zip(torch.relu(stacked), self.norms)]
+            rows = [r for r, k in zip(torch.relu(stacked), [1, 2, 3])]  # expect: UT105
+            return x, outs, rows
+""")
