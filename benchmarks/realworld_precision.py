@@ -74,7 +74,8 @@ def run_package(package_dir: Path) -> list[dict]:
         rows.append({
             "package": package_dir.name,
             # Sites in other files than the one checked come relative to the working directory.
-            "path": os.path.relpath(os.path.join(package_dir.resolve(), f["path"]), package_dir.resolve()),
+            # (real paths on both sides: the trees may be reached through symbolic links)
+            "path": os.path.relpath(os.path.realpath(os.path.join(package_dir, f["path"])), package_dir.resolve()),
             "line": f["line"], "column": f["column"], "code": f["code"],
             "function": f.get("function"), "message": f.get("message"),
         })

@@ -22,7 +22,7 @@ class FixedPointLayer(nn.Module):
             z_next = torch.tanh(self.recurrent(z) + injection)
             delta = z_next - z
             z = z_next
-            if delta.abs().max() < self.tol:
+            if delta.abs().max() < self.tol:  # expect: UT101
                 break
         return z
 

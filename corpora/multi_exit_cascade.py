@@ -19,7 +19,7 @@ class ExitCascade(nn.Module):
         for stage, exit_head in zip(self.stages, self.exits):  # expect: UT102
             x = stage(x)
             logits = exit_head(x)
-            if torch.softmax(logits, dim=-1).amax(dim=-1).min() > self.threshold:
+            if torch.softmax(logits, dim=-1).amax(dim=-1).min() > self.threshold:  # expect: UT101
                 return logits
         return self.classifier(self.last_stage(x))
 

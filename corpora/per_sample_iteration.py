@@ -19,7 +19,7 @@ class PerSampleSetEncoder(nn.Module):
             pooled.append(sample.amax(dim=0))
         means = list(h.mean(dim=1))  # expect: UT105
         features = torch.cat([torch.stack(pooled), torch.stack(means)], dim=-1)
-        sizes = torch.stack([row.abs().sum() for row in x.unbind(0)])
+        sizes = torch.stack([row.abs().sum() for row in x.unbind(0)])  # expect: UT105
         return self.head(features), sizes
 
 

@@ -23,7 +23,7 @@ class GatedTopKPool(nn.Module):
         picked = torch.gather(h, 1, top_idx.unsqueeze(-1).expand(-1, -1, dim))
         peak, _ = h.max(dim=1)
         left, right = peak.split([dim // 2, dim - dim // 2], dim=-1)
-        norms = torch.stack([row.norm() for row in x.unbind(0)])
+        norms = torch.stack([row.norm() for row in x.unbind(0)])  # expect: UT105
         pooled = (torch.softmax(top_scores, dim=-1).unsqueeze(-1) * picked).sum(dim=1)
         return torch.cat([pooled, left - right], dim=-1), norms
 

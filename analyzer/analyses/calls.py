@@ -10,8 +10,25 @@ from analyzer.analyses import torch_api as api
 from analyzer.analyses.facts import EscapeFact, InplaceFact, IterationFact, OpFact
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
+from analyzer.analyses.shapes import call_args, pieces, repeats_are_data, row_count_level, row_of, size_level
 from analyzer.analyses.summaries import BOOL_METHODS, Summary
-from analyzer.analyses.values import DATA, NONE, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all
+from analyzer.analyses.values import (
+    DATA,
+    KNOWN_WHEN_TRACED,
+    NDARRAY,
+    NONE,
+    PARAM_VALUED,
+    ROWS,
+    SHAPE,
+    STATIC,
+    STATIC_PY,
+    UNKNOWN,
+    Value,
+    join,
+    join_all,
+    known_level,
+    known_ref,
+)
 from analyzer.frontend import expr_text, ir
 
 
@@ -156,6 +173,10 @@ class CallSemantics:
                 return Value.python(DATA)
             return Value.python(_max_level(args, kwargs))
         if root in ("typing", "warnings", "logging", "functools", "itertools", "operator", "copy", "dataclasses"):
+            if qualname == "itertools.groupby" and args and args[0].type == "container":
+                # Runs of equal items: how many there are is as dynamic as the items' values.
+                items = args[0].elem
+                return Value.container(UNKNOWN, level=max(args[0].level, items.level if items is not None and items.type != "tensor" else STATIC))
             if root == "itertools" or root == "functools":
                 return _unknown_result(args, kwargs)
             return STATIC_PY
@@ -169,7 +190,7 @@ class CallSemantics:
                 elems = tuple(modules) if args and all(a.type == "module" for a in args) else None
                 return Value("modules", ref=cls, elem=join_all(modules), elems=elems)
             if cls in api.TENSOR_FACTORIES:
-                return Value.tensor(origin="parameter")
+                return Value.tensor(origin="parameter", ref=PARAM_VALUED)
             if cls.startswith(("torch.nn.init.", "torch.nn.utils.")):
                 return args[0] if args else UNKNOWN
             return Value("module", ref=cls)
@@ -185,10 +206,11 @@ class CallSemantics:
         shape_level = max([a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type == "python"] + [SHAPE])
         shape_level = max(shape_level, *[as_index_level(v) for k, v in kwargs.items() if k in ("size", "end", "start", "steps")] or [STATIC])
         if name in api.TUPLE_FUNCTIONS or (name in api.TUPLE_WITH_DIM_FUNCTIONS and (len(args) > 1 and args[1].type == "python" or "dim" in kwargs)):
-            return Value.container(Value.tensor(True, shape_level))
+            return pieces(name.rsplit(".", 1)[-1], args[1:], kwargs, Value.tensor(True, shape_level), call_args(node)[1:])
         if (name == "torch.where" and len(args) == 1 and not kwargs) or (name == "torch.nonzero" and kwargs.get("as_tuple")):
             return Value.container(Value.tensor(True, DATA))  # one index tensor per dimension
-        if name in api.DATA_SHAPE_FUNCTIONS:
+        if name in api.DATA_SHAPE_FUNCTIONS or (name == "torch.repeat_interleave" and repeats_are_data(
+                args[1:] if len(args) > 1 or "repeats" in kwargs else args, kwargs)):  # `repeat_interleave(repeats)`
             return Value.tensor(True, DATA)
         if name in ("torch.cond",):
             # What the branch functions return: a tensor, or a tuple of them to unpack.
@@ -201,8 +223,8 @@ class CallSemantics:
     def call_builtin(self, name: str, args, kwargs, node) -> Value:
         first = args[0] if args else UNKNOWN
         if name in api.TENSOR_TO_PYTHON_BUILTINS:
-            if first.type == "tensor" and first.ref == SHAPE_VALUED:
-                return Value.python(max(SHAPE, first.ctl))
+            if first.type == "tensor" and first.ref in KNOWN_WHEN_TRACED:
+                return Value.python(max(known_level(first.ref), first.ctl))
             if first.is_certain_tensor:
                 self.emit(EscapeFact(self.site(node.span), name, "python", self.text(node)))
                 return Value.python(DATA)
@@ -212,6 +234,8 @@ class CallSemantics:
         if name == "len":
             if first.type == "tensor":
                 return Value.python(first.shape_level)
+            if first.type == "container" and first.ref == "shape":
+                return STATIC_PY  # `len(t.shape)`: the rank, fixed in every graph
             if first.type in ("container", "python"):
                 return Value.python(max(first.level, first.ctl))
             return STATIC_PY
@@ -220,36 +244,47 @@ class CallSemantics:
             return Value.container(Value.python(level), level=level, ref="range")
         if name in ("enumerate", "reversed", "iter", "sorted", "list", "tuple", "set", "frozenset"):
             if first.type == "tensor":
-                if first.certain:
+                # Over a tensor sized by data (`nonzero`) the number of rows is data: a loop
+                # over them is the data loop's finding (UT102), not a tensor iteration.
+                rows = row_count_level(first)
+                if first.certain and (rows < DATA or name in ("list", "tuple")):
                     self.emit(IterationFact(self.site(node.span), name if name in ("list", "tuple", "enumerate") else "for", self.text(node)))
-                row = Value.tensor(first.certain, first.shape_level, origin="row")
+                row = row_of(first)
                 if name == "enumerate":  # (index, row) pairs: unpacking one is no tensor unpacking
-                    return Value.container(Value.container(elems=(STATIC_PY, row)))
-                return Value.container(row)
+                    return Value.container(Value.container(elems=(STATIC_PY, row)), level=rows)
+                return Value.container(row, level=rows)
             if first.type in ("container", "modules"):
                 elem = first.elem
                 if name == "enumerate":
                     elem = Value.container(elems=(STATIC_PY, first.elem or UNKNOWN))
                 if name in ("list", "tuple") and first.elems is not None:
                     return replace(first, type="container", ref=name)
-                return Value.container(elem or UNKNOWN, level=max(first.level, first.ctl))
+                level = max(first.level, first.ctl)
+                if name in ("set", "frozenset") and elem is not None and elem.type in ("python", "unknown"):
+                    level = max(level, elem.level)  # duplicates dropped by value: the size is as dynamic as the items
+                return Value.container(elem or UNKNOWN, level=level, ref=ROWS if first.ref == ROWS and name != "set" else None)
             if first.type == "python":
                 return Value.container(Value.python(first.level), level=first.level)
             return Value.container(UNKNOWN)
         if name == "zip":
             level = STATIC
             elems = []
+            rows = None
+            # Zipped with the layers of a ModuleList (`zip(stacked, self.norms)`), the count is the model's.
+            by_modules = any(a.type == "modules" for a in args)
             for a in args:
                 if a.type == "tensor":
-                    if a.certain:
+                    if a.certain and row_count_level(a) < DATA and not by_modules:
                         self.emit(IterationFact(self.site(node.span), "zip", self.text(node)))
-                    elems.append(Value.tensor(a.certain, a.shape_level, origin="row"))
+                    level = max(level, row_count_level(a))
+                    elems.append(row_of(a))
                 elif a.type in ("container", "modules"):
                     level = max(level, a.level)
+                    rows = rows or (ROWS if a.ref == ROWS else None)
                     elems.append(a.elem or UNKNOWN)
                 else:
                     elems.append(UNKNOWN)
-            return Value.container(Value.container(elems=tuple(elems)), level=level)
+            return Value.container(Value.container(elems=tuple(elems)), level=level, ref=rows)
         if name in ("map", "filter"):
             return Value.container(UNKNOWN, level=max((a.level for a in args if a.type == "container"), default=STATIC))
         if name == "getattr" and len(args) >= 2:
@@ -297,7 +332,7 @@ class CallSemantics:
             if name == "register_buffer" or name == "register_parameter":
                 collect = self.frame.collect_attributes if self.frame is not None else None
                 if collect is not None and isinstance(node.args[0].value, ir.Const):
-                    collect[node.args[0].value.value] = Value.tensor(origin="parameter")
+                    collect[node.args[0].value.value] = Value.tensor(origin="parameter", ref=PARAM_VALUED)
                 return NONE
             if name in ("parameters", "buffers", "modules", "children", "named_parameters"):
                 return Value.container(UNKNOWN)
@@ -331,13 +366,16 @@ class CallSemantics:
         if name in api.SHAPE_METHODS:
             if name == "size" and not args and "dim" not in kwargs:
                 return Value.container(Value.python(shape_level), level=shape_level, ref="shape")
+            if name == "size" and isinstance(node, ir.Call) and node.args:
+                return Value.python(size_level(shape_level, node.args[0].value))
             return Value.python(shape_level)
         if name in api.STATIC_METHODS:
             return STATIC_PY
         if name == "type" and not args and not kwargs:
             return STATIC_PY
-        if name in api.PYTHON_ESCAPE_METHODS and recv.ref == SHAPE_VALUED:
-            return Value.python(SHAPE) if name == "item" else Value.container(Value.python(SHAPE), level=shape_level)
+        if name in api.PYTHON_ESCAPE_METHODS and recv.ref in KNOWN_WHEN_TRACED:
+            known = known_level(recv.ref)
+            return Value.python(known) if name == "item" else Value.container(Value.python(known), level=shape_level)
         if name in api.PYTHON_ESCAPE_METHODS:
             if id(node) not in self.check_conditions:
                 self.emit(EscapeFact(self.site(node.span), name, "python", self.text(node)))
@@ -347,7 +385,7 @@ class CallSemantics:
             return Value.python(DATA)
         if name in api.NUMPY_ESCAPE_METHODS:
             self.emit(EscapeFact(self.site(node.span), name, "numpy", self.text(node)))
-            return Value.python(DATA)
+            return Value("python", DATA, shape_level=shape_level, ref=NDARRAY)
         if name in api.INDEX_PUT_METHODS and name.endswith("_"):
             self.emit(InplaceFact(self.site(node.span), "index_put_", self.text(node), written_kind(recv)))
             return recv
@@ -358,11 +396,12 @@ class CallSemantics:
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type in ("python", "container")])
         if name in api.TUPLE_METHODS or (name in api.TUPLE_WITH_DIM_METHODS and (args and args[0].type == "python" or "dim" in kwargs)):
-            return Value.container(Value.tensor(True, level, origin=view_origin(recv) if name in api.VIEW_METHODS else None))
-        if name in api.DATA_SHAPE_METHODS:
+            return pieces(name, args, kwargs, Value.tensor(True, level, origin=view_origin(recv) if name in api.VIEW_METHODS else None),
+                          call_args(node))
+        if name in api.DATA_SHAPE_METHODS or (name == "repeat_interleave" and repeats_are_data(args, kwargs)):
             return Value.tensor(True, DATA)
         ref = "bool" if name in BOOL_METHODS else None
-        if recv.ref == SHAPE_VALUED and not api.is_random(name):
+        if recv.ref in KNOWN_WHEN_TRACED and not api.is_random(name):
             ref = _shape_valued([recv, *args], kwargs) or ref
         return Value.tensor(True, level, ref=ref, origin=view_origin(recv) if name in api.VIEW_METHODS else None)
 
@@ -375,7 +414,7 @@ def as_attribute(value: Value) -> Value:
     """What `self.x = value` makes `self.x` in forward: parameters and tensors stay
     tensors; Python values computed in __init__ are configuration (static)."""
     if value.type == "tensor":
-        return Value.tensor(True, SHAPE, origin="parameter")
+        return Value.tensor(True, SHAPE, origin="parameter", ref=PARAM_VALUED)
     if value.type in ("python", "none", "container"):
         return replace(value, level=STATIC, ctl=STATIC) if value.type != "container" else replace(
             value, level=STATIC, ctl=STATIC, elems=None, elem=as_attribute(value.elem) if value.elem else None)
@@ -415,27 +454,37 @@ def index_shape_level(index: Value) -> Level:
 
 
 def _shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
-    """`SHAPE_VALUED` when every argument is a shape-valued tensor or a Python value of at
-    most shape level (and, with ``tensors_needed``, at least one is such a tensor)."""
+    """The `ref` (`known_ref`) of a result computed from tensors known when traced
+    (shape- or param-valued) and Python values of at most shape level, when every
+    argument is one of those (and, with ``tensors_needed``, at least one is such a
+    tensor); None otherwise."""
     values = list(args) + [v for k, v in kwargs.items() if k != "**"]
-    found = False
+    refs: set = set()
+    python_level = STATIC
     for v in values:
         if v.type == "tensor":
-            if v.ref != SHAPE_VALUED:
+            if v.ref not in KNOWN_WHEN_TRACED:
                 return None
-            found = True
+            refs.add(v.ref)
         elif v.type in ("python", "none"):
             if max(v.level, v.ctl) > SHAPE:
                 return None
+            python_level = max(python_level, v.level, v.ctl)
         elif v.type == "container":
             elem = v.elem
-            if max(v.level, v.ctl) > SHAPE or (elem is not None and (elem.type == "tensor" and elem.ref != SHAPE_VALUED
+            if max(v.level, v.ctl) > SHAPE or (elem is not None and (elem.type == "tensor" and elem.ref not in KNOWN_WHEN_TRACED
                                                                      or elem.type not in ("tensor", "python", "none")
                                                                      or max(elem.level, elem.ctl) > SHAPE and elem.type != "tensor")):
                 return None
+            python_level = max(python_level, v.level, v.ctl)
+            if elem is not None:
+                if elem.type == "tensor":
+                    refs.add(elem.ref)
+                else:
+                    python_level = max(python_level, elem.level, elem.ctl)
         elif v.type != "ext":  # dtypes, devices
             return None
-    return SHAPE_VALUED if found or not tensors_needed else None
+    return known_ref(refs, python_level) if refs or not tensors_needed else None
 
 
 def _max_level(args, kwargs) -> Level:

@@ -8,12 +8,37 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
-from analyzer.analyses.calls import CallSemantics, as_attribute, as_index_level, has_star, index_shape_level, view_origin, written_kind
-from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, OpFact, Site
+from analyzer.analyses.calls import (
+    CallSemantics,
+    as_attribute,
+    as_index_level,
+    has_star,
+    index_shape_level,
+    view_origin,
+    written_kind,
+)
+from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
+from analyzer.analyses.shapes import row_count_level, row_of, size_level
 from analyzer.analyses.summaries import Frame
-from analyzer.analyses.values import DATA, NONE, SHAPE, SHAPE_VALUED, STATIC, STATIC_PY, UNKNOWN, Value, join, join_all, type_tag
+from analyzer.analyses.values import (
+    DATA,
+    KNOWN_WHEN_TRACED,
+    NDARRAY,
+    NONE,
+    PARAM_VALUED,
+    ROWS,
+    SHAPE,
+    STATIC,
+    STATIC_PY,
+    UNKNOWN,
+    Value,
+    join,
+    join_all,
+    known_ref,
+    type_tag,
+)
 from analyzer.frontend import expr_text, ir
 
 TRAINING_FLAG = Value("python", STATIC, ref="training")
@@ -107,12 +132,15 @@ class ExpressionEvaluator(CallSemantics):
             if base.type == "tensor":
                 # An assumed tensor may be a list (`feature_maps[i] = ...`); a tensor index or
                 # a multi-axis index (`state[1][:, :, i] = ...`) says it is not.
-                if base.certain or _has_tensor(index) or _multi_axis(target.index):
+                if base.certain or _has_tensor(index) or multi_axis(target.index):
                     self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target), written_kind(base)))
-                if base.ref == SHAPE_VALUED and isinstance(target.value, ir.Name) and value.ref != SHAPE_VALUED:
+                if base.ref in KNOWN_WHEN_TRACED and isinstance(target.value, ir.Name) and value.ref not in KNOWN_WHEN_TRACED:
                     state[target.value.id] = replace(base, ref=None)  # written with other values
             elif base.type == "container" and isinstance(target.value, ir.Name):
-                state[target.value.id] = replace(base, elem=join(base.elem, value), elems=None)
+                level = base.level
+                if base.ref == "dict" and index.type in ("python", "container", "unknown"):
+                    level = max(level, index.level)  # keys from data (`d[t.item()] = v`): which keys exist is data
+                state[target.value.id] = replace(base, elem=join(base.elem, value), elems=None, level=level)
         elif isinstance(target, ir.Attribute):
             owner = self.ev(target.value, state)
             collect = self.frame.collect_attributes if self.frame is not None else None
@@ -133,7 +161,10 @@ class ExpressionEvaluator(CallSemantics):
                 # An unpacked forward input is taken for the tuple it most likely is:
                 # `cos, sin = position_embeddings` under a `torch.Tensor` annotation.
                 return [Value.tensor(False, value.shape_level)] * n
-            if value.certain:
+            if value.certain and has_star(target):
+                # `a, b = t` is no hazard: any input that runs in eager has exactly two rows,
+                # and the trace's two selections are right for all of them. With a star the
+                # rest has as many rows as the example's size less the names.
                 self.emit(IterationFact(self.site(target.span), "unpack", self.text(target)))
             return [Value.tensor(value.certain, value.shape_level)] * n
         if value.type in ("container", "modules"):
@@ -146,14 +177,24 @@ class ExpressionEvaluator(CallSemantics):
     def iterate(self, iterable: Value, node, how: str, span) -> tuple[Value, Level]:
         """(element value, level of the trip count) for `for x in iterable`."""
         if iterable.type == "tensor":
+            row = row_of(iterable)
+            if row_count_level(iterable) >= DATA:
+                # `for e in t.nonzero()`: the trip count is data (a data loop, UT102).
+                return row, DATA
             if iterable.certain:
                 self.emit(IterationFact(self.site(span), how, self.text(node)))
-            return Value.tensor(iterable.certain, iterable.shape_level, origin="row"), STATIC
+            return row, STATIC
+        if iterable.type == "container" and iterable.ref == ROWS:
+            # `for s in x.unbind(1)`: unrolled over the example's size of that dimension.
+            self.emit(IterationFact(self.site(span), how, self.text(node)))
         if iterable.type == "modules":
             return iterable.elem or UNKNOWN, iterable.ctl
         if iterable.type == "container":
             return iterable.elem or UNKNOWN, max(iterable.level, iterable.ctl)
         if iterable.type == "python":
+            if iterable.ref == NDARRAY:
+                # The rows of `t.numpy()`: as many as the tensor's size (the escape is the finding).
+                return iterable, min(iterable.shape_level, iterable.level)
             return Value.python(iterable.level), iterable.level
         if iterable.type == "unknown":
             return UNKNOWN.tainted(iterable.level), STATIC
@@ -250,7 +291,7 @@ class ExpressionEvaluator(CallSemantics):
             return Value("method", ref=attr, elem=base)
         if t == "module":
             return self.module_attribute(base, attr, node)
-        if t == "modules":
+        if t in ("modules", "super"):  # `super().forward`: the base class's method (`call_method`)
             return Value("method", ref=attr, elem=base)
         if t == "class":
             info = self.analyzer.class_info(base.ref) if isinstance(base.ref, ClassKey) else None
@@ -288,14 +329,14 @@ class ExpressionEvaluator(CallSemantics):
                     return self.call(bound, [], {}, node, {})
                 return bound
             if attr in ("weight", "bias"):
-                return Value.tensor(origin="parameter")
+                return Value.tensor(origin="parameter", ref=PARAM_VALUED)
             if attr in ("register_buffer", "register_parameter"):
                 return Value("method", ref=attr, elem=base)  # records the buffer (`call_method`)
             return UNKNOWN
         if isinstance(key, str):
             if attr in ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias",
                         "weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "pe", "num_batches_tracked"):
-                return Value.tensor(origin="parameter")
+                return Value.tensor(origin="parameter", ref=PARAM_VALUED)
             if attr in ("forward", "__call__"):
                 return base
             return STATIC_PY
@@ -313,6 +354,8 @@ class ExpressionEvaluator(CallSemantics):
             # Basic indexing (ints, slices, None, ...) gives a view; a tensor index a copy (origin "copy").
             return Value.tensor(base.certain, shape_level, origin="copy" if _has_tensor(index) else view_origin(base))
         if t == "container":
+            if base.ref == "shape" and base.level >= DATA and size_level(base.level, index_node) < DATA:
+                return Value.python(SHAPE)
             if base.elems is not None and isinstance(index_node, ir.Const) and isinstance(index_node.value, int):
                 try:
                     return base.elems[index_node.value]
@@ -346,8 +389,7 @@ class ExpressionEvaluator(CallSemantics):
             if not certain and any(v.type in ("unknown",) for v in others):
                 return UNKNOWN.tainted(max(a.ctl, b.ctl))
             ref = "bool" if op in ("&", "|", "^") and all(v.ref == "bool" for v in tensors) else None
-            if _all_shape_valued(tensors, others):
-                ref = SHAPE_VALUED
+            ref = _all_shape_valued(tensors, others) or ref
             return Value.tensor(certain, max(v.shape_level for v in tensors), ref=ref)
         if a.type == "container" and b.type == "container" and op == "+":
             elems = a.elems + b.elems if a.elems is not None and b.elems is not None else None
@@ -388,7 +430,7 @@ class ExpressionEvaluator(CallSemantics):
             if not certain and any(v.type == "unknown" for v in values):
                 return UNKNOWN
             shape_valued = _all_shape_valued(tensors, [v for v in values if v.type != "tensor"])
-            return Value.tensor(certain, max(v.shape_level for v in tensors), ref=SHAPE_VALUED if shape_valued else "bool")
+            return Value.tensor(certain, max(v.shape_level for v in tensors), ref=shape_valued or "bool")
         if any(v.type == "unknown" for v in values):
             return Value("unknown", max(v.level for v in values))
         return Value.python(max(max(v.level for v in values), max(v.ctl for v in values)))
@@ -423,6 +465,9 @@ class ExpressionEvaluator(CallSemantics):
         for g in e.generators:
             iterable = self.ev(g.iter, inner)
             elem, lvl = self.iterate(iterable, g.iter, "comprehension", g.iter.span)
+            if lvl >= DATA and iterable.type == "tensor":
+                # Over the rows of a tensor sized by data: as many items as the data says.
+                self.emit(LoopFact(self.site(g.iter.span), "comprehension", DATA, STATIC, (), self.text(g.iter)))
             level = max(level, lvl)
             self.bind(g.target, elem, inner)
             for cond in g.ifs:
@@ -469,17 +514,20 @@ class ExpressionEvaluator(CallSemantics):
         if (isinstance(e.func, ir.Attribute) and isinstance(e.func.value, ir.Name) and func.type == "method"
                 and (api.is_inplace_method(e.func.attr) or e.func.attr in api.INDEX_PUT_METHODS)):
             owner = state.get(e.func.value.id)
-            if owner is not None and owner.type == "tensor" and owner.ref == SHAPE_VALUED \
-                    and not all(a.ref == SHAPE_VALUED or a.type in ("python", "none") for a in args):
+            if owner is not None and owner.type == "tensor" and owner.ref in KNOWN_WHEN_TRACED \
+                    and not all(a.ref in KNOWN_WHEN_TRACED or a.type in ("python", "none") for a in args):
                 state[e.func.value.id] = replace(owner, ref=None)  # `acc.add_(x)`: no longer shape-valued
         return result
 
 
-def _all_shape_valued(tensors, others) -> bool:
-    """Shape-valued tensors with Python values of at most shape level (an unresolved
-    attribute such as `self.padding_right` counts as one: quiet when unsure)."""
-    return all(v.ref == SHAPE_VALUED for v in tensors) and all(
-        v.type in ("python", "none", "ext", "unknown") and max(v.level, v.ctl) <= SHAPE for v in others)
+def _all_shape_valued(tensors, others) -> str | None:
+    """The `ref` of an operation on tensors known when traced (shape- or param-valued) and
+    Python values of at most shape level (an unresolved attribute such as
+    `self.padding_right` counts as one: quiet when unsure); None for anything else."""
+    if all(v.ref in KNOWN_WHEN_TRACED for v in tensors) and all(
+            v.type in ("python", "none", "ext", "unknown") and max(v.level, v.ctl) <= SHAPE for v in others):
+        return known_ref({v.ref for v in tensors}, max((max(v.level, v.ctl) for v in others), default=STATIC))
+    return None
 
 
 def view_base(expr) -> str | None:
@@ -497,7 +545,7 @@ def view_base(expr) -> str | None:
     return inner.id if isinstance(inner, ir.Name) else view_base(inner)
 
 
-def _multi_axis(index) -> bool:
+def multi_axis(index) -> bool:
     return isinstance(index, ir.Tuple) and any(
         isinstance(e, ir.Slice) or (isinstance(e, ir.Const) and e.value is Ellipsis) for e in index.elts)
 

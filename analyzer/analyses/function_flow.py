@@ -8,11 +8,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
-from analyzer.analyses.calls import as_index_level
 from analyzer.analyses.cfg import Node
 from analyzer.analyses.dataflow import Analysis, solve
-from analyzer.analyses.expressions import ExpressionEvaluator, view_base
-from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
+from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_base
+from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.levels import Level
 from analyzer.analyses.summaries import RETURN, Frame, Summary
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
@@ -118,7 +117,7 @@ class FunctionAnalysis:
                 return True
             if name in api.FALSE_WHEN_TRACING:
                 return False
-            return None
+            return self._tensor_test(test, name, state)
         if not training:
             return None
         if isinstance(test, ir.Attribute) and test.attr == "training" and isinstance(test.value, ir.Name) \
@@ -132,6 +131,23 @@ class FunctionAnalysis:
                 and test.comparators[0].value is None and self._unset_training_target(test.left.id, state):
             return test.ops[0] == "is"
         return None
+
+    def _tensor_test(self, test: ir.Call, name: str, state: dict) -> bool | None:
+        """`isinstance(x, torch.Tensor)`, `torch.is_tensor(x)`, `is_torch_tensor(x)` on a
+        value known to be a tensor (True) or None (False): the other side of the dispatch
+        (a NumPy variant) is not what the traced call runs."""
+        args = [a.value for a in test.args if a.keyword is None and not a.star]
+        if name == "isinstance":
+            if len(args) != 2 or expr_text(args[1]) not in ("torch.Tensor", "Tensor"):
+                return None
+        elif name not in api.TENSOR_TESTS or len(args) != 1:
+            return None
+        if not isinstance(args[0], ir.Name) or args[0].id not in state:
+            return None
+        value = state[args[0].id]
+        if value.is_certain_tensor:
+            return True
+        return False if value.type == "none" else None
 
     def _unset_training_target(self, name: str, state: dict) -> bool:
         if name not in api.TRAINING_TARGET_PARAMETERS or name not in self.args or state.get(name) is not self.args[name]:
@@ -252,6 +268,15 @@ class FunctionAnalysis:
             ev.sink = outer
         sink[-1] = replace(fact, types=tuple(sorted(types.items())))
 
+    def _iterates_a_tensor(self, loop) -> bool:
+        """`for row in x` over an assumed tensor (an un-annotated argument) is taken for a
+        tensor iteration only when both are used as tensors: `row` in the body (`row.sum()`)
+        and `x` in the function (`x.shape`, `x.mean(1)`, `x[:, 0]`), which a list of
+        tensors (feature maps) is not."""
+        if not (isinstance(loop.target, ir.Name) and isinstance(loop.iter, ir.Name)):
+            return False
+        return _used_as_tensor(loop.target.id, loop.body) and _used_as_tensor(loop.iter.id, self.frame.fn.body)
+
     def ctl_level(self, node: Node) -> Level:
         return max((self.region_level.get(id(r), STATIC) for r in node.regions), default=STATIC)
 
@@ -287,22 +312,18 @@ class FunctionAnalysis:
             return state
         if kind == "loop-init":
             if s.kind == "for":
-                # Escapes in a data-dependent loop head (`range(int(t))`) are the loop's finding.
-                outer, ev.sink = ev.sink, ([] if ev.sink is not None else None)
-                try:
-                    iterable = ev.ev(s.iter, state)
-                finally:
-                    inner, ev.sink = ev.sink, outer
-                if inner:
-                    folded = as_index_level(iterable) >= DATA
-                    outer.extend(f for f in inner if not (folded and isinstance(f, EscapeFact) and f.target == "python"))
-                state[f"$iter{id(s)}"] = iterable
+                # An escape in a data-dependent loop head (`range(int(t))`, `groupby(t.tolist())`)
+                # is a finding of its own besides the loop's, as one in a predicate is: a
+                # user who ignores UT102 still sees the UT201.
+                state[f"$iter{id(s)}"] = ev.ev(s.iter, state)
             return state
         if kind == "loop":
             # Values carried around the loop depend on how often it ran.
             self._taint_written(s, state, self.region_level.get(id(s), STATIC))
             if s.kind == "for":
                 iterable = state.get(f"$iter{id(s)}", UNKNOWN)
+                if iterable.type == "tensor" and not iterable.certain and self._iterates_a_tensor(s):
+                    iterable = replace(iterable, certain=True)
                 elem, level = ev.iterate(iterable, s.iter, "for", s.span)
                 ev.bind(s.target, elem.tainted(level), state)
             else:
@@ -433,6 +454,24 @@ def _is_tensor_check(expr) -> bool:
     return (isinstance(expr, ir.Call) and expr_text(expr.func) == "isinstance" and len(expr.args) == 2
             and expr_text(expr.args[1].value) in ("torch.Tensor", "Tensor"))
 
+
+def _used_as_tensor(name: str, body) -> bool:
+    """Whether ``body`` uses ``name`` as only a tensor is used: a tensor attribute or
+    method that Python sequences lack (`.shape`, `.sum()`), or a multi-axis index."""
+    for s in ir.walk_statements(body):
+        for e in ir.child_expressions(s):
+            for sub in ir.walk_expression(e):
+                if isinstance(sub, ir.Attribute) and isinstance(sub.value, ir.Name) and sub.value.id == name \
+                        and (sub.attr in api.TENSOR_METHODS or sub.attr in api.SHAPE_ATTRIBUTES) \
+                        and sub.attr not in _SEQUENCE_METHODS:
+                    return True
+                if isinstance(sub, ir.Subscript) and isinstance(sub.value, ir.Name) and sub.value.id == name \
+                        and multi_axis(sub.index):
+                    return True
+    return False
+
+
+_SEQUENCE_METHODS = frozenset({"index", "count", "copy"})
 
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
 

@@ -124,6 +124,8 @@ class KindAnalyzer:
         cls = module.classes().get(key.name) if module is not None else None
         if cls is None or "forward" not in cls.methods():
             return None
+        if _calls_super_forward(cls.methods()["forward"]) and self.find_method(key, "forward", after=key)[1] is None:
+            return None  # `super().forward(x)` into a base outside the scanned tree: its hazards are unknown
         return _dedupe(self._forward_facts(module, cls))
 
     def _forward_facts(self, module: ir.Module, cls: ir.ClassDef) -> list[Fact]:
@@ -150,6 +152,9 @@ class KindAnalyzer:
 
     def _parameter_value(self, p: ir.Param, frame: Frame) -> Value:
         ann = expr_text(p.annotation) if p.annotation is not None else ""
+        if isinstance(p.default, ir.Const) and isinstance(p.default.value, (bool, int, float, str)):
+            # `output_attentions: torch.Tensor | None = False`: the default says it is a flag.
+            return STATIC_PY
         if ann:
             if "Tensor" in ann and not any(w in ann for w in ("List", "list", "Tuple", "tuple", "Dict", "dict", "Sequence")):
                 # `int | torch.Tensor`: maybe a Python number (`logits_to_keep: int | Tensor = 0`)
@@ -501,6 +506,16 @@ class KindAnalyzer:
                     args[p.name] = STATIC_PY
             self.call_function(FunctionKey(owner.key.path, init.qualname), init, module, args,
                                Value("module", ref=key), owner.key, collect=attrs)
+
+
+def _calls_super_forward(fn: ir.FunctionDef) -> bool:
+    for stmt in ir.walk_statements(fn.body):
+        for e in ir.child_expressions(stmt):
+            for sub in ir.walk_expression(e):
+                if (isinstance(sub, ir.Attribute) and sub.attr == "forward" and isinstance(sub.value, ir.Call)
+                        and isinstance(sub.value.func, ir.Name) and sub.value.func.id == "super"):
+                    return True
+    return False
 
 
 def _mentions(memo_key, path: str) -> bool:

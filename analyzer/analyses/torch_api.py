@@ -225,3 +225,7 @@ TRAINING_TARGET_PARAMETERS = frozenset({
     "class_labels", "next_sentence_label", "sentence_order_label", "lm_labels", "gt_labels",
     "gt_bboxes", "gt_boxes", "ground_truth",
 })
+
+# Helpers that test whether a value is a tensor (`torch.is_tensor`, transformers'
+# `is_torch_tensor`): a dispatch on them is decided for a value known to be one.
+TENSOR_TESTS = frozenset({"is_tensor", "is_torch_tensor"})

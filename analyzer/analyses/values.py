@@ -17,7 +17,9 @@ on it depends on:
   project class or function key, or for tensors "bool" when known to be boolean and
   `SHAPE_VALUED` when its values come from shapes and constants only;
 - `elems` / `elem`: a container's items when known, else its common element;
-- `origin`: "input" for forward parameters and their aliases.
+- `origin`: "input" for forward parameters and their aliases;
+- `nullable`: for tensors, None on some paths (`t = f(x) if m is not None else None`):
+  `if t:` then is a None test, as it is written for.
 
 Values are immutable and hashable so that function summaries can be memoised by the
 abstract arguments they were called with.
@@ -43,6 +45,7 @@ class Value:
     elems: tuple | None = None
     elem: "Value | None" = None
     origin: str | None = None
+    nullable: bool = False
 
     # -------------------------------------------------------------- constructors
 
@@ -85,8 +88,10 @@ class Value:
     def truth_level(self) -> Level:
         """What `bool(value)` depends on, as far as we can tell (quiet when unsure)."""
         if self.type == "tensor":
-            if self.ref == SHAPE_VALUED:
-                return max(SHAPE, self.ctl)
+            if self.nullable:
+                return self.ctl  # `if mlm_targets:` on a tensor-or-None: whether it is None
+            if self.ref in KNOWN_WHEN_TRACED:
+                return max(known_level(self.ref), self.ctl)
             return DATA if self.certain else self.ctl
         if self.type in ("python", "container", "none"):
             return max(self.level, self.ctl)
@@ -103,6 +108,32 @@ class Value:
 # (`torch.tensor(h / w)`, `torch.ceil(n_frames)` of a size): they are known when the graph
 # is traced, so a decision on them or an escape of them is a shape matter, not data.
 SHAPE_VALUED = "shape-valued"
+
+# `ref` of a tensor whose values are the module's own parameters and buffers, and what is
+# computed from them and constants only (`self.scale.sum()`): fixed in the exported model,
+# so a decision on them or an escape of them is static.
+PARAM_VALUED = "param-valued"
+KNOWN_WHEN_TRACED = frozenset({SHAPE_VALUED, PARAM_VALUED})
+
+
+def known_level(ref) -> Level:
+    """What a tensor known when traced (`KNOWN_WHEN_TRACED`) depends on."""
+    return SHAPE if ref == SHAPE_VALUED else STATIC
+
+
+def known_ref(refs, python_level: Level = STATIC) -> str:
+    """The `ref` of a result computed from tensors known when traced (``refs``) and Python
+    values of at most ``python_level``: shape-valued if anything is, else param-valued."""
+    return SHAPE_VALUED if python_level >= SHAPE or SHAPE_VALUED in refs or not refs else PARAM_VALUED
+
+
+# `ref` of a Python value that is a NumPy array of tensor values (`t.numpy()`): its values
+# are data; `shape_level` says what its length depends on.
+NDARRAY = "ndarray"
+
+# `ref` of a container of the rows of a tensor along one dimension (`x.unbind(1)`): as
+# many as the example's size there, so iterating it unrolls over that size (UT105).
+ROWS = "rows"
 
 UNKNOWN = Value()
 NONE = Value("none")
@@ -130,10 +161,12 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         return Value(
             a.type, level, a.certain and b.certain, max(a.shape_level, b.shape_level), ctl,
             a.ref if a.ref == b.ref else None, elems, elem, a.origin if a.origin == b.origin else None,
+            a.nullable or b.nullable,
         )
     if "none" in types and len(types) == 2:
         other = a if b.type == "none" else b
-        return replace(other, level=max(other.level, level) if other.type != "tensor" else other.level, ctl=ctl)
+        return replace(other, level=max(other.level, level) if other.type != "tensor" else other.level, ctl=ctl,
+                       nullable=other.type == "tensor")
     if types == {"python", "container"}:
         return Value("unknown", level, ctl=ctl)
     return Value("unknown", level if "tensor" not in types else max(level, ctl), ctl=ctl)

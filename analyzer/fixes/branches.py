@@ -117,7 +117,10 @@ def attach_fixes(facts: list, sources: Sources) -> list:
 
     out = []
     for fact in facts:
-        if isinstance(fact, BranchFact) and fact.level == Level.DATA and not fact.exits_loop:
+        if isinstance(fact, BranchFact) and fact.level == Level.DATA and fact.exits_loop:
+            fact = replace(fact, no_fix="its `break`/`return` leaves the loop: bound the loop and mask the "
+                                        "iterations after the exit instead (`torch.where`)")
+        elif isinstance(fact, BranchFact) and fact.level == Level.DATA:
             opened = file(fact.site.path)
             if opened is None:
                 fact = replace(fact, no_fix="the source of this file is not available")

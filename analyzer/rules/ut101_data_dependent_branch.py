@@ -20,12 +20,14 @@ _DEFAULT = ("rewrite with `torch.where(cond, a, b)` when both branches are cheap
 def detect(facts):
     facts = list(facts)
     for fact in facts:
-        if isinstance(fact, BranchFact) and not fact.exits_loop and fact.level == Level.DATA:
+        if isinstance(fact, BranchFact) and fact.level == Level.DATA and not _counts_iterations(fact):
             what = {"ifexp": "conditional expression", "assert": "assert", "and": "`and`", "or": "`or`",
                     "filter": "comprehension filter"}.get(
                 fact.construct, f"`{fact.construct}`")
             message = (f"{what} on tensor values (`{fact.predicate}`): tracing records only the branch the "
                        f"example input takes")
+            if fact.exits_loop:  # the loop is UT102; this line is where the fix and a `# noqa` go
+                message += "; it ends the loop early, so the trace also fixes how often the loop runs"
             suggestion = _SUGGESTION.get(fact.construct, _DEFAULT)
             if fact.construct in ("if", "elif", "ifexp"):  # scripting keeps these as branches
                 suggestion += script_advice(facts, fact)
@@ -34,12 +36,19 @@ def detect(facts):
             yield RULE.diagnostic(fact.site, message, suggestion, fact.fix)
 
 
+def _counts_iterations(fact: BranchFact) -> bool:
+    """`if steps == self.max_len: break` in a data loop: a Python counter of the loop's
+    own iterations, data only because the loop is (its UT102 is the finding)."""
+    return fact.exits_loop and fact.type_of("$pred") == "python" and "(" not in fact.predicate
+
+
 RULE = Rule(
     code="UT101",
     name="data-dependent-branch",
     summary="A Python branch (`if`, ternary, `assert`, `and`/`or`) decided by tensor values.",
     what="Reports `if`/`elif`, conditional expressions, `assert`, and `and`/`or` whose condition is computed "
-         "from tensor values, including through helpers and submodules called from `forward`. "
+         "from tensor values, including through helpers and submodules called from `forward`. An `if` that "
+         "leaves a loop (`break`/`return`) is reported here and its loop under UT102. "
          "Unsafe fixes (`--fix --unsafe-fixes`): `if`/`else` assigning one name -> `torch.where`; other `if`s "
          "-> `torch.cond` with nested branch functions over the live-in tensors; a ternary -> `torch.where`; "
          "`assert` -> `torch._check(p.item())`. When a rewrite cannot be made (side effects, in-place writes, "
@@ -54,11 +63,17 @@ RULE = Rule(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, mask=None):\n"
         "        if mask is not None:\n            x = x * mask\n        if self.training:\n            x = x + 1\n        return x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return torch.where(x.sum() > 0, x, -x)\n",
+        # parameters and buffers are fixed in the exported model
+        "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('scale', torch.ones(3))\n    def forward(self, x):\n"
+        "        if self.scale.sum() > 0:\n            x = x * 2\n        return x\n",
     ),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            return x\n        return -x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x if x.mean() > 0 else -x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        assert (x >= 0).all()\n        return x\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        for i in range(3):\n            x = x * 2\n"
+        "            if x.sum() > 3:\n                return x\n        return x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
         "        kept = [r for r in x.unbind(0) if r.sum() > 0]\n        return torch.stack(kept)\n",
     ),

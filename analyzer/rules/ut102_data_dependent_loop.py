@@ -11,7 +11,10 @@ def detect(facts):
     for fact in facts:
         if not isinstance(fact, LoopFact):
             continue
-        if fact.bound_level == Level.DATA:
+        if fact.bound_level == Level.DATA and fact.construct == "comprehension":
+            message = (f"comprehension over a tensor sized by tensor values (`{fact.header}`): tracing makes one "
+                       f"item per row of the example input")
+        elif fact.bound_level == Level.DATA:
             what = "`while` condition" if fact.construct == "while" else "trip count"
             message = f"loop {what} depends on tensor values (`{fact.header}`): tracing unrolls it for the example input"
         elif fact.exit_level == Level.DATA:
@@ -47,5 +50,9 @@ RULE = Rule(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        for i in range(10):\n            x = x * 0.5\n"
         "            if x.abs().max() < 1e-3:\n                break\n        return x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        n = int(x.sum())\n        for i in range(n):\n            x = x + 1\n        return x\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        for e in torch.nonzero(x):\n"
+        "            x = x + e.sum()\n        return x\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, sizes):\n"
+        "        for p in torch.split(x, sizes.tolist()):\n            x = x + p.sum()\n        return x\n",
     ),
 )

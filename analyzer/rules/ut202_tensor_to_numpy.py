@@ -7,8 +7,9 @@ from analyzer.rules.base import Rule
 def detect(facts):
     for fact in facts:
         if isinstance(fact, EscapeFact) and fact.target == "numpy":
-            message = (f"tensor converted to NumPy (`{fact.expression}`): the computation leaves the graph and "
-                       f"is frozen to the example input")
+            message = (f"tensor converted to NumPy (`{fact.expression}`): the computation leaves the graph here, "
+                       f"and the rest of the chain (NumPy calls on the result, `torch.from_numpy` of theirs) is "
+                       f"frozen to the example input as constants")
             yield RULE.diagnostic(fact.site, message, "use the equivalent torch operation")
 
 

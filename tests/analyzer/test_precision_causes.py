@@ -7,30 +7,13 @@ each reported once, with the default rules unless a case says otherwise."""
 from __future__ import annotations
 
 import re
-import textwrap
-from collections import Counter
 
 import pytest
 
-from analyzer import check_source
+from tests.analyzer.marked_cases import MarkedCases
 
-EXPECT = re.compile(r"#\s*expect:\s*(UT\d{3}(?:\s*,\s*UT\d{3})*)")
-
-
-def expected(source: str) -> set[tuple[int, str]]:
-    out = set()
-    for lineno, line in enumerate(source.splitlines(), 1):
-        m = EXPECT.search(line)
-        if m:
-            out |= {(lineno, c.strip()) for c in m.group(1).split(",")}
-    return out
-
-
-CASES: dict[str, tuple[str, dict]] = {}
-
-
-def case(name: str, source: str, **options) -> None:
-    CASES[name] = (textwrap.dedent(source).lstrip("\n"), options)
+CASES = MarkedCases()
+case = CASES.add
 
 
 # (1) An `is None` test is never data: the branch that decided None-ness is the finding.
@@ -288,8 +271,9 @@ case("unpacked-input", """
     class Rotary(nn.Module):
         def forward(self, x, position_embeddings: torch.Tensor):
             cos, sin = position_embeddings
-            a, b = torch.softmax(x, 0)  # expect: UT105
-            return x * cos + a * sin + b
+            a, b = torch.softmax(x, 0)
+            first, *rest = torch.softmax(x, 0)  # expect: UT105
+            return x * cos + a * sin + b + first
 """)
 
 # (5) Strings, dtypes, devices and numbers are not data: a dtype from torch's autocast
@@ -374,10 +358,7 @@ case("not-a-tensor-unpack", """
             return out, torch_int(weights.sum())
 """)
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
-    source, options = CASES[name]
-    got = Counter((d.line, d.code) for d in check_source(source, path=f"{name}.py", **options))
-    want = Counter(expected(source))
-    assert sorted((got - want).elements()) == [], "reported but not marked (or reported twice)"
-    assert sorted((want - got).elements()) == [], "marked but not reported"
+    CASES.check(name)
+

@@ -24,8 +24,9 @@ from .corpus_fixing import CORPORA, ROOT, corpus_models, exports, fix_corpus_cop
 # Measured (benchmarks/fix_exportability.py); the test recomputes and compares.
 UT101_MODELS = {
     "and_or_tensors", "branch_chosen_passes", "ctc_greedy_collapse", "data_asserts", "early_exit_head",
-    "escape_then_branch", "helper_function_branch", "method_helper_branch", "moe_top1_router", "multi_file",
-    "nonzero_proposals", "salient_tokens", "submodule_hazard", "ternary_select", "token_pruning",
+    "escape_then_branch", "fixed_point_refinement", "helper_function_branch", "method_helper_branch",
+    "moe_top1_router", "multi_exit_cascade", "multi_file", "nonzero_proposals", "salient_tokens", "submodule_hazard",
+    "ternary_select", "token_pruning",
 }
 CHANGED_BY_FIX = {
     "and_or_tensors", "data_asserts", "early_exit_head", "helper_function_branch", "method_helper_branch",

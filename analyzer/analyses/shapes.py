@@ -1,0 +1,77 @@
+"""What a tensor's shape depends on, beyond its values: the pieces a split returns, a
+tensor sized by data (`nonzero`, a boolean mask, `repeat_interleave` by tensor repeats,
+`split` by sizes from `.tolist()`), its rows and its sizes. Used by the call semantics
+(`calls`) and the expressions (`expressions`) of the value-kind analysis."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analyzer.analyses.levels import Level
+from analyzer.analyses.values import DATA, KNOWN_WHEN_TRACED, ROWS, SHAPE, STATIC, Value
+from analyzer.frontend import ir
+
+
+def pieces(name: str, args, kwargs, piece: Value, arg_nodes=()) -> Value:
+    """The tuple a tensor-splitting call returns (``args``: those after the tensor, and
+    ``arg_nodes`` their expressions, keywords included): `unbind` gives one piece per row
+    of a dimension (`ROWS`) -- unless it is counted from the end (`unbind(-1)`: the
+    coordinates of a box, fixed by the model); `split` by sizes that are data
+    (`sizes.tolist()`) gives pieces sized by data, as many as there are sizes."""
+    if name == "unbind":
+        dim = next((a.value for a in arg_nodes if a.keyword == "dim"), None)
+        if dim is None:
+            dim = next((a.value for a in arg_nodes if a.keyword is None), None)
+        from_end = isinstance(dim, ir.UnaryOp) and dim.op == "-"
+        return Value.container(piece, ref=None if from_end else ROWS)
+    if name in ("split", "split_with_sizes", "tensor_split"):
+        sizes = args[0] if args else next((v for k, v in kwargs.items() if k in _SPLIT_SIZES), None)
+        if sizes is not None and _values_are_data(sizes):
+            return Value.container(replace(piece, shape_level=DATA), level=DATA)
+    return Value.container(piece)
+
+
+def call_args(node) -> list:
+    return list(node.args) if isinstance(node, ir.Call) else []
+
+
+_SPLIT_SIZES = ("split_size_or_sections", "split_size", "split_sizes", "sections", "indices", "indices_or_sections")
+
+
+def repeats_are_data(args, kwargs) -> bool:
+    """`repeat_interleave` by repeats that are tensor values: its length is their sum."""
+    repeats = args[0] if args else kwargs.get("repeats")
+    return repeats is not None and repeats.type == "tensor" and _values_are_data(repeats)
+
+
+def _values_are_data(v: Value) -> bool:
+    if v.type == "tensor":
+        return v.certain and v.ref not in KNOWN_WHEN_TRACED
+    if v.type == "container":
+        elem = v.elem
+        return elem is not None and (elem.type == "python" and max(elem.level, elem.ctl) >= DATA or _values_are_data(elem))
+    return False
+
+
+def size_level(shape_level: Level, dim) -> Level:
+    """What `t.shape[dim]` / `t.size(dim)` depends on: a tensor sized by data (`nonzero`,
+    a boolean mask, `unique`) has data only in its first dimension; the others (a box's 4,
+    the feature size) are the shapes they were."""
+    if shape_level >= DATA and isinstance(dim, ir.Const) and isinstance(dim.value, int) and dim.value != 0:
+        return SHAPE
+    if shape_level >= DATA and isinstance(dim, ir.UnaryOp) and dim.op == "-" and isinstance(dim.operand, ir.Const):
+        return SHAPE  # `t.shape[-1]`
+    return shape_level
+
+
+def row_of(tensor: Value) -> Value:
+    """One row of ``tensor``, as iteration yields it: a tensor sized by data (`nonzero`)
+    has rows of the sizes of its other dimensions."""
+    return Value.tensor(tensor.certain, min(tensor.shape_level, SHAPE), origin="row")
+
+
+def row_count_level(tensor: Value) -> Level:
+    """What the number of rows of ``tensor`` depends on, as a trip count: data for a
+    tensor sized by data (`nonzero`, a boolean mask); otherwise static, since iterating
+    a tensor is its own finding (UT105)."""
+    return DATA if tensor.shape_level >= DATA else STATIC
