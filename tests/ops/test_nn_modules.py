@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.ops import ModuleCall, lookup
-from lowering.ops.nn import lower_module
+from lowering.ops.modules import lower_module
 
 from . import harness
 from .xfails import xfail_for
