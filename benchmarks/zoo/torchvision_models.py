@@ -1,0 +1,111 @@
+"""torchvision models with random weights (`weights=None, weights_backbone=None`).
+
+Classifiers take 64x64 images where they can (vit_b_16 is built for 64x64 via
+`image_size`; swin_t, maxvit_t and googlenet keep 224), batch dynamic; the two
+segmentation nets also have dynamic height and width.
+
+Detectors take a list of two images of different sizes (each with dynamic height and
+width) and resize them to at most 160 pixels (`min_size`/`max_size`; ssdlite always
+resizes to 320x320). With the library's initialisation the class logits are all near
+zero and every detection ties in score, so that which box survives NMS depends on the
+sort's tie order: the heads are re-initialised (seeded, std 0.1) so that scores differ.
+Five classes and the default score thresholds leave a few boxes after post-processing.
+raft_small runs 3 flow updates on 128x128 frames.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from benchmarks.zoo.cases import Case, CaseInputs, Inputs, image_case, image_dynamic, images, seeded
+
+
+def _tv(name: str, **kwargs):
+    def build():
+        import torchvision
+
+        return torchvision.models.get_model(name, weights=None, **kwargs)
+
+    return seeded(build)
+
+
+def _classifier(name: str, size: tuple[int, int] = (64, 64), *, dynamic_hw: bool = False, **kwargs) -> Case:
+    return Case(name, "torchvision", _tv(name, **kwargs), image_case(size, dynamic_hw=dynamic_hw),
+                image_dynamic(dynamic_hw))
+
+
+def _reinit_heads(model: torch.nn.Module, heads: tuple[str, ...]) -> torch.nn.Module:
+    generator = torch.Generator().manual_seed(1234)
+    for head in heads:
+        for p in model.get_submodule(head).parameters():
+            with torch.no_grad():
+                p.copy_(torch.randn(p.shape, generator=generator) * 0.1)
+    return model
+
+
+def _detector(name: str, heads: tuple[str, ...], **kwargs):
+    def build():
+        import torchvision
+
+        torch.manual_seed(0)
+        model = torchvision.models.get_model(name, weights=None, weights_backbone=None, num_classes=5, **kwargs)
+        return _reinit_heads(model, heads).eval()
+
+    return build
+
+
+DETECTOR_SIZES = (160, 128)  # (max_size, min_size) of the resize in the model's transform
+
+
+def _detector_inputs() -> CaseInputs:
+    def batch(sizes, offset):
+        return Inputs(([images(1, s, offset + i)[0] for i, s in enumerate(sizes)],))
+
+    example = [(120, 150), (140, 110)]
+    return CaseInputs(batch(example, 0), [
+        ("other values", batch(example, 10)),
+        ("other sizes", batch([(100, 130), (150, 150)], 20)),
+        ("other sizes 2", batch([(160, 96), (128, 128)], 30)),
+    ])
+
+
+def _detector_case(name: str, heads: tuple[str, ...], **kwargs) -> Case:
+    max_size, min_size = DETECTOR_SIZES
+    resize = {} if name.startswith("ssdlite") else {"min_size": min_size, "max_size": max_size}
+    return Case(name, "torchvision", _detector(name, heads, **resize, **kwargs), _detector_inputs,
+                {"images": [{1: "height0", 2: "width0"}, {1: "height1", 2: "width1"}]})
+
+
+def _raft_inputs() -> CaseInputs:
+    def pair(batch, size, offset):
+        return Inputs((images(batch, size, offset), images(batch, size, offset + 1)), {"num_flow_updates": 3})
+
+    size = (128, 128)
+    return CaseInputs(pair(1, size, 0), [
+        ("other values", pair(1, size, 10)), ("batch 2", pair(2, size, 20)), ("size 128x160", pair(1, (128, 160), 30)),
+    ])
+
+
+_RAFT_AXES = {0: "batch", 2: "height", 3: "width"}
+
+CASES: list[Case] = [
+    _classifier("resnet18"),
+    _classifier("mobilenet_v3_small"),
+    _classifier("squeezenet1_0"),
+    _classifier("shufflenet_v2_x0_5"),
+    _classifier("efficientnet_b0"),
+    _classifier("vit_b_16", image_size=64),
+    _classifier("swin_t", (224, 224)),
+    _classifier("googlenet", (224, 224), aux_logits=False, init_weights=True),
+    _classifier("regnet_y_400mf"),
+    _classifier("maxvit_t", (224, 224)),
+    _classifier("deeplabv3_mobilenet_v3_large", dynamic_hw=True, weights_backbone=None, aux_loss=False),
+    _classifier("lraspp_mobilenet_v3_large", dynamic_hw=True, weights_backbone=None),
+    Case("raft_small", "torchvision", _tv("raft_small"), _raft_inputs,
+         {"image1": _RAFT_AXES, "image2": _RAFT_AXES}),
+    _detector_case("fasterrcnn_mobilenet_v3_large_320_fpn", ("rpn.head", "roi_heads.box_predictor")),
+    _detector_case("ssdlite320_mobilenet_v3_large", ("head",)),
+    _detector_case("retinanet_resnet50_fpn", ("head",)),
+    _detector_case("maskrcnn_resnet50_fpn", ("rpn.head", "roi_heads.box_predictor", "roi_heads.mask_predictor")),
+    _detector_case("fcos_resnet50_fpn", ("head",)),
+]
