@@ -20,8 +20,8 @@ RTOL * |eager|` where `s = max(1, max |eager|)`: random-weight nets can have out
 from 1, and an absolute tolerance meant for unit-sized values would judge them on
 rounding alone.
 
-`run_subprocess` measures one case in a child process (`python -m benchmarks.zoo.harness`)
-with a time limit per exporter, so that a hang or a crash of the interpreter in one
+`run_isolated` measures one case in a forked child process with a time limit per
+exporter, so that a hang or a crash of the interpreter in one
 case cannot stop a run over the zoo; `run_in_process` is the same measurement without
 the child, for the tests.
 """
@@ -35,7 +35,6 @@ import io
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,8 +42,6 @@ import traceback
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
 
 EXPORTERS = ("untrace", "legacy", "dynamo")
 RTOL = 1e-3
@@ -97,21 +94,6 @@ def ordered_kwargs(model, inputs) -> dict:
     """The keyword arguments in forward's parameter order (the order the tracers flatten)."""
     order = list(inspect.signature(type(model).forward).parameters)
     return dict(sorted(inputs.kwargs.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
-
-
-def positional(model, inputs) -> tuple[tuple, dict]:
-    """The call as a user of the legacy tracer writes it: keyword arguments that forward
-    also takes by position moved into the tuple (the skipped ones at their defaults).
-    Handing the tracer a trailing dict instead makes it fill in *every* parameter after
-    the positional ones with its default, which transformers' wrappers around forward
-    then receive twice."""
-    params = list(inspect.signature(type(model).forward).parameters.values())[1:]
-    args, kwargs = list(inputs.args), dict(inputs.kwargs)
-    for p in params[len(args):]:
-        if not kwargs or p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            break
-        args.append(kwargs.pop(p.name) if p.name in kwargs else p.default)
-    return tuple(args), kwargs
 
 
 def output_leaves(value, path: str = "out") -> list[tuple[str, object]]:
@@ -189,15 +171,40 @@ def _legacy_axes(case, model, inputs) -> dict:
     return {n: a for n, a in axes.items() if n in names}
 
 
+def _keyword_adapter(model, inputs):
+    """`model` called with keyword arguments from a module that takes its tensors by
+    position: the legacy tracer calls forward positionally, and fills every parameter it
+    was not given with its default. transformers' wrappers around forward then receive
+    `use_cache` twice (a TypeError for every base model), and an int default such as
+    `logits_to_keep=0` becomes a graph input. A user of the legacy tracer writes this
+    adapter; the tensor inputs keep their names and order."""
+    import torch
+
+    names = [n for n, _ in input_leaves(model, inputs)]
+    fixed = {k: v for k, v in inputs.kwargs.items() if not isinstance(v, torch.Tensor)}
+
+    class KeywordCall(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *tensors):
+            return self.model(**dict(zip(names, tensors)), **fixed)
+
+    leaves = tuple(t for _, t in input_leaves(model, inputs))
+    return KeywordCall().eval(), leaves
+
+
 def _export_legacy(model, case, inputs):
     import onnx
     import torch
 
     buffer = io.BytesIO()
     names = [n for n, _ in input_leaves(model, inputs)]
-    args, kwargs = positional(model, copy.deepcopy(inputs))
+    inputs = copy.deepcopy(inputs)
+    callee, args = (_keyword_adapter(model, inputs) if inputs.kwargs else (model, inputs.args))
     with _quiet():
-        torch.onnx.export(model, args, buffer, kwargs=kwargs or None, dynamo=False, opset_version=OPSET, input_names=names,
+        torch.onnx.export(callee, args, buffer, dynamo=False, opset_version=OPSET, input_names=names,
                           dynamic_axes=_legacy_axes(case, model, inputs))
     return onnx.load_from_string(buffer.getvalue())
 
@@ -340,49 +347,51 @@ def run_in_process(case, exporters=EXPORTERS, timeout: int | None = TIMEOUT_S, o
     return outcomes
 
 
-def run_subprocess(case, exporters=EXPORTERS, timeout: int = TIMEOUT_S) -> list[Outcome]:
-    """`run_in_process` in a child; exporters it did not finish (a hang past the limit, a
-    crash of the interpreter) are refused with what happened."""
-    with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as out:
-        path = out.name
-    command = [sys.executable, "-m", "benchmarks.zoo.harness", case.key, "--exporters", ",".join(exporters),
-               "--timeout", str(timeout), "--out", path]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    failure = ""
-    try:
-        done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              timeout=timeout * (len(exporters) + 1), text=True)
-        if done.returncode:
-            tail = [ln for ln in done.stderr.strip().splitlines() if ln.strip()]
-            failure = f"the process died (exit {done.returncode}): {tail[-1] if tail else ''}"
-    except subprocess.TimeoutExpired:
-        failure = f"killed after {timeout * (len(exporters) + 1)} s"
-    finally:
-        lines = Path(path).read_text().splitlines()
-        os.unlink(path)
-    outcomes = {o.exporter: o for o in (Outcome(**json.loads(line)) for line in lines)}
-    return [outcomes.get(e) or Outcome(e, "refused", failure or "no result", None, "Crash") for e in exporters]
+def preload() -> None:
+    """Import every library a case may need, once, in the process that forks the
+    children (a child then starts in milliseconds instead of re-importing them)."""
+    _install_torchvision_ops()
+    import onnx  # noqa: F401
+    import onnxruntime  # noqa: F401
+    import timm  # noqa: F401
+    import torch.onnx._internal.exporter._core  # noqa: F401 - the dynamo exporter
+    import torchvision  # noqa: F401
+    import transformers  # noqa: F401
+
+    import lowering  # noqa: F401
 
 
-def main(argv=None) -> int:
-    import argparse
-
+def _child(key: str, exporters, timeout: int, path: str) -> None:
     from benchmarks.zoo.registry import find
 
-    parser = argparse.ArgumentParser(description="measure one zoo case (the child of run_subprocess)")
-    parser.add_argument("case")
-    parser.add_argument("--exporters", default=",".join(EXPORTERS))
-    parser.add_argument("--timeout", type=int, default=TIMEOUT_S)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args(argv)
-    with open(args.out, "a") as out:
+    with open(path, "a") as out:
         def write(outcome: Outcome) -> None:
             out.write(json.dumps(asdict(outcome)) + "\n")
             out.flush()
 
-        run_in_process(find(args.case), args.exporters.split(","), args.timeout, write)
-    return 0
+        run_in_process(find(key), exporters, timeout, write)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def run_isolated(case, exporters=EXPORTERS, timeout: int = TIMEOUT_S) -> list[Outcome]:
+    """`run_in_process` in a forked child (after `preload()`), so that a crash of the
+    interpreter or a hang past every limit stops this case only; the exporters it did not
+    finish are refused with what happened."""
+    import multiprocessing
+
+    with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as out:
+        path = out.name
+    limit = timeout * (len(exporters) + 1)
+    child = multiprocessing.get_context("fork").Process(target=_child, args=(case.key, list(exporters), timeout, path))
+    child.start()
+    child.join(limit)
+    failure = ""
+    if child.is_alive():
+        child.kill()
+        child.join()
+        failure = f"killed after {limit} s"
+    elif child.exitcode:
+        failure = f"the process died (exit code {child.exitcode})"
+    lines = Path(path).read_text().splitlines()
+    os.unlink(path)
+    outcomes = {o.exporter: o for o in (Outcome(**json.loads(line)) for line in lines)}
+    return [outcomes.get(e) or Outcome(e, "refused", failure or "no result", None, "Crash") for e in exporters]

@@ -22,6 +22,9 @@ from benchmarks.zoo.cases import (Case, CaseInputs, Inputs, generator, image_cas
 VOCAB = 99
 TEXT = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
             intermediate_size=37, max_position_embeddings=64, use_cache=False)
+# GPT2's special tokens default to 50256, outside the tiny vocabulary.
+GPT2 = dict(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=64, use_cache=False,
+            bos_token_id=1, eos_token_id=2)
 
 
 def _model(model_class: str, config_class: str, **config) -> Callable[[], torch.nn.Module]:
@@ -105,10 +108,8 @@ def _detr():
 
 CASES: list[Case] = [
     _text("Bert", "BertModel", "BertConfig", extra=_token_types, extra_names=("token_type_ids",), **TEXT),
-    _text("GPT2", "GPT2Model", "GPT2Config", vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=64,
-          use_cache=False),
-    _text("GPT2LMHead", "GPT2LMHeadModel", "GPT2Config", vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4,
-          n_positions=64, use_cache=False),
+    _text("GPT2", "GPT2Model", "GPT2Config", **GPT2),
+    _text("GPT2LMHead", "GPT2LMHeadModel", "GPT2Config", **GPT2),
     _text("T5Encoder", "T5EncoderModel", "T5Config", vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=37, num_layers=2,
           num_heads=4, use_cache=False),
     _text("Llama", "LlamaModel", "LlamaConfig", num_key_value_heads=2, **TEXT),
