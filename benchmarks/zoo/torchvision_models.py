@@ -1,7 +1,7 @@
 """torchvision models with random weights (`weights=None, weights_backbone=None`).
 
-Classifiers take 64x64 images where they can (vit_b_16 is built for 64x64 via
-`image_size`; swin_t, maxvit_t and googlenet keep 224), batch dynamic; the two
+Classifiers take 64x64 images (vit_b_16 built for them with `image_size`) except maxvit_t,
+whose window partitions need 224, batch dynamic; the two
 segmentation nets also have dynamic height and width.
 
 Detectors take a list of two images of different sizes (each with dynamic height and
@@ -9,7 +9,7 @@ width) and resize them to at most 160 pixels (`min_size`/`max_size`; ssdlite alw
 resizes to 320x320). With the library's initialisation the class logits are all near
 zero and every detection ties in score, so that which box survives NMS depends on the
 sort's tie order: the heads are re-initialised (seeded, std 0.1) so that scores differ.
-Five classes and the default score thresholds leave a few boxes after post-processing.
+Five classes and the score thresholds below leave a few boxes after post-processing.
 raft_small runs 3 flow updates on 128x128 frames.
 """
 
@@ -86,6 +86,14 @@ def _raft_inputs() -> CaseInputs:
     ])
 
 
+# Fewer candidates than the defaults (1000 proposals per level, 300 detections), so that
+# eager PyTorch's NMS stand-in (a Python loop) and mask pasting stay quick; rcnn's box
+# threshold lowered to 0.01, since with random weights the background class takes most of
+# the softmax and no box would pass the default 0.05.
+RCNN = dict(rpn_pre_nms_top_n_test=100, rpn_post_nms_top_n_test=50, box_detections_per_img=10,
+            box_score_thresh=0.01)
+ONE_STAGE = dict(topk_candidates=100, detections_per_img=10)
+
 _RAFT_AXES = {0: "batch", 2: "height", 3: "width"}
 
 CASES: list[Case] = [
@@ -95,17 +103,18 @@ CASES: list[Case] = [
     _classifier("shufflenet_v2_x0_5"),
     _classifier("efficientnet_b0"),
     _classifier("vit_b_16", image_size=64),
-    _classifier("swin_t", (224, 224)),
-    _classifier("googlenet", (224, 224), aux_logits=False, init_weights=True),
+    _classifier("swin_t"),
+    _classifier("googlenet", aux_logits=False, init_weights=True),
     _classifier("regnet_y_400mf"),
     _classifier("maxvit_t", (224, 224)),
     _classifier("deeplabv3_mobilenet_v3_large", dynamic_hw=True, weights_backbone=None, aux_loss=False),
     _classifier("lraspp_mobilenet_v3_large", dynamic_hw=True, weights_backbone=None),
     Case("raft_small", "torchvision", _tv("raft_small"), _raft_inputs,
          {"image1": _RAFT_AXES, "image2": _RAFT_AXES}),
-    _detector_case("fasterrcnn_mobilenet_v3_large_320_fpn", ("rpn.head", "roi_heads.box_predictor")),
-    _detector_case("ssdlite320_mobilenet_v3_large", ("head",)),
-    _detector_case("retinanet_resnet50_fpn", ("head",)),
-    _detector_case("maskrcnn_resnet50_fpn", ("rpn.head", "roi_heads.box_predictor", "roi_heads.mask_predictor")),
-    _detector_case("fcos_resnet50_fpn", ("head",)),
+    _detector_case("fasterrcnn_mobilenet_v3_large_320_fpn", ("rpn.head", "roi_heads.box_predictor"), **RCNN),
+    _detector_case("ssdlite320_mobilenet_v3_large", ("head",), **ONE_STAGE),
+    _detector_case("retinanet_resnet50_fpn", ("head",), **ONE_STAGE),
+    _detector_case("maskrcnn_resnet50_fpn", ("rpn.head", "roi_heads.box_predictor", "roi_heads.mask_predictor"),
+                   **RCNN),
+    _detector_case("fcos_resnet50_fpn", ("head",), **ONE_STAGE),
 ]

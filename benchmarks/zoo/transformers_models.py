@@ -22,7 +22,7 @@ from benchmarks.zoo.cases import (Case, CaseInputs, Inputs, generator, image_cas
 VOCAB = 99
 TEXT = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
             intermediate_size=37, max_position_embeddings=64, use_cache=False)
-# GPT2's special tokens default to 50256, outside the tiny vocabulary.
+# Special tokens inside the tiny vocabulary (GPT2's, Whisper's and CLIP's defaults are not).
 GPT2 = dict(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=64, use_cache=False,
             bos_token_id=1, eos_token_id=2)
 
@@ -60,7 +60,8 @@ def _whisper_encoder():
     config = transformers.WhisperConfig(vocab_size=VOCAB, num_mel_bins=16, d_model=32, encoder_layers=2,
                                         encoder_attention_heads=4, decoder_layers=2, decoder_attention_heads=4,
                                         encoder_ffn_dim=37, decoder_ffn_dim=37, max_source_positions=30,
-                                        max_target_positions=32, use_cache=False)
+                                        max_target_positions=32, use_cache=False,
+                                        pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
     return transformers.WhisperModel(config).get_encoder()
 
 
@@ -126,7 +127,7 @@ CASES: list[Case] = [
     _text("BART", "BartModel", "BartConfig", vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2,
           encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=37, decoder_ffn_dim=37,
           max_position_embeddings=64, use_cache=False),
-    _text("CLIPText", "CLIPTextModel", "CLIPTextConfig", **TEXT),
+    _text("CLIPText", "CLIPTextModel", "CLIPTextConfig", pad_token_id=0, bos_token_id=1, eos_token_id=2, **TEXT),
     _vision("Swin", "SwinModel", "SwinConfig", image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
             num_heads=[2, 4], window_size=4),
     Case("DETR", "transformers", seeded(_detr), image_case((64, 64), dynamic_hw=True, other_size=(96, 80)),
