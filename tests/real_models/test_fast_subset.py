@@ -36,6 +36,8 @@ FAST_CASES = [
 EXPECTED_CORRECT = {
     "timm/resnet18",
     "timm/convnext_atto_dynamic_hw",
+    "torchvision/squeezenet1_0",
+    "torchvision/shufflenet_v2_x0_5",
 }
 
 
