@@ -6,9 +6,9 @@ segmentation nets also have dynamic height and width.
 
 Detectors take a list of two images of different sizes (each with dynamic height and
 width) and resize them to at most 160 pixels (`min_size`/`max_size`; ssdlite always
-resizes to 320x320). With the library's initialisation the class logits are all near
-zero and every detection ties in score, so that which box survives NMS depends on the
-sort's tie order: the heads are re-initialised (seeded, std 0.1) so that scores differ.
+resizes to 320x320). With the library's initialisation the backbone's features vanish and
+every detection ties in score, so that which box survives NMS depends on the sort's tie
+order: the weights are re-initialised (seeded, `_reinit`) so that scores differ.
 Five classes and the score thresholds below leave a few boxes after post-processing.
 raft_small runs 3 flow updates on 128x128 frames.
 """
@@ -34,12 +34,39 @@ def _classifier(name: str, size: tuple[int, int] = (64, 64), *, dynamic_hw: bool
                 image_dynamic(dynamic_hw))
 
 
-def _reinit_heads(model: torch.nn.Module, heads: tuple[str, ...]) -> torch.nn.Module:
+def _reinit(model: torch.nn.Module, heads: tuple[str, ...]) -> torch.nn.Module:
+    """Weights under which random detectors give distinct scores. With the library's
+    initialisation the backbone's features shrink to ~1e-14 (or, with plain 1/sqrt(fan_in)
+    weights, grow to hundreds), and every detection gets the score of the head's bias.
+    So every layer outside the heads is scaled, in one seeded calibration pass, to output
+    unit standard deviation (LSUV in one forward: each layer's output is rescaled as it is
+    made, so the layers after it see the rescaled one), and the heads get weights of
+    scale 0.5/sqrt(fan_in) (small box deltas) and random biases (scores that differ)."""
     generator = torch.Generator().manual_seed(1234)
-    for head in heads:
-        for p in model.get_submodule(head).parameters():
-            with torch.no_grad():
-                p.copy_(torch.randn(p.shape, generator=generator) * 0.1)
+    layers = (torch.nn.Conv2d, torch.nn.ConvTranspose2d, torch.nn.Linear)
+    in_heads = {id(m) for head in heads for m in model.get_submodule(head).modules()}
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, layers) and id(module) in in_heads:
+                weight = module.weight
+                weight.copy_(torch.randn(weight.shape, generator=generator) * 0.5 / weight[0].numel() ** 0.5)
+                if module.bias is not None:
+                    module.bias.copy_(torch.randn(module.bias.shape, generator=generator) * 0.1)
+
+    def unit_output(module, args, output):
+        scale = float(output.std()) or 1.0
+        module.weight.div_(scale)
+        if module.bias is not None:
+            module.bias.div_(scale)
+        return output / scale
+
+    hooks = [m.register_forward_hook(unit_output) for m in model.modules()
+             if isinstance(m, layers) and id(m) not in in_heads]
+    model.eval()
+    with torch.no_grad():
+        model([images(1, (128, 128), 99)[0]])
+    for hook in hooks:
+        hook.remove()
     return model
 
 
@@ -49,7 +76,7 @@ def _detector(name: str, heads: tuple[str, ...], **kwargs):
 
         torch.manual_seed(0)
         model = torchvision.models.get_model(name, weights=None, weights_backbone=None, num_classes=5, **kwargs)
-        return _reinit_heads(model, heads).eval()
+        return _reinit(model, heads).eval()
 
     return build
 
@@ -111,10 +138,10 @@ CASES: list[Case] = [
     _classifier("lraspp_mobilenet_v3_large", dynamic_hw=True, weights_backbone=None),
     Case("raft_small", "torchvision", _tv("raft_small"), _raft_inputs,
          {"image1": _RAFT_AXES, "image2": _RAFT_AXES}),
-    _detector_case("fasterrcnn_mobilenet_v3_large_320_fpn", ("rpn.head", "roi_heads.box_predictor"), **RCNN),
+    _detector_case("fasterrcnn_mobilenet_v3_large_320_fpn", ("rpn.head", "roi_heads.box_head", "roi_heads.box_predictor"), **RCNN),
     _detector_case("ssdlite320_mobilenet_v3_large", ("head",), **ONE_STAGE),
     _detector_case("retinanet_resnet50_fpn", ("head",), **ONE_STAGE),
-    _detector_case("maskrcnn_resnet50_fpn", ("rpn.head", "roi_heads.box_predictor", "roi_heads.mask_predictor"),
+    _detector_case("maskrcnn_resnet50_fpn", ("rpn.head", "roi_heads.box_head", "roi_heads.box_predictor", "roi_heads.mask_predictor"),
                    **RCNN),
     _detector_case("fcos_resnet50_fpn", ("head",), **ONE_STAGE),
 ]
