@@ -34,6 +34,7 @@ import inspect
 import io
 import json
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -233,10 +234,15 @@ EXPORT = {"untrace": _export_untrace, "legacy": _export_legacy, "dynamo": _expor
 
 
 def _first_line(exc: BaseException) -> str:
-    for line in str(exc).strip().splitlines():
-        if line.strip():
-            return line.strip()
-    return type(exc).__name__
+    """The first line of the message, without terminal colours. When the exception wraps
+    another one (torch.onnx's "Failed to export the model with torch.export. This is
+    step 1/3 ..."), the wrapped exception's first line follows: that is the reason."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__)
+    cause = exc.__cause__
+    if cause is not None and exc.__class__.__module__.startswith("torch.onnx"):
+        return f"{first} <- {type(cause).__name__}: {_first_line(cause)}"
+    return first
 
 
 def _location(exc: BaseException) -> str:
@@ -331,11 +337,21 @@ def _warm_up(exporters) -> None:
                 EXPORT[exporter](tiny.build(), tiny, tiny.inputs().example)
 
 
+def _check_dynamic_names(case, model) -> None:
+    """A dynamic_shapes key that names no parameter of forward would leave that input
+    static in the tracers' graphs (they drop unknown names): a mistake in the case."""
+    params = set(list(inspect.signature(type(model).forward).parameters)[1:])
+    unknown = sorted(set(case.dynamic_shapes) - params)
+    if unknown:
+        raise ValueError(f"{case.key}: dynamic_shapes names {unknown}, not parameters of forward ({sorted(params)})")
+
+
 def run_in_process(case, exporters=EXPORTERS, timeout: int | None = TIMEOUT_S, on_outcome=None) -> list[Outcome]:
     _install_torchvision_ops()
     _warm_up(exporters)
     model_inputs = case.inputs()
     reference_model = case.build()
+    _check_dynamic_names(case, reference_model)
     references = [eager_outputs(reference_model, check) for _, check in model_inputs.checks]
     del reference_model
     outcomes = []

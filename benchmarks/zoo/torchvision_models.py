@@ -29,9 +29,10 @@ def _tv(name: str, **kwargs):
     return seeded(build)
 
 
-def _classifier(name: str, size: tuple[int, int] = (64, 64), *, dynamic_hw: bool = False, **kwargs) -> Case:
+def _classifier(name: str, size: tuple[int, int] = (64, 64), *, dynamic_hw: bool = False, input_name: str = "x",
+                **kwargs) -> Case:
     return Case(name, "torchvision", _tv(name, **kwargs), image_case(size, dynamic_hw=dynamic_hw),
-                image_dynamic(dynamic_hw))
+                image_dynamic(dynamic_hw, input_name))
 
 
 def _reinit(model: torch.nn.Module, heads: tuple[str, ...]) -> torch.nn.Module:
@@ -135,7 +136,7 @@ CASES: list[Case] = [
     _classifier("regnet_y_400mf"),
     _classifier("maxvit_t", (224, 224)),
     _classifier("deeplabv3_mobilenet_v3_large", dynamic_hw=True, weights_backbone=None, aux_loss=False),
-    _classifier("lraspp_mobilenet_v3_large", dynamic_hw=True, weights_backbone=None),
+    _classifier("lraspp_mobilenet_v3_large", dynamic_hw=True, input_name="input", weights_backbone=None),
     Case("raft_small", "torchvision", _tv("raft_small"), _raft_inputs,
          {"image1": _RAFT_AXES, "image2": _RAFT_AXES}),
     _detector_case("fasterrcnn_mobilenet_v3_large_320_fpn", ("rpn.head", "roi_heads.box_head", "roi_heads.box_predictor"), **RCNN),
