@@ -234,14 +234,14 @@ EXPORT = {"untrace": _export_untrace, "legacy": _export_legacy, "dynamo": _expor
 
 
 def _first_line(exc: BaseException) -> str:
-    """The first line of the message, without terminal colours. When the exception wraps
-    another one (torch.onnx's "Failed to export the model with torch.export. This is
-    step 1/3 ..."), the wrapped exception's first line follows: that is the reason."""
+    """The first line of the message, without terminal colours. When torch.onnx wraps
+    another exception ("Failed to export the model with torch.export. This is step 1/3
+    ..."), the wrapped one's first line comes first: that is the reason."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__)
     cause = exc.__cause__
     if cause is not None and exc.__class__.__module__.startswith("torch.onnx"):
-        return f"{first} <- {type(cause).__name__}: {_first_line(cause)}"
+        return f"{type(cause).__name__}: {_first_line(cause)} (torch.onnx: {first})"
     return first
 
 
