@@ -65,7 +65,7 @@ class Outcome:
         return self.status == "refused" and self.error_type == "LoweringError"
 
 
-def _install_torchvision_ops() -> None:
+def install_torchvision_ops() -> None:
     if "torchvision" not in sys.modules:
         from benchmarks.zoo import torchvision_ops
 
@@ -306,6 +306,7 @@ def _judge(proto, model, inputs, checks, references) -> str:
 
 def measure(case, exporter: str, model_inputs, references, timeout: int | None = TIMEOUT_S) -> Outcome:
     """Export `case` with `exporter` and judge it; never raises for the exporter's sake."""
+    install_torchvision_ops()
     model = case.build()
     start = time.perf_counter()
     try:
@@ -347,7 +348,7 @@ def _check_dynamic_names(case, model) -> None:
 
 
 def run_in_process(case, exporters=EXPORTERS, timeout: int | None = TIMEOUT_S, on_outcome=None) -> list[Outcome]:
-    _install_torchvision_ops()
+    install_torchvision_ops()
     _warm_up(exporters)
     model_inputs = case.inputs()
     reference_model = case.build()
@@ -366,7 +367,7 @@ def run_in_process(case, exporters=EXPORTERS, timeout: int | None = TIMEOUT_S, o
 def preload() -> None:
     """Import every library a case may need, once, in the process that forks the
     children (a child then starts in milliseconds instead of re-importing them)."""
-    _install_torchvision_ops()
+    install_torchvision_ops()
     import onnx  # noqa: F401
     import onnxruntime  # noqa: F401
     import timm  # noqa: F401

@@ -59,6 +59,7 @@ def test_the_harness_sees_a_graph_that_is_static_where_the_case_is_dynamic():
     case = find("torchvision/squeezenet1_0")
     static = type(case)(case.name, case.library, case.build, case.inputs, {})
     inputs = case.inputs()
+    harness.install_torchvision_ops()
     references = [harness.eager_outputs(case.build(), check) for _, check in inputs.checks]
     outcome = harness.measure(static, "untrace", inputs, references)
     assert outcome.status == "wrong"
