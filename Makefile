@@ -53,11 +53,13 @@ fuzz: setup
 	UNTRACE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) UNTRACE_FUZZ_SEED=$(FUZZ_SEED) $(BIN)/pytest -q -x \
 		--hypothesis-show-statistics tests/export/test_loop_state_property.py
 
-# Export speed against torch.onnx (dynamo and legacy) and onnxruntime latency, as ratios.
+# Export speed against torch.onnx (dynamo and legacy) and onnxruntime latency, as ratios;
+# then the 65 real timm / torchvision / transformers models through all three exporters.
 bench: setup
 	$(BIN)/python benchmarks/export_speed.py
 	$(BIN)/python benchmarks/verify_search.py
 	$(BIN)/python benchmarks/fix_exportability.py
+	$(BIN)/python benchmarks/real_models.py
 
 docs: setup
 	$(BIN)/python -m analyzer.rules.docgen > docs/rules.md
