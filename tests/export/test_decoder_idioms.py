@@ -128,3 +128,45 @@ def test_a_module_change_under_a_data_dependent_branch_is_refused():
     with pytest.raises(LoweringError, match=re.escape(message)):
         export(model, _inputs((2, 3))[0], dynamic_shapes=DYNAMIC)
     assert model.attention_scaling == 1.0
+
+
+def _packed_sequences(position_ids):
+    """masking_utils' find_packed_sequence_indices: None when every row is one sequence,
+    decided on the positions' values."""
+    packed = (torch.diff(position_ids, prepend=position_ids[:, :1] - 1, dim=-1) != 1).cumsum(-1)
+    if (packed[:, -1] == 0).all():
+        return None
+    return packed
+
+
+class MasksPackedSequences(nn.Module):
+    def forward(self, x):
+        packed = _packed_sequences(torch.arange(x.shape[1]).expand(x.shape[0], -1))
+        return x if packed is None else x * (packed == 0)
+
+
+def _first_row_or_none(x, keep: bool):
+    if not keep:
+        return None
+    if x.sum() > 0:
+        return x[:1]
+    return -x[:1]
+
+
+class KeepsTheFirstRow(nn.Module):
+    def forward(self, x):
+        first = _first_row_or_none(x, keep=True)
+        return x if _first_row_or_none(x, keep=False) is not None else x - first
+
+
+def test_a_none_returned_under_a_data_dependent_if_is_refused():
+    message = ("the function returns None or a value depending on a data-dependent `if` (an early `return None` "
+               "under it): ONNX has no value that is None for some inputs only\nreturn a tensor on every path (an "
+               "empty or all-False one where None is returned), or decide the early return by a Python value")
+    with pytest.raises(LoweringError, match=re.escape(message)):
+        export(MasksPackedSequences(), _inputs((2, 3))[0], dynamic_shapes=DYNAMIC)
+
+
+def test_a_none_returned_on_a_python_condition_and_data_dependent_returns_export():
+    inputs = [(torch.ones(2, 3),), (-torch.ones(3, 5),), *_inputs((2, 4))]
+    export_and_compare(KeepsTheFirstRow(), inputs[0], inputs, dynamic_shapes=DYNAMIC)
