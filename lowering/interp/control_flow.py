@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from analyzer.frontend import ir
-from analyzer.frontend.structure import RETVAL
+from analyzer.frontend.structure import RET, RETVAL
 from lowering.errors import LoweringError, PythonException
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.containers import _copy_containers, _mutated_containers, _rows_of
@@ -299,6 +299,8 @@ class ControlFlow:
                     present = [x if isinstance(x, Maybe) else Maybe(x, True) for x in appended]  # nested ifs: one flag
                     absent = [Maybe(MISSING, False) for _ in appended]
                     a, b = (present, absent) if a else (absent, present)
+            if name == RETVAL:
+                self._check_returned_none(envs, a, b)
             flat_a, spec_a = _flatten(a)
             flat_b, spec_b = _flatten(b)
             if a is MISSING or a is None and name.startswith("$"):
@@ -335,6 +337,19 @@ class ControlFlow:
                     graph.add_output(bv, shape=_common_shape(bv, ov))
             outputs.append((name, (spec_a, flat_a), prefix))
         return outputs
+
+    def _check_returned_none(self, envs, a, b):
+        """`$retval` is None on a side that has not returned yet (then the other side's value
+        stands for it) or on one that returned None. After a data-dependent `return`, `$ret`
+        is a graph bool and a None `$retval` there is a returned None, which no graph value
+        can stand for."""
+        for value, other, env in ((a, b, envs[0]), (b, a, envs[1])):
+            if value is None and _contains_graph(other) and env.get(RET, False) is not False:
+                raise self.error(
+                    "the function returns None or a value depending on a data-dependent `if` (an early `return None` "
+                    "under it): ONNX has no value that is None for some inputs only",
+                    "return a tensor on every path (an empty or all-False one where None is returned), or decide "
+                    "the early return by a Python value", construct="return")
 
     def _branch_value(self, v, other):
         """A branch output, cast to the dtype both branches agree on."""

@@ -55,6 +55,18 @@ _UNBOUND = object()
 _SNAPSHOT_DEPTH = 6
 
 
+def _leaves_unchanged(owner, method: str, args) -> bool:
+    """A mutating method called where it changes nothing (a config's
+    `params.setdefault("rope_type", ...)` when the key is set): no state for the graph to keep."""
+    if isinstance(owner, dict) and method == "setdefault":
+        return len(args) >= 1 and args[0] in owner
+    if isinstance(owner, dict) and method == "pop":
+        return len(args) == 2 and args[0] not in owner
+    if isinstance(owner, set) and method == "discard":
+        return len(args) == 1 and args[0] not in owner
+    return False
+
+
 def has_varying_items(v) -> bool:
     """A list or tuple whose length or items the graph decides."""
     return isinstance(v, (list, tuple)) and any(isinstance(x, VARYING) for x in v)
@@ -227,7 +239,7 @@ class PythonState:
             self.check_key(owner, args[0])
         methods = next((m for kind, m in MUTATING_METHODS.items() if isinstance(owner, kind)), ())
         name = getattr(func, "__name__", "")
-        if name in methods:
+        if name in methods and not _leaves_unchanged(owner, name, args):
             self.check_mutation(owner, f".{name}()")
         if isinstance(owner, list) and has_varying_items(owner) and name not in ("append", "copy"):
             raise self.refuse_varying_list(owner, f"`.{name}()`")

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from lowering.aliasing import SELF_ALIAS_OPS, VIEW_OPS, is_basic_index, is_in_place
-from lowering.errors import LoweringError
+from lowering.errors import GraphConstructionError, LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering import numpy_arrays
 from lowering.numpy_arrays import NDArray, NumpyMethod
@@ -129,7 +129,17 @@ class TorchCalls:
             return self.functional_map(args, kwargs)
         special = _BUILTIN_HANDLERS.get(func) if _hashable(func) else None
         if special is not None:
-            return special(self, args, kwargs)
+            try:
+                return special(self, args, kwargs)
+            except (LoweringError, GraphConstructionError):
+                raise
+            except Exception as exc:
+                if self._has_graph(args, kwargs):
+                    raise
+                # isinstance(x, SomeTypedDict) raises TypeError in eager too; code that
+                # catches it (a validator trying each type of a Union) must see it
+                raise self.python_exception(exc, f"`{getattr(func, '__name__', func)}(...)` failed at export "
+                                                 f"time: {exc!r}") from None
         owner = getattr(func, "__self__", None)
         if isinstance(func, (types.BuiltinMethodType, types.MethodWrapperType)) and \
                 isinstance(owner, (list, dict, set, frozenset, str, tuple, bytes)):
