@@ -60,10 +60,6 @@ class Outcome:
     error_type: str = ""  # the refusing exception's class
     location: str = ""  # file:line the refusal names (or the innermost frame of a crash)
 
-    @property
-    def refused_by_lowering_error(self) -> bool:
-        return self.status == "refused" and self.error_type == "LoweringError"
-
 
 def install_torchvision_ops() -> None:
     if "torchvision" not in sys.modules:

@@ -111,11 +111,11 @@ def _extension_loads() -> bool:
     spec = importlib.util.find_spec("torchvision")
     if spec is None or spec.origin is None:
         raise ModuleNotFoundError("torchvision is not installed (make setup installs it)")
-    folder = Path(spec.origin).parent
-    for candidate in sorted(folder.glob("_C*.so")):
-        try:
-            torch.ops.load_library(str(candidate))
-            return True
-        except (OSError, RuntimeError):
-            return False
-    return False
+    library = next(iter(sorted(Path(spec.origin).parent.glob("_C*.so"))), None)
+    if library is None:
+        return False
+    try:
+        torch.ops.load_library(str(library))
+    except (OSError, RuntimeError):
+        return False
+    return True

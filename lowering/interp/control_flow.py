@@ -13,7 +13,8 @@ from analyzer.frontend.structure import RET, RETVAL
 from lowering.errors import LoweringError, PythonException
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.containers import _copy_containers, _mutated_containers, _rows_of
-from lowering.interp.values import (MISSING, EarlierIterations, Frame, GraphRange, Maybe, MoreOutputs, Stacked, 
+from lowering.interp.values import (MISSING, EarlierIterations, Frame, GraphChoice, GraphRange, Maybe, MoreOutputs,
+                                    Stacked,
                                     _align_maybe, _chunks, _common_shape, _contains_graph, _describe, _flatten,
                                     _is_int_like, _Missing, _rank_only, _same, _ShapeChanges, _spec_without_maybe,
                                     _starts_with, _unflatten, _zero_tensor)
@@ -27,20 +28,10 @@ def _is_python_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _raises(block) -> bool:
-    """The block ends in a `raise`: where it runs, the call fails."""
-    return bool(block) and isinstance(block[-1], ir.Raise)
-
-
 class ControlFlow:
     def _stmt_If(self, s, frame):
         test = self.test_value(self.eval(s.test, frame))
-        if isinstance(test, Value) and _raises(s.body) != _raises(s.orelse) and not self._catching:
-            # `if x.shape != y.shape: raise ValueError(...)`: a check on the inputs, which the
-            # graph drops as it drops an `assert` on tensor values (torch.onnx does the same).
-            # Not inside a `try` that may catch it: there eager takes the handler instead.
-            self.exec_block(s.orelse if _raises(s.body) else s.body, frame)
-        elif isinstance(test, Value):
+        if isinstance(test, Value):
             self.emit_if(s, test, frame)
         elif self.truth(test):
             self.exec_block(s.body, frame)
@@ -149,7 +140,7 @@ class ControlFlow:
         return self.graph_choice(pred, lambda: self.call(true_fn, operands, {}), lambda: self.call(false_fn, operands, {}),
                                  "cond", self.location[1])
 
-    def call_choice(self, choice: "GraphChoice", start: int, args, kwargs):
+    def call_choice(self, choice: GraphChoice, start: int, args, kwargs):
         """`modules[i](x)` with a graph index: an If chain over the candidates."""
         if start == len(choice.options) - 1:
             return self.call(choice.options[start], args, kwargs)

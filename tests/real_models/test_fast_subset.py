@@ -2,11 +2,8 @@
 onnxruntime against eager PyTorch by the same harness as `make bench`
 (benchmarks/real_models.py), in-process.
 
-What holds for every case: untrace is never silently wrong. The cases of
-EXPECTED_CORRECT export and match eager on every check input; every other case is
-refused with a LoweringError (a deliberate refusal, not a crash). When a change to the
-lowering makes a case export, move it into EXPECTED_CORRECT: the test fails until then,
-so that the set always says what untrace exports today.
+Every case exports and matches eager on every check input; in particular untrace is
+never silently wrong. A case that stops exporting fails here with the refusal's reason.
 """
 
 from __future__ import annotations
@@ -33,18 +30,11 @@ FAST_CASES = [
     "transformers/ConvNext",
 ]
 
-EXPECTED_CORRECT = set(FAST_CASES)  # every fast case exports and matches eager today
-
-
 @pytest.mark.parametrize("key", FAST_CASES)
-def test_untrace_matches_eager_or_refuses(key):
+def test_untrace_matches_eager(key):
     (outcome,) = harness.run_in_process(find(key), ("untrace",), timeout=120)
     assert outcome.status != "wrong", f"silently wrong: {outcome.reason}"
-    if key in EXPECTED_CORRECT:
-        assert outcome.status == "correct", f"{outcome.error_type}: {outcome.reason} ({outcome.location})"
-    else:
-        assert outcome.refused_by_lowering_error, (
-            f"expected a LoweringError, got {outcome.status} {outcome.error_type}: {outcome.reason}")
+    assert outcome.status == "correct", f"{outcome.error_type}: {outcome.reason} ({outcome.location})"
 
 
 def test_the_harness_sees_a_graph_that_is_static_where_the_case_is_dynamic():
