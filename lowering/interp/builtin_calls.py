@@ -13,6 +13,7 @@ import torch
 from lowering.graph import Value
 from lowering.numpy_arrays import NDArray
 from lowering.errors import PythonException
+from lowering.interp.graph_rows import graph_enumerate, graph_reversed, graph_zip
 from lowering.interp.values import BoundUserMethod, Closure, GraphChoice, GraphRange, Stacked, TensorMethod
 
 if TYPE_CHECKING:
@@ -125,6 +126,13 @@ def _iterating(kind):
     return make
 
 
+def _over_rows(graph_handler, kind):
+    """zip / enumerate / reversed: over the rows of a dynamic axis a `GraphRows` (or the
+    flipped tensor), else as Python iterates."""
+    fallback = _iterating(kind)
+    return lambda interp, args, kwargs: graph_handler(interp, args, kwargs, fallback)
+
+
 def _sum(interp: Interpreter, args, kwargs):
     items = list(interp.iterate(args[0]))
     total = args[1] if len(args) > 1 else kwargs.get("start", 0)
@@ -224,7 +232,8 @@ def _super(interp: Interpreter, args, kwargs):
 _BUILTIN_HANDLERS = {
     math.ceil: _rounding("Ceil", math.ceil), math.floor: _rounding("Floor", math.floor),
     round: _round, sum: _sum, torch.sym_min: _minmax(min), torch.sym_max: _minmax(max),
-    enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
+    enumerate: _over_rows(graph_enumerate, enumerate), zip: _over_rows(graph_zip, zip),
+    reversed: _over_rows(graph_reversed, reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
     abs: _abs, any: _any_all(any), all: _any_all(all), super: _super, callable: _callable, hasattr: _hasattr,
