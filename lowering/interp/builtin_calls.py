@@ -13,6 +13,7 @@ import torch
 from lowering.graph import Value
 from lowering.numpy_arrays import NDArray
 from lowering.errors import PythonException
+from lowering.interp.builtin_minmax import python_minmax
 from lowering.interp.graph_rows import graph_enumerate, graph_reversed, graph_zip
 from lowering.interp.values import BoundUserMethod, Closure, GraphChoice, GraphRange, Stacked, TensorMethod
 
@@ -69,24 +70,6 @@ def _scalar(kind):
         return kind(*args, **kwargs)
 
     return convert
-
-
-def _minmax(kind):
-    def pick(interp: Interpreter, args, kwargs):
-        values = list(args[0]) if len(args) == 1 and not isinstance(args[0], Value) else list(args)
-        if any(isinstance(v, Value) for v in values):
-            op = "torch.maximum" if kind is max else "torch.minimum"
-            out = values[0]
-            for v in values[1:]:
-                a, b = interp.as_graph(out), interp.as_graph(v)
-                a, b = interp.g.promote(a, b)
-                out = interp.call_op(op, [a, b], {})
-            if all(isinstance(v, (int, float)) or v in interp.python_numbers for v in values):
-                interp.python_number(out)  # min(h, w) of sizes is a Python number too
-            return out
-        return kind(*args, **kwargs)
-
-    return pick
 
 
 def _isinstance(interp: Interpreter, args, kwargs):
@@ -231,11 +214,11 @@ def _super(interp: Interpreter, args, kwargs):
 
 _BUILTIN_HANDLERS = {
     math.ceil: _rounding("Ceil", math.ceil), math.floor: _rounding("Floor", math.floor),
-    round: _round, sum: _sum, torch.sym_min: _minmax(min), torch.sym_max: _minmax(max),
+    round: _round, sum: _sum, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
     enumerate: _over_rows(graph_enumerate, enumerate), zip: _over_rows(graph_zip, zip),
     reversed: _over_rows(graph_reversed, reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
-    max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
+    max: python_minmax(max), min: python_minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
     abs: _abs, any: _any_all(any), all: _any_all(all), super: _super, callable: _callable, hasattr: _hasattr,
     type: _type, iter: _iter,
 }
