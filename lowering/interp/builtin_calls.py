@@ -14,8 +14,8 @@ from lowering.graph import Value
 from lowering.numpy_arrays import NDArray
 from lowering.errors import PythonException
 from lowering.interp.builtin_minmax import python_minmax
-from lowering.interp.graph_rows import graph_enumerate, graph_reversed, graph_zip
-from lowering.interp.values import BoundUserMethod, Closure, GraphChoice, GraphRange, Stacked, TensorMethod
+from lowering.interp.graph_rows import graph_enumerate, graph_reversed, graph_zip, refuse_python_iteration
+from lowering.interp.values import BoundUserMethod, Closure, GraphChoice, GraphRange, GraphRows, Stacked, TensorMethod
 
 if TYPE_CHECKING:
     from lowering.interpreter import Interpreter
@@ -89,6 +89,8 @@ def _list(kind):
         if args and isinstance(args[0], Stacked):
             raise interp.error(f"{kind.__name__}() of a graph loop's appended values", construct="call",
                                hint="torch.stack(...) the list after the loop, or index the tensor")
+        if args and isinstance(args[0], GraphRows):
+            raise refuse_python_iteration(interp, f"{kind.__name__}() of")
         return kind(*args)
 
     return make
@@ -195,6 +197,8 @@ def _type(interp: Interpreter, args, kwargs):
 def _iter(interp: Interpreter, args, kwargs):
     if len(args) == 1 and isinstance(args[0], (list, tuple, dict)):
         return iter(args[0])  # a Python container holding tensors: its items, as Python iterates them
+    if args and isinstance(args[0], GraphRows):
+        raise refuse_python_iteration(interp, "iter() of")
     if any(isinstance(a, (Value, NDArray)) for a in args):
         raise interp.error("iter() of a tensor", "iterate over `t.unbind(0)` or index the rows", construct="call")
     return iter(*args)

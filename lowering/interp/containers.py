@@ -10,7 +10,7 @@ from analyzer.frontend import ir
 from lowering.graph import Value
 from lowering import numpy_arrays
 from lowering.numpy_arrays import NDArray
-from lowering.interp.graph_rows import GraphRows, row_count, row_item
+from lowering.interp.graph_rows import GraphRows, refuse_python_iteration, row_count, row_item
 from lowering.interp.graph_rows import rows_of as _rows_of
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.values import EarlierIterations, Frame, GraphRange, Maybe, Stacked, _rank_only
@@ -39,6 +39,8 @@ class Containers:
                              "iterate over the tensor", construct="for")
         if isinstance(iterable, Value):
             return iter(self.unpack(iterable, 0, True))  # rows of a static first axis
+        if isinstance(iterable, GraphRows):
+            raise refuse_python_iteration(self, "iterating in Python over")
         if isinstance(iterable, torch.nn.ModuleDict):
             return iter(iterable.keys())
         if isinstance(iterable, dict):

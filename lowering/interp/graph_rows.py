@@ -12,39 +12,20 @@ and `zip(strict=True)` (which raises on lengths only known at run time) are refu
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
 import torch
 
 from lowering.graph import Value
-from lowering.interp.values import Stacked, _describe
+from lowering.interp.values import EnumerateIndex, GraphRows, Stacked, _describe
 
 if TYPE_CHECKING:
     from lowering.interpreter import Interpreter
 
 
-@dataclasses.dataclass(frozen=True)
-class EnumerateIndex:
-    """enumerate's counter: the iteration number plus `start`."""
-
-    start: int
-
-
-@dataclasses.dataclass
-class GraphRows:
-    """What `zip` / `enumerate` make of the rows of tensors with a dynamic first axis:
-    item i is the tuple of each part's item i (a row of a tensor, enumerate's counter,
-    or a nested GraphRows' item)."""
-
-    parts: tuple
-
-    def __iter__(self):
-        from lowering.errors import LoweringError
-
-        raise LoweringError("iterating in Python over the rows that `zip` / `enumerate` pair along a dynamic axis",
-                            construct="call", hint="use the pairs in a for loop or a list comprehension, or index "
-                            "the tensors")
+def refuse_python_iteration(interp: Interpreter, what: str):
+    return interp.error(f"{what} the rows that `zip` / `enumerate` pair along a dynamic axis",
+                        "use the pairs in a for loop or a list comprehension, or index the tensors", construct="call")
 
 
 def rows_of(iterable, interp: Interpreter) -> Value | GraphRows | None:
