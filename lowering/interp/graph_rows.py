@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from lowering.graph import Value
+from lowering.interp.python_state import has_varying_items
 from lowering.interp.values import EnumerateIndex, GraphRows, Stacked, _describe
 
 if TYPE_CHECKING:
@@ -64,17 +65,20 @@ def _counter(interp: Interpreter, index: Value, start: int) -> Value:
     return index if start == 0 else interp.python_number(interp.binop("+", index, start))
 
 
-def _graph_rows(interp: Interpreter, args) -> list | None:
+def _graph_rows(interp: Interpreter, args, what: str) -> list | None:
     """The rows of each argument when one of them has a run-time number of rows, else None."""
     rows = [rows_of(a, interp) for a in args]
+    for a, r in zip(args, rows):
+        if r is None and isinstance(a, (list, tuple)) and has_varying_items(a):
+            raise interp.refuse_varying_list(a, f"`{what}()`")  # which items it holds is the graph's
     if all(r is None for r in rows):
         return None
     for a, r in zip(args, rows):
         if isinstance(a, Value) and a.rank == 0:
-            raise interp.error("zip() of a 0-d tensor (eager raises: iteration over a 0-d tensor)",
+            raise interp.error(f"{what}() of a 0-d tensor (eager raises: iteration over a 0-d tensor)",
                                "zip tensors of at least one dimension", construct="call")
         if r is None and not (isinstance(a, Value) and a.rank):
-            raise interp.error("zip() of the rows of a tensor whose first axis is dynamic with "
+            raise interp.error(f"{what}() of the rows of a tensor whose first axis is dynamic with "
                                f"{_describe(a)}: the graph cannot pick that sequence's items by the loop's index",
                                "zip tensors only (torch.as_tensor the sequence), or index it by position in the body",
                                construct="call")
@@ -82,7 +86,7 @@ def _graph_rows(interp: Interpreter, args) -> list | None:
 
 
 def graph_zip(interp: Interpreter, args, kwargs, fallback):
-    rows = _graph_rows(interp, args)
+    rows = _graph_rows(interp, args, "zip")
     if rows is None:
         return fallback(interp, args, kwargs)
     if kwargs.get("strict"):
@@ -93,7 +97,7 @@ def graph_zip(interp: Interpreter, args, kwargs, fallback):
 
 
 def graph_enumerate(interp: Interpreter, args, kwargs, fallback):
-    rows = _graph_rows(interp, args[:1])
+    rows = _graph_rows(interp, args[:1], "enumerate")
     if rows is None:
         return fallback(interp, args, kwargs)
     start = args[1] if len(args) > 1 else kwargs.get("start", 0)
@@ -104,9 +108,10 @@ def graph_enumerate(interp: Interpreter, args, kwargs, fallback):
 
 
 def graph_reversed(interp: Interpreter, args, kwargs, fallback):
-    rows = rows_of(args[0], interp) if len(args) == 1 else None
+    rows = _graph_rows(interp, args, "reversed") if len(args) == 1 else None
     if rows is None:
         return fallback(interp, args, kwargs)
+    (rows,) = rows
     if isinstance(rows, GraphRows):
         raise interp.error("reversed() of zip() / enumerate() (Python raises: they are not reversible)",
                            "reverse the tensors first (t.flip(0))", construct="call")

@@ -251,6 +251,14 @@ class ListOfZip(nn.Module):
         return list(zip(x, x))[0][0]
 
 
+class EnumerateAfterALoop(nn.Module):
+    def forward(self, x):
+        out = [x[0]]
+        for row in x:
+            out.append(row * 2)
+        return torch.stack([r * i for i, r in enumerate(out)])
+
+
 def test_zip_of_dynamic_rows_that_cannot_be_exact_is_refused():
     x = torch.randn(3, 2)
     _refused(ZipWithAList(), (x,), "zip\\(\\) of the rows of a tensor whose first axis is dynamic with list: the "
@@ -260,6 +268,8 @@ def test_zip_of_dynamic_rows_that_cannot_be_exact_is_refused():
              "drop strict=True", {"x": {0: "n"}, "y": {0: "m"}})
     _refused(ListOfZip(), (x,), "list\\(\\) of the rows that `zip` / `enumerate` pair along a dynamic axis.*"
              "use the pairs in a for loop or a list comprehension", {"x": {0: "n"}})
+    _refused(EnumerateAfterALoop(), (x,), "`enumerate\\(\\)` of the list `out` after the data-dependent loop that "
+             "appended to it", {"x": {0: "n"}})
 
 
 # ---------------------------------------------------------------- torchvision's paste_masks_in_image
