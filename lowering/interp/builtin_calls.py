@@ -1,6 +1,7 @@
 """Python builtins over graph values: `len`, `range`, `int`/`float`/`bool`, `min`/`max`,
 `isinstance`, `list`/`tuple`, `abs`, `sum`, `any`/`all`, `round`, `math.ceil`/`math.floor`,
-`enumerate`/`zip`/`reversed`."""
+`enumerate`/`zip`/`reversed` (`min`/`max` in `builtin_minmax`, zip and the others over the
+rows of a dynamic axis in `graph_rows`)."""
 
 from __future__ import annotations
 
