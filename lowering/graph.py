@@ -75,6 +75,7 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from lowering.errors import GraphConstructionError, LoweringError
+from lowering.model_checking import infer_and_check
 
 __all__ = [
     "DEFAULT_OPSET",
@@ -914,10 +915,8 @@ class GraphBuilder:
             ir_version=ir,
             producer_name="untrace",
         )
-        model.graph.initializer.extend(init for init in self._initializers.values() if init.name in read)
-        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-        onnx.checker.check_model(model, full_check=True)
-        return model
+        kept = [init for init in self._initializers.values() if init.name in read]
+        return infer_and_check(model, kept)  # without shipping the weights to C++ and back
 
 
 def _per_output(x: Any, n: int, what: str) -> list | None:

@@ -11,9 +11,10 @@ cannot be cut out with certainty it answers None, and the caller reads the whole
 
 How the lines are cut out and parsed:
 
-- `inspect.getblock` (Python's tokenizer, which knows strings and brackets) finds the end
-  of the `def` from its first line (`co_firstlineno`: the first decorator's); every line
-  the code object and its nested code objects run must lie inside.
+- The lines run from `co_firstlineno` (the first decorator's) past the last line the
+  code object and its nested code objects run, up to the first line that starts a
+  statement no deeper than the `def`. A line that looks like one but sits inside a
+  bracket or string of the def leaves the snippet unbalanced, and libcst refuses it.
 - A `def` at the margin is parsed after one empty line; an indented one inside
   `if 1:`, on the line before its own (there always is one: an indented line is never a
   file's first), so that every column stays the file's. Spans are shifted to the file's
@@ -27,7 +28,6 @@ How the lines are cut out and parsed:
 
 from __future__ import annotations
 
-import inspect
 import io
 import tokenize
 import types
@@ -63,16 +63,14 @@ class SourceFile:
         first = code.co_firstlineno
         if not lines or not 1 <= first <= len(lines) or not hasattr(code, "co_qualname"):
             return None
-        try:
-            block = inspect.getblock(lines[first - 1:])
-        except (tokenize.TokenError, SyntaxError, IndexError):
-            return None
-        if not _covers(code, first, first + len(block) - 1):
-            return None
-        head = block[0]
+        head = lines[first - 1]
         indent = head[: len(head) - len(head.lstrip(" \t"))]
         if not head[len(indent):].startswith(("def", "async", "@")):
             return None
+        end = _last_line(lines, first, indent, code)
+        if end is None:
+            return None
+        block = lines[first - 1 : end]
         qualname, name = code.co_qualname, code.co_name
         if qualname != name and not qualname.endswith("." + name):
             return None
@@ -118,12 +116,42 @@ class SourceFile:
         return self._lines
 
 
-def _covers(code: types.CodeType, first: int, last: int) -> bool:
-    """Whether every line `code` (nested functions included) runs is in first..last."""
-    for _, _, line in code.co_lines():
-        if line is not None and not first <= line <= last:
-            return False
-    return all(_covers(c, first, last) for c in code.co_consts if isinstance(c, types.CodeType))
+def _code_lines(code: types.CodeType):
+    """Every line `code` and the code objects nested in it run."""
+    yield from (line for _, _, line in code.co_lines() if line is not None)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_lines(const)
+
+
+def _last_line(lines: list[str], first: int, indent: str, code: types.CodeType) -> int | None:
+    """The def's last line: past every line its code runs, up to the first line that
+    starts a statement no deeper than the `def` (blank and comment lines ride along).
+    A stop inside a bracket or string of the def leaves the snippet unbalanced, which
+    libcst refuses; indentation that compares neither way is None."""
+    ran = list(_code_lines(code))
+    if not ran or min(ran) < first:
+        return None
+    # A body without code (a docstring alone) runs only the first decorator's line.
+    def_line = next((n for n in range(first, len(lines) + 1) if lines[n - 1].startswith(indent)
+                     and lines[n - 1][len(indent):].startswith(("def ", "def\t", "async "))), first)
+    end = max(max(ran), def_line)
+    while end < len(lines):
+        line = lines[end]
+        text = line.lstrip(" \t")
+        if not text.strip() or text.startswith("#"):
+            end += 1
+            continue
+        ws = line[: len(line) - len(text)]
+        if text.startswith("\f"):
+            return None  # a form feed resets the tokenizer's column count
+        if len(ws) > len(indent) and ws.startswith(indent):
+            end += 1
+        elif indent.startswith(ws):
+            break
+        else:
+            return None
+    return end
 
 
 def _only_def(tree: cst.Module, nested: bool) -> cst.FunctionDef | None:
