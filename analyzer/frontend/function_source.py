@@ -87,11 +87,16 @@ class SourceFile:
         if node is None or node.name.value != name:
             return None
         # Snippet line n is file line n + first - 2. The statement's line is its
-        # syntactic start: the `def` line of a decorated def at the margin.
-        start = statement_lines(snippet, tree)
-        if not start:
-            return None
-        syntax = DeferredPositions(tree, snippet, [start[0] + first - 2])
+        # syntactic start: the wrapper's (line 1), or the `def` line of a def at the
+        # margin, after its decorators (CPython's parse of the snippet says where).
+        if indent or not node.decorators:
+            line = 1 if indent else 2
+        else:
+            start = statement_lines(snippet, tree)
+            if not start:
+                return None
+            line = start[0]
+        syntax = DeferredPositions(tree, snippet, [line + first - 2])
         builder = _Builder(syntax.statement(0), strict=False)
         try:
             fn = builder.function(node, qualname[: -len(name) - 1] if qualname != name else "")
