@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import torch
 
+from analyzer.analyses.kinds import mutated_names
 from analyzer.frontend import ir
 from lowering.graph import Value
 from lowering import numpy_arrays
@@ -23,8 +24,6 @@ def _mutated_containers(stmt, frame: Frame) -> list[str]:
     """Lists, dicts and tensors that a region changes in place (`lst.append(v)`,
     `d[k] = v`, `t[i] = v`, `x.add_(1)`): they are region results (If outputs, Loop
     carried values) too, and each branch/body works on its own copy."""
-    from analyzer.analyses.kinds import mutated_names
-
     return sorted(n for n in mutated_names(stmt) if isinstance(frame.env.get(n), (list, dict, Value)))
 
 
