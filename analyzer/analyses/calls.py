@@ -410,14 +410,16 @@ class CallSemantics:
 
 
 
-def as_attribute(value: Value) -> Value:
+def as_attribute(value: Value, item: bool = False) -> Value:
     """What `self.x = value` makes `self.x` in forward: parameters and tensors stay
-    tensors; Python values computed in __init__ are configuration (static)."""
+    tensors; Python values computed in __init__ are configuration (static). A container
+    may grow after __init__; the common `item` of one keeps its count (`picks`)."""
     if value.type == "tensor":
         return Value.tensor(True, SHAPE, origin="parameter", ref=PARAM_VALUED)
     if value.type in ("python", "none", "container"):
         return replace(value, level=STATIC, ctl=STATIC) if value.type != "container" else replace(
-            value, level=STATIC, ctl=STATIC, elems=None, elem=as_attribute(value.elem) if value.elem else None)
+            value, level=STATIC, ctl=STATIC, elems=tuple(map(as_attribute, value.elems)) if item and value.elems else None,
+            elem=as_attribute(value.elem, item=True) if value.elem else None)
     return replace(value, ctl=STATIC)
 
 

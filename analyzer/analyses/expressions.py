@@ -19,6 +19,7 @@ from analyzer.analyses.calls import (
 )
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
 from analyzer.analyses.levels import Level
+from analyzer.analyses.picks import picked_item
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.shapes import row_count_level, row_of, size_level
 from analyzer.analyses.summaries import Frame
@@ -363,8 +364,7 @@ class ExpressionEvaluator(CallSemantics):
                     return UNKNOWN
             if isinstance(index_node, ir.Slice) or (index.type == "python" and index.ref == "slice"):
                 return replace(base, elems=None, level=max(base.level, index.level))
-            elem = base.elem or UNKNOWN
-            return elem.tainted(max(index.level, base.ctl)) if elem.type != "tensor" else elem
+            return picked_item(base.elem or UNKNOWN, max(index.level, base.ctl))
         if t == "modules":
             return base.elem or UNKNOWN
         if t == "python":
