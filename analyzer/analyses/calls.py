@@ -514,10 +514,6 @@ def _modules_in(v: Value) -> list[Value]:
     return []
 
 
-def has_star(target) -> bool:
-    return isinstance(target, (ir.Tuple, ir.List)) and any(isinstance(e, ir.Starred) for e in target.elts)
-
-
 def bind_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self_value: Value | None) -> dict[str, Value]:
     params = list(fn.params)
     positional = list(args)

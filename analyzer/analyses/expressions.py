@@ -12,11 +12,11 @@ from analyzer.analyses.calls import (
     CallSemantics,
     as_attribute,
     as_index_level,
-    has_star,
     index_shape_level,
     view_origin,
     written_kind,
 )
+from analyzer.analyses.arity import has_star
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.picks import picked_item
@@ -61,6 +61,7 @@ class ExpressionEvaluator(CallSemantics):
         self.unexported = False  # evaluating a statement that an export does not run
         self.nested: dict[int, ir.FunctionDef] = {}
         self.check_conditions: set[int] = set()  # ids of `p.item()` calls that only feed torch._check
+        self.fixed_arity: set[int] = set()  # ids of iterables unpacked into a fixed number of names (`arity`)
 
     # ------------------------------------------------------------------ facts
 
@@ -182,10 +183,10 @@ class ExpressionEvaluator(CallSemantics):
             if row_count_level(iterable) >= DATA:
                 # `for e in t.nonzero()`: the trip count is data (a data loop, UT102).
                 return row, DATA
-            if iterable.certain:
+            if iterable.certain and id(node) not in self.fixed_arity:
                 self.emit(IterationFact(self.site(span), how, self.text(node)))
             return row, STATIC
-        if iterable.type == "container" and iterable.ref == ROWS:
+        if iterable.type == "container" and iterable.ref == ROWS and id(node) not in self.fixed_arity:
             # `for s in x.unbind(1)`: unrolled over the example's size of that dimension.
             self.emit(IterationFact(self.site(span), how, self.text(node)))
         if iterable.type == "modules":

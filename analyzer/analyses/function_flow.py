@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
+from analyzer.analyses.arity import fixed_arity_iterables
 from analyzer.analyses.cfg import Node
 from analyzer.analyses.dataflow import Analysis, solve
 from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_base
@@ -358,6 +359,7 @@ class FunctionAnalysis:
     def statement(self, s, state: dict) -> None:
         ev = self.evaluator
         if isinstance(s, ir.Assign):
+            ev.fixed_arity |= fixed_arity_iterables(s)
             value = ev.ev(s.value, state)
             if value.type == "tensor" and value.origin is None and len(s.targets) == 1 and isinstance(s.targets[0], ir.Name):
                 base = view_base(s.value)
