@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.facts import EscapeFact, InplaceFact, IterationFact, OpFact
+from analyzer.analyses.fresh_modules import as_state, built_here
 from analyzer.analyses.levels import Level
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.shapes import call_args, pieces, repeats_are_data, row_count_level, row_of, size_level
@@ -78,7 +79,7 @@ class CallSemantics:
     def instantiate(self, key, args, kwargs) -> Value:
         if isinstance(key, ClassKey):
             if self.analyzer.is_module_class(key):
-                return Value("module", ref=key)
+                return built_here(key)
             return STATIC_PY
         return UNKNOWN
 
@@ -193,7 +194,7 @@ class CallSemantics:
                 return Value.tensor(origin="parameter", ref=PARAM_VALUED)
             if cls.startswith(("torch.nn.init.", "torch.nn.utils.")):
                 return args[0] if args else UNKNOWN
-            return Value("module", ref=cls)
+            return built_here(cls)
         if api.is_static_function(qualname):
             return STATIC_PY
         self.emit_op(qualname, node)
@@ -420,7 +421,7 @@ def as_attribute(value: Value, item: bool = False) -> Value:
         return replace(value, level=STATIC, ctl=STATIC) if value.type != "container" else replace(
             value, level=STATIC, ctl=STATIC, elems=tuple(map(as_attribute, value.elems)) if item and value.elems else None,
             elem=as_attribute(value.elem, item=True) if value.elem else None)
-    return replace(value, ctl=STATIC)
+    return as_state(replace(value, ctl=STATIC))
 
 
 def view_origin(base: Value) -> str | None:

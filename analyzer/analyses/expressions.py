@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
+from analyzer.analyses.arity import has_star
 from analyzer.analyses.calls import (
     CallSemantics,
     as_attribute,
@@ -16,8 +17,8 @@ from analyzer.analyses.calls import (
     view_origin,
     written_kind,
 )
-from analyzer.analyses.arity import has_star
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
+from analyzer.analyses.fresh_modules import parameter_of
 from analyzer.analyses.levels import Level
 from analyzer.analyses.picks import picked_item
 from analyzer.analyses.project import ClassKey, FunctionKey
@@ -28,7 +29,6 @@ from analyzer.analyses.values import (
     KNOWN_WHEN_TRACED,
     NDARRAY,
     NONE,
-    PARAM_VALUED,
     ROWS,
     SHAPE,
     STATIC,
@@ -331,14 +331,14 @@ class ExpressionEvaluator(CallSemantics):
                     return self.call(bound, [], {}, node, {})
                 return bound
             if attr in ("weight", "bias"):
-                return Value.tensor(origin="parameter", ref=PARAM_VALUED)
+                return parameter_of(base)
             if attr in ("register_buffer", "register_parameter"):
                 return Value("method", ref=attr, elem=base)  # records the buffer (`call_method`)
             return UNKNOWN
         if isinstance(key, str):
             if attr in ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias",
                         "weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "pe", "num_batches_tracked"):
-                return Value.tensor(origin="parameter", ref=PARAM_VALUED)
+                return parameter_of(base)
             if attr in ("forward", "__call__"):
                 return base
             return STATIC_PY

@@ -16,6 +16,7 @@ from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, Tr
 from analyzer.analyses.levels import Level
 from analyzer.analyses.summaries import RETURN, Frame, Summary
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
+from analyzer.analyses.view_bases import UnreadBases
 from analyzer.frontend import expr_text, ir
 from analyzer.frontend.verify import assigned_names, target_names
 
@@ -49,6 +50,7 @@ class FunctionAnalysis:
         self._written: dict[int, set[str]] = {}
         self._solved: dict | None = None  # the solved IN states, once solved (for `_record_types`)
         self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
+        self.unread_bases = UnreadBases(frame.fn)
 
     # ------------------------------------------------------------------ solving
 
@@ -363,7 +365,8 @@ class FunctionAnalysis:
             value = ev.ev(s.value, state)
             if value.type == "tensor" and value.origin is None and len(s.targets) == 1 and isinstance(s.targets[0], ir.Name):
                 base = view_base(s.value)
-                if base is not None and base != s.targets[0].id and getattr(state.get(base), "type", None) == "tensor":
+                if base is not None and base != s.targets[0].id and getattr(state.get(base), "type", None) == "tensor" \
+                        and s not in self.unread_bases:
                     # `v = y[0]` while `y` lives on: a write into `v` changes `y` too (UT301)
                     value = replace(value, origin="view")
             for t in s.targets:

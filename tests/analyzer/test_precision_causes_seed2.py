@@ -66,6 +66,68 @@ case("fixed-arity-through-comprehension", """
             return pos, h * w, first, a + b
 """)
 
+# A write through a view of a temporary that nothing reads again (only what is computed
+# from the view is returned): the trace records the write on the view, and no later use
+# of the base can miss it. Checked on onnxruntime against eager (tests/analyzer/
+# test_view_writes_traced.py). A base read after the write, or aliased, keeps UT301.
+case("view-of-unread-base", """
+    import torch
+    import torch.nn as nn
+
+    class Rotary(nn.Module):
+        mrope_section = [4, 2, 2]
+
+        def forward(self, x):
+            freqs = x[None].expand(3, -1, -1, -1).float() * 1.5
+            sin = self.recompose(freqs.sin())
+            base = x * 2
+            v = base[0]
+            v[:, :2] = 7.0  # expect: UT301
+            kept = x * 3
+            alias = kept
+            w = kept[0]
+            w.add_(1.0)  # expect: UT301
+            return sin, base.sum(0) + v, alias + w
+
+        def recompose(self, freq):
+            freqs_thw = freq[0]
+            for dim, offset in enumerate((1, 2), start=1):
+                length = self.mrope_section[dim] * 3
+                idx = slice(offset, length, 3)
+                freqs_thw[..., idx] = freq[dim, ..., idx]
+            return torch.cat((freqs_thw, freqs_thw), dim=-1)
+""")
+
+# A parameter of a module built in this very call is a tensor this code made, not module
+# state: writing into it is a local write (UT304, off by default). Module state, and a
+# module built in `__init__` (held in a ModuleList too), stays UT301.
+case("parameter-of-a-module-built-here", """
+    import torch
+    import torch.nn as nn
+
+    class RelativeBias(nn.Module):
+        def __init__(self, buckets=4, heads=2):
+            super().__init__()
+            self.buckets = buckets
+            self.bias = nn.Embedding(buckets, heads)
+            self.layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(2)])
+            self.expand = True
+
+        def forward(self, idx):
+            if self.expand:
+                new_bias = nn.Embedding(self.buckets + 2, 2)
+                new_bias.weight.data[: self.buckets] = self.bias.weight.data
+                new_bias.weight.data[self.buckets :] = 0.1
+                self.bias = new_bias
+            norm = nn.LayerNorm(2)
+            with torch.no_grad():
+                norm.weight[:1] = 2.0
+            self.bias.weight.data[0] = 1.0  # expect: UT301
+            for layer in self.layers:
+                layer.weight[0] = 0.0  # expect: UT301
+            return norm(self.bias(idx))
+""")
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
