@@ -18,7 +18,7 @@ from analyzer.analyses.calls import (
     written_kind,
 )
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
-from analyzer.analyses.fresh_modules import parameter_of
+from analyzer.analyses.module_state import parameter_of, state_of_unknown, submodule_items
 from analyzer.analyses.levels import Level
 from analyzer.analyses.picks import picked_item
 from analyzer.analyses.project import ClassKey, FunctionKey
@@ -189,6 +189,9 @@ class ExpressionEvaluator(CallSemantics):
         if iterable.type == "container" and iterable.ref == ROWS and id(node) not in self.fixed_arity:
             # `for s in x.unbind(1)`: unrolled over the example's size of that dimension.
             self.emit(IterationFact(self.site(span), how, self.text(node)))
+        submodule = submodule_items(iterable, node)
+        if submodule is not None:
+            return submodule, iterable.ctl
         if iterable.type == "modules":
             return iterable.elem or UNKNOWN, iterable.ctl
         if iterable.type == "container":
@@ -342,7 +345,7 @@ class ExpressionEvaluator(CallSemantics):
             if attr in ("forward", "__call__"):
                 return base
             return STATIC_PY
-        return UNKNOWN
+        return base if attr in ("forward", "__call__") else state_of_unknown(base)
 
     def _ev_Subscript(self, e, state):
         base = self.ev(e.value, state)
@@ -354,7 +357,11 @@ class ExpressionEvaluator(CallSemantics):
         if t == "tensor":
             shape_level = max(base.shape_level, index_shape_level(index))
             # Basic indexing (ints, slices, None, ...) gives a view; a tensor index a copy (origin "copy").
-            return Value.tensor(base.certain, shape_level, origin="copy" if _has_tensor(index) else view_origin(base))
+            # Items of a tensor known when traced, picked by what is known too, are known.
+            parts = index.elems if index.type == "container" and index.elems is not None else (index,)
+            ref = _all_shape_valued([base, *(p for p in parts if p.type == "tensor")],
+                                    [p for p in parts if p.type != "tensor"]) if base.ref in KNOWN_WHEN_TRACED else None
+            return Value.tensor(base.certain, shape_level, ref=ref, origin="copy" if _has_tensor(index) else view_origin(base))
         if t == "container":
             if base.ref == "shape" and base.level >= DATA and size_level(base.level, index_node) < DATA:
                 return Value.python(SHAPE)

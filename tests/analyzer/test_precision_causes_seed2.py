@@ -128,6 +128,44 @@ case("parameter-of-a-module-built-here", """
             return norm(self.bias(idx))
 """)
 
+# A loop over submodules whose classes are not known (`self.model` copied from another
+# model) yields submodules: what they hold (`m.stride`, a buffer) is module state, fixed
+# in the exported model, and so are the items of a tensor computed from it and constants.
+# The same helper fed with tensor values keeps its escapes.
+case("state-of-submodules-of-unknown-class", """
+    import torch
+    import torch.nn as nn
+
+    def make_anchors(feats, strides, offset=0.5):
+        points = []
+        for i in range(len(feats)):
+            stride = strides[i]
+            h, w = feats[i].shape[2:] if isinstance(feats, list) else (int(feats[i][0]),  # expect: UT201
+                                                                        int(feats[i][1]))  # expect: UT201
+            points.append(torch.arange(h * w) * stride + offset)
+        return torch.cat(points)
+
+    class FXModel(nn.Module):
+        def __init__(self, model, imgsz=(640, 640)):
+            super().__init__()
+            self.model = model.model
+            self.imgsz = imgsz
+
+        def forward(self, x):
+            y = []
+            for m in self.model:
+                if m.f != -1:
+                    x = y[m.f] if isinstance(m.f, int) else [x if j == -1 else y[j] for j in m.f]
+                m.anchors = make_anchors(torch.cat([s / m.stride.unsqueeze(-1) for s in self.imgsz], dim=1), m.stride)
+                x = m(x)
+                y.append(x)
+            return x
+
+    class Sizes(nn.Module):
+        def forward(self, sizes: torch.Tensor, strides: torch.Tensor):
+            return make_anchors(sizes.abs() * 8, strides)
+""")
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
