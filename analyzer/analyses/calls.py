@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.facts import EscapeFact, InplaceFact, IterationFact, OpFact
-from analyzer.analyses.module_state import as_state, built_here
 from analyzer.analyses.levels import Level
+from analyzer.analyses.module_state import as_state, built_here
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.shapes import call_args, pieces, repeats_are_data, row_count_level, row_of, size_level
 from analyzer.analyses.summaries import BOOL_METHODS, Summary

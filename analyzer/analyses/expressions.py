@@ -18,8 +18,8 @@ from analyzer.analyses.calls import (
     written_kind,
 )
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
-from analyzer.analyses.module_state import parameter_of, state_of_unknown, submodule_items
 from analyzer.analyses.levels import Level
+from analyzer.analyses.module_state import parameter_of, state_of_unknown, submodule_items
 from analyzer.analyses.picks import picked_item
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.shapes import row_count_level, row_of, size_level
@@ -458,6 +458,9 @@ class ExpressionEvaluator(CallSemantics):
         return result.tainted(level) if result.type != "tensor" else result
 
     def _ev_IfExp(self, e, state):
+        truth = self.function.traced_truth(e.test, state, training=False) if self.function is not None else None
+        if truth is not None:
+            return self.ev(e.body if truth else e.orelse, state)  # decided when traced: one side runs
         level = self.predicate(e.test, state, "ifexp", e.span, report=True)
         emitted = len(self.sink) - 1 if self.sink and level >= SHAPE else None
         body = self.ev(e.body, state)

@@ -15,6 +15,7 @@ from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_
 from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.levels import Level
 from analyzer.analyses.summaries import RETURN, Frame, Summary
+from analyzer.analyses.type_tests import type_test_truth
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
 from analyzer.analyses.view_bases import UnreadBases
 from analyzer.frontend import expr_text, ir
@@ -120,7 +121,7 @@ class FunctionAnalysis:
                 return True
             if name in api.FALSE_WHEN_TRACING:
                 return False
-            return self._tensor_test(test, name, state)
+            return type_test_truth(test, name, state)
         if not training:
             return None
         if isinstance(test, ir.Attribute) and test.attr == "training" and isinstance(test.value, ir.Name) \
@@ -134,23 +135,6 @@ class FunctionAnalysis:
                 and test.comparators[0].value is None and self._unset_training_target(test.left.id, state):
             return test.ops[0] == "is"
         return None
-
-    def _tensor_test(self, test: ir.Call, name: str, state: dict) -> bool | None:
-        """`isinstance(x, torch.Tensor)`, `torch.is_tensor(x)`, `is_torch_tensor(x)` on a
-        value known to be a tensor (True) or None (False): the other side of the dispatch
-        (a NumPy variant) is not what the traced call runs."""
-        args = [a.value for a in test.args if a.keyword is None and not a.star]
-        if name == "isinstance":
-            if len(args) != 2 or expr_text(args[1]) not in ("torch.Tensor", "Tensor"):
-                return None
-        elif name not in api.TENSOR_TESTS or len(args) != 1:
-            return None
-        if not isinstance(args[0], ir.Name) or args[0].id not in state:
-            return None
-        value = state[args[0].id]
-        if value.is_certain_tensor:
-            return True
-        return False if value.type == "none" else None
 
     def _unset_training_target(self, name: str, state: dict) -> bool:
         if name not in api.TRAINING_TARGET_PARAMETERS or name not in self.args or state.get(name) is not self.args[name]:

@@ -131,7 +131,7 @@ case("parameter-of-a-module-built-here", """
 # A loop over submodules whose classes are not known (`self.model` copied from another
 # model) yields submodules: what they hold (`m.stride`, a buffer) is module state, fixed
 # in the exported model, and so are the items of a tensor computed from it and constants.
-# The same helper fed with tensor values keeps its escapes.
+# Mixed with tensor values it is data again.
 case("state-of-submodules-of-unknown-class", """
     import torch
     import torch.nn as nn
@@ -140,8 +140,7 @@ case("state-of-submodules-of-unknown-class", """
         points = []
         for i in range(len(feats)):
             stride = strides[i]
-            h, w = feats[i].shape[2:] if isinstance(feats, list) else (int(feats[i][0]),  # expect: UT201
-                                                                        int(feats[i][1]))  # expect: UT201
+            h, w = int(feats[i][0]), int(feats[i][1])
             points.append(torch.arange(h * w) * stride + offset)
         return torch.cat(points)
 
@@ -157,15 +156,38 @@ case("state-of-submodules-of-unknown-class", """
                 if m.f != -1:
                     x = y[m.f] if isinstance(m.f, int) else [x if j == -1 else y[j] for j in m.f]
                 m.anchors = make_anchors(torch.cat([s / m.stride.unsqueeze(-1) for s in self.imgsz], dim=1), m.stride)
-                x = m(x)
+                scale = int(torch.cat([x.mean(0) / m.stride for s in self.imgsz])[0])  # expect: UT201
+                x = m(x) * scale
                 y.append(x)
             return x
-
-    class Sizes(nn.Module):
-        def forward(self, sizes: torch.Tensor, strides: torch.Tensor):
-            return make_anchors(sizes.abs() * 8, strides)
 """)
 
+# A type test the analysis can decide runs only the side the value takes, in a ternary as
+# in an `if`: `isinstance(feats, list)` of a list the code built is True (the escapes on
+# the other side are not run), of a tensor False (they are: the next case).
+ANCHORS = """
+    import torch
+    import torch.nn as nn
+
+    def make_anchors(feats, strides):
+        points = []
+        for i in range(len(feats)):
+            h, w = feats[i].shape[2:] if isinstance(feats, list) else (int(feats[i][0]),  {expect}
+                                                                        int(feats[i][1]))  {expect}
+            points.append(torch.arange(h * w) * strides[i])
+        return torch.cat(points)
+"""
+case("type-test-of-a-built-list", ANCHORS.format(expect="") + """
+    class Backend(nn.Module):
+        def forward(self, *outputs):
+            maps = [torch.as_tensor(x).permute(0, 3, 1, 2) for x in outputs]
+            return make_anchors(maps, [640 / m.shape[2] for m in maps])
+""")
+case("type-test-of-a-tensor", ANCHORS.format(expect="# expect: UT201") + """
+    class Sizes(nn.Module):
+        def forward(self, sizes: torch.Tensor):
+            return make_anchors(sizes.abs() * 8, [8, 16, 32])
+""")
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
