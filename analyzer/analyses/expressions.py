@@ -37,6 +37,7 @@ from analyzer.analyses.values import (
     Value,
     join,
     join_all,
+    known_level,
     known_ref,
     type_tag,
 )
@@ -357,10 +358,12 @@ class ExpressionEvaluator(CallSemantics):
         if t == "tensor":
             shape_level = max(base.shape_level, index_shape_level(index))
             # Basic indexing (ints, slices, None, ...) gives a view; a tensor index a copy (origin "copy").
-            # Items of a tensor known when traced, picked by what is known too, are known.
+            # Items of a tensor known when traced (and not picked by data), picked by what is
+            # known too, are known.
             parts = index.elems if index.type == "container" and index.elems is not None else (index,)
+            known = base.ref in KNOWN_WHEN_TRACED and base.ctl <= known_level(base.ref)
             ref = _all_shape_valued([base, *(p for p in parts if p.type == "tensor")],
-                                    [p for p in parts if p.type != "tensor"]) if base.ref in KNOWN_WHEN_TRACED else None
+                                    [p for p in parts if p.type != "tensor"]) if known else None
             return Value.tensor(base.certain, shape_level, ref=ref, origin="copy" if _has_tensor(index) else view_origin(base))
         if t == "container":
             if base.ref == "shape" and base.level >= DATA and size_level(base.level, index_node) < DATA:

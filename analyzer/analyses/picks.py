@@ -13,15 +13,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from analyzer.analyses.levels import Level
-from analyzer.analyses.values import UNKNOWN, Value
+from analyzer.analyses.values import KNOWN_WHEN_TRACED, UNKNOWN, Value, known_level
 
 
 def picked_item(elem: Value, level: Level) -> Value:
-    """The item, of common value ``elem``, picked by an index of ``level``."""
+    """The item, of common value ``elem``, picked by an index of ``level``: every value
+    in it (down through nested items of known length, `for name, p, m in policy`) is as
+    dynamic as the index; the lengths `join` kept known (every item has that many) stay."""
     if elem.type == "tensor":
-        return elem  # a tensor's values are data already; its shape is the items' shape
+        # A tensor's values are data already (its shape is the items' shape), unless they
+        # are known when traced: which of them was picked is then as dynamic as the index.
+        return replace(elem, ref=None) if elem.ref in KNOWN_WHEN_TRACED and level > known_level(elem.ref) else elem
     if elem.type == "container" and elem.elems is not None and level > max(elem.level, elem.ctl):
-        # `join` keeps `elems` only when every item has that many: the length is fixed.
-        return replace(elem, elems=tuple((e or UNKNOWN).tainted(level) for e in elem.elems),
-                       elem=(elem.elem or UNKNOWN).tainted(level))
+        return replace(elem, elems=tuple(picked_item(e or UNKNOWN, level) for e in elem.elems),
+                       elem=picked_item(elem.elem or UNKNOWN, level))
     return elem.tainted(level)

@@ -25,6 +25,8 @@ case("picked-item-of-known-length", """
             super().__init__()
             self._policies = self._get_policies(policy)
             self.groups = [(1, 2), (3, 4, 5)]
+            self.magnitudes = torch.linspace(0.0, 1.0, 10)
+            self.space = {"a": (torch.linspace(0.0, 0.3, 10), True), "b": (torch.linspace(0.0, 0.9, 10), False)}
 
         def _get_policies(self, policy):
             if policy == "one":
@@ -39,11 +41,13 @@ case("picked-item-of-known-length", """
                 if not torch.rand(()) <= probability:  # expect: UT101
                     continue
                 if level is not None:
-                    x = x * level
+                    x = x * float(self.magnitudes[level].item())  # expect: UT201
             group = self.groups[int(x.argmax())]  # expect: UT201
             for g in group:  # expect: UT102
                 x = x + g
-            return x
+            op = list(self.space.keys())[int(torch.randint(2, (1,)))]  # expect: UT201
+            magnitudes, signed = self.space[op]
+            return x * float(magnitudes[3].item()) + float(self.magnitudes[3].item())  # expect: UT201
 """)
 
 # Unpacking into a fixed number of names, through a comprehension: eager accepts only a
