@@ -460,7 +460,8 @@ def _shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
     """The `ref` (`known_ref`) of a result computed from tensors known when traced
     (shape- or param-valued) and Python values of at most shape level, when every
     argument is one of those (and, with ``tensors_needed``, at least one is such a
-    tensor); None otherwise."""
+    tensor); None otherwise. An unresolved value (a config attribute) of at most shape
+    level counts as such a Python value, as in `expressions._all_shape_valued`."""
     values = list(args) + [v for k, v in kwargs.items() if k != "**"]
     refs: set = set()
     python_level = STATIC
@@ -469,7 +470,7 @@ def _shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
             if v.ref not in KNOWN_WHEN_TRACED:
                 return None
             refs.add(v.ref)
-        elif v.type in ("python", "none"):
+        elif v.type in ("python", "none", "unknown", "method"):
             if max(v.level, v.ctl) > SHAPE:
                 return None
             python_level = max(python_level, v.level, v.ctl)

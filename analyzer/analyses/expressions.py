@@ -539,7 +539,7 @@ def _all_shape_valued(tensors, others) -> str | None:
     Python values of at most shape level (an unresolved attribute such as
     `self.padding_right` counts as one: quiet when unsure); None for anything else."""
     if all(v.ref in KNOWN_WHEN_TRACED for v in tensors) and all(
-            v.type in ("python", "none", "ext", "unknown") and max(v.level, v.ctl) <= SHAPE for v in others):
+            v.type in ("python", "none", "ext", "unknown", "method") and max(v.level, v.ctl) <= SHAPE for v in others):
         return known_ref({v.ref for v in tensors}, max((max(v.level, v.ctl) for v in others), default=STATIC))
     return None
 

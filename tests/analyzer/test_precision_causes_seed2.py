@@ -192,6 +192,39 @@ case("type-test-of-a-tensor", ANCHORS.format(expect="# expect: UT201") + """
         def forward(self, sizes: torch.Tensor):
             return make_anchors(sizes.abs() * 8, [8, 16, 32])
 """)
+# Under the tracer a size computed through a tracing guard is a traced shape: a decision
+# on it is a shape branch (UT103, off by default), also when a factor is a configuration
+# value the analysis cannot resolve. A decision on tensor values stays UT101.
+SIZES = """
+    import math
+
+    import torch
+    import torch.nn as nn
+
+    def torch_int(x):
+        return x.to(torch.int64) if torch.jit.is_tracing() and isinstance(x, torch.Tensor) else int(x)
+
+    class Unfold(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.patch_width = config.patch_size
+
+        def forward(self, features: torch.Tensor):
+            orig_width = features.shape[-1]
+            new_width = (
+                torch_int(torch.ceil(orig_width / self.patch_width) * self.patch_width)
+                if torch.jit.is_tracing()
+                else int(math.ceil(orig_width / self.patch_width) * self.patch_width)
+            )
+            if new_width != orig_width:  {expect}
+                features = nn.functional.interpolate(features, size=(new_width,))
+            if features.mean() > 0:  # expect: UT101
+                features = -features
+            return features
+"""
+case("traced-size-through-a-guard", SIZES.format(expect=""))
+case("traced-size-through-a-guard-is-a-shape", SIZES.format(expect="# expect: UT103"), extend_select=["UT103"])
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
