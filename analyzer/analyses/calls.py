@@ -28,6 +28,7 @@ from analyzer.analyses.values import (
     join,
     join_all,
     known_level,
+    known_python_level,
     known_ref,
 )
 from analyzer.frontend import expr_text, ir
@@ -460,8 +461,7 @@ def _shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
     """The `ref` (`known_ref`) of a result computed from tensors known when traced
     (shape- or param-valued) and Python values of at most shape level, when every
     argument is one of those (and, with ``tensors_needed``, at least one is such a
-    tensor); None otherwise. An unresolved value (a config attribute) of at most shape
-    level counts as such a Python value, as in `expressions._all_shape_valued`."""
+    tensor); None otherwise."""
     values = list(args) + [v for k, v in kwargs.items() if k != "**"]
     refs: set = set()
     python_level = STATIC
@@ -470,10 +470,10 @@ def _shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
             if v.ref not in KNOWN_WHEN_TRACED:
                 return None
             refs.add(v.ref)
-        elif v.type in ("python", "none", "unknown", "method"):
-            if max(v.level, v.ctl) > SHAPE:
+        elif v.type in ("python", "none", "method"):
+            if known_python_level(v) > SHAPE:
                 return None
-            python_level = max(python_level, v.level, v.ctl)
+            python_level = max(python_level, known_python_level(v))
         elif v.type == "container":
             elem = v.elem
             if max(v.level, v.ctl) > SHAPE or (elem is not None and (elem.type == "tensor" and elem.ref not in KNOWN_WHEN_TRACED

@@ -35,9 +35,11 @@ from analyzer.analyses.values import (
     STATIC_PY,
     UNKNOWN,
     Value,
+    as_setting,
     join,
     join_all,
     known_level,
+    known_python_level,
     known_ref,
     type_tag,
 )
@@ -393,6 +395,7 @@ class ExpressionEvaluator(CallSemantics):
         return self.binop(e.op, left, right)
 
     def binop(self, op: str, a: Value, b: Value) -> Value:
+        a, b = as_setting(a), as_setting(b)  # `orig_width / self.patch_width` is arithmetic
         if a.type == "tensor" or b.type == "tensor":
             tensors = [v for v in (a, b) if v.type == "tensor"]
             certain = any(v.certain for v in tensors)
@@ -538,9 +541,8 @@ def _all_shape_valued(tensors, others) -> str | None:
     """The `ref` of an operation on tensors known when traced (shape- or param-valued) and
     Python values of at most shape level (an unresolved attribute such as
     `self.padding_right` counts as one: quiet when unsure); None for anything else."""
-    if all(v.ref in KNOWN_WHEN_TRACED for v in tensors) and all(
-            v.type in ("python", "none", "ext", "unknown", "method") and max(v.level, v.ctl) <= SHAPE for v in others):
-        return known_ref({v.ref for v in tensors}, max((max(v.level, v.ctl) for v in others), default=STATIC))
+    if all(v.ref in KNOWN_WHEN_TRACED for v in tensors) and all(known_python_level(v) <= SHAPE for v in others):
+        return known_ref({v.ref for v in tensors}, max((known_python_level(v) for v in others), default=STATIC))
     return None
 
 

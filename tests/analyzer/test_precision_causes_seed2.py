@@ -194,7 +194,8 @@ case("type-test-of-a-tensor", ANCHORS.format(expect="# expect: UT201") + """
 """)
 # Under the tracer a size computed through a tracing guard is a traced shape: a decision
 # on it is a shape branch (UT103, off by default), also when a factor is a configuration
-# value the analysis cannot resolve. A decision on tensor values stays UT101.
+# value the analysis cannot resolve. A decision on tensor values stays UT101, also on the
+# output of a module the analysis cannot resolve.
 SIZES = """
     import math
 
@@ -208,6 +209,7 @@ SIZES = """
         def __init__(self, config):
             super().__init__()
             self.patch_width = config.patch_size
+            self.attention = config.attention_class(config)
 
         def forward(self, features: torch.Tensor):
             orig_width = features.shape[-1]
@@ -220,7 +222,10 @@ SIZES = """
                 features = nn.functional.interpolate(features, size=(new_width,))
             if features.mean() > 0:  # expect: UT101
                 features = -features
-            return features
+            hidden = self.attention(features)[0]
+            if hidden.dtype == torch.float16 and torch.isinf(hidden).any():  # expect: UT101
+                hidden = torch.clamp(hidden, min=-1000.0, max=1000.0)
+            return features + hidden
 """
 case("traced-size-through-a-guard", SIZES.format(expect=""))
 case("traced-size-through-a-guard-is-a-shape", SIZES.format(expect="# expect: UT103"), extend_select=["UT103"])
