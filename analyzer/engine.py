@@ -14,6 +14,7 @@ from analyzer.analyses.facts import BranchFact, Fact, LoopFact, ParseErrorFact, 
 from analyzer.analyses.kinds import KindAnalyzer
 from analyzer.analyses.project import ClassKey, Project
 from analyzer.analyses.scriptability import first_rejection
+from analyzer.analyses.training_mode import own_mode_matters
 from analyzer.analyses.values import UNKNOWN
 from analyzer.fixes.callsite_fact import CallSiteFact
 from analyzer.fixes.branches import attach_fixes
@@ -125,6 +126,8 @@ def _with_class_facts(fact: CallSiteFact, module, analyzer: KindAnalyzer, path: 
         value = analyzer.resolve(analyzer.global_value(target, attr) or UNKNOWN) if target is not None else UNKNOWN
     if value.type != "class" or not isinstance(value.ref, ClassKey):
         return fact
+    if fact.own_flag:
+        fact = replace(fact, own_mode_matters=own_mode_matters(analyzer, value.ref))
     class_facts = analyzer.analyze_class(value.ref)
     if class_facts is None:
         return fact  # a base class's forward, or no forward: not resolved precisely enough

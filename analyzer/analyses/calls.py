@@ -9,6 +9,7 @@ from dataclasses import replace
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.facts import EscapeFact, InplaceFact, IterationFact, OpFact
 from analyzer.analyses.levels import Level
+from analyzer.analyses.module_state import as_state, built_here
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.shapes import call_args, pieces, repeats_are_data, row_count_level, row_of, size_level
 from analyzer.analyses.summaries import BOOL_METHODS, Summary
@@ -27,6 +28,7 @@ from analyzer.analyses.values import (
     join,
     join_all,
     known_level,
+    known_python_level,
     known_ref,
 )
 from analyzer.frontend import expr_text, ir
@@ -78,7 +80,7 @@ class CallSemantics:
     def instantiate(self, key, args, kwargs) -> Value:
         if isinstance(key, ClassKey):
             if self.analyzer.is_module_class(key):
-                return Value("module", ref=key)
+                return built_here(key)
             return STATIC_PY
         return UNKNOWN
 
@@ -193,7 +195,7 @@ class CallSemantics:
                 return Value.tensor(origin="parameter", ref=PARAM_VALUED)
             if cls.startswith(("torch.nn.init.", "torch.nn.utils.")):
                 return args[0] if args else UNKNOWN
-            return Value("module", ref=cls)
+            return built_here(cls)
         if api.is_static_function(qualname):
             return STATIC_PY
         self.emit_op(qualname, node)
@@ -410,15 +412,17 @@ class CallSemantics:
 
 
 
-def as_attribute(value: Value) -> Value:
+def as_attribute(value: Value, item: bool = False) -> Value:
     """What `self.x = value` makes `self.x` in forward: parameters and tensors stay
-    tensors; Python values computed in __init__ are configuration (static)."""
+    tensors; Python values computed in __init__ are configuration (static). A container
+    may grow after __init__; the common `item` of one keeps its count (`picks`)."""
     if value.type == "tensor":
         return Value.tensor(True, SHAPE, origin="parameter", ref=PARAM_VALUED)
     if value.type in ("python", "none", "container"):
         return replace(value, level=STATIC, ctl=STATIC) if value.type != "container" else replace(
-            value, level=STATIC, ctl=STATIC, elems=None, elem=as_attribute(value.elem) if value.elem else None)
-    return replace(value, ctl=STATIC)
+            value, level=STATIC, ctl=STATIC, elems=tuple(map(as_attribute, value.elems)) if item and value.elems else None,
+            elem=as_attribute(value.elem, item=True) if value.elem else None)
+    return as_state(replace(value, ctl=STATIC))
 
 
 def view_origin(base: Value) -> str | None:
@@ -466,10 +470,10 @@ def _shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
             if v.ref not in KNOWN_WHEN_TRACED:
                 return None
             refs.add(v.ref)
-        elif v.type in ("python", "none"):
-            if max(v.level, v.ctl) > SHAPE:
+        elif v.type in ("python", "none", "method"):
+            if known_python_level(v) > SHAPE:
                 return None
-            python_level = max(python_level, v.level, v.ctl)
+            python_level = max(python_level, known_python_level(v))
         elif v.type == "container":
             elem = v.elem
             if max(v.level, v.ctl) > SHAPE or (elem is not None and (elem.type == "tensor" and elem.ref not in KNOWN_WHEN_TRACED
@@ -510,10 +514,6 @@ def _modules_in(v: Value) -> list[Value]:
     if v.type == "starred" and v.elem is not None:
         return _modules_in(v.elem)
     return []
-
-
-def has_star(target) -> bool:
-    return isinstance(target, (ir.Tuple, ir.List)) and any(isinstance(e, ir.Starred) for e in target.elts)
 
 
 def bind_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self_value: Value | None) -> dict[str, Value]:

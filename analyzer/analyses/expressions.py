@@ -8,17 +8,19 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
+from analyzer.analyses.arity import has_star
 from analyzer.analyses.calls import (
     CallSemantics,
     as_attribute,
     as_index_level,
-    has_star,
     index_shape_level,
     view_origin,
     written_kind,
 )
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
 from analyzer.analyses.levels import Level
+from analyzer.analyses.module_state import parameter_of, state_of_unknown, submodule_items
+from analyzer.analyses.picks import picked_item
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.shapes import row_count_level, row_of, size_level
 from analyzer.analyses.summaries import Frame
@@ -27,15 +29,17 @@ from analyzer.analyses.values import (
     KNOWN_WHEN_TRACED,
     NDARRAY,
     NONE,
-    PARAM_VALUED,
     ROWS,
     SHAPE,
     STATIC,
     STATIC_PY,
     UNKNOWN,
     Value,
+    as_setting,
     join,
     join_all,
+    known_level,
+    known_python_level,
     known_ref,
     type_tag,
 )
@@ -60,6 +64,7 @@ class ExpressionEvaluator(CallSemantics):
         self.unexported = False  # evaluating a statement that an export does not run
         self.nested: dict[int, ir.FunctionDef] = {}
         self.check_conditions: set[int] = set()  # ids of `p.item()` calls that only feed torch._check
+        self.fixed_arity: set[int] = set()  # ids of iterables unpacked into a fixed number of names (`arity`)
 
     # ------------------------------------------------------------------ facts
 
@@ -181,12 +186,15 @@ class ExpressionEvaluator(CallSemantics):
             if row_count_level(iterable) >= DATA:
                 # `for e in t.nonzero()`: the trip count is data (a data loop, UT102).
                 return row, DATA
-            if iterable.certain:
+            if iterable.certain and id(node) not in self.fixed_arity:
                 self.emit(IterationFact(self.site(span), how, self.text(node)))
             return row, STATIC
-        if iterable.type == "container" and iterable.ref == ROWS:
+        if iterable.type == "container" and iterable.ref == ROWS and id(node) not in self.fixed_arity:
             # `for s in x.unbind(1)`: unrolled over the example's size of that dimension.
             self.emit(IterationFact(self.site(span), how, self.text(node)))
+        submodule = submodule_items(iterable, node)
+        if submodule is not None:
+            return submodule, iterable.ctl
         if iterable.type == "modules":
             return iterable.elem or UNKNOWN, iterable.ctl
         if iterable.type == "container":
@@ -329,18 +337,18 @@ class ExpressionEvaluator(CallSemantics):
                     return self.call(bound, [], {}, node, {})
                 return bound
             if attr in ("weight", "bias"):
-                return Value.tensor(origin="parameter", ref=PARAM_VALUED)
+                return parameter_of(base)
             if attr in ("register_buffer", "register_parameter"):
                 return Value("method", ref=attr, elem=base)  # records the buffer (`call_method`)
             return UNKNOWN
         if isinstance(key, str):
             if attr in ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias",
                         "weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "pe", "num_batches_tracked"):
-                return Value.tensor(origin="parameter", ref=PARAM_VALUED)
+                return parameter_of(base)
             if attr in ("forward", "__call__"):
                 return base
             return STATIC_PY
-        return UNKNOWN
+        return base if attr in ("forward", "__call__") else state_of_unknown(base)
 
     def _ev_Subscript(self, e, state):
         base = self.ev(e.value, state)
@@ -352,7 +360,13 @@ class ExpressionEvaluator(CallSemantics):
         if t == "tensor":
             shape_level = max(base.shape_level, index_shape_level(index))
             # Basic indexing (ints, slices, None, ...) gives a view; a tensor index a copy (origin "copy").
-            return Value.tensor(base.certain, shape_level, origin="copy" if _has_tensor(index) else view_origin(base))
+            # Items of a tensor known when traced (and not picked by data), picked by what is
+            # known too, are known.
+            parts = index.elems if index.type == "container" and index.elems is not None else (index,)
+            known = base.ref in KNOWN_WHEN_TRACED and base.ctl <= known_level(base.ref)
+            ref = _all_shape_valued([base, *(p for p in parts if p.type == "tensor")],
+                                    [p for p in parts if p.type != "tensor"]) if known else None
+            return Value.tensor(base.certain, shape_level, ref=ref, origin="copy" if _has_tensor(index) else view_origin(base))
         if t == "container":
             if base.ref == "shape" and base.level >= DATA and size_level(base.level, index_node) < DATA:
                 return Value.python(SHAPE)
@@ -363,8 +377,7 @@ class ExpressionEvaluator(CallSemantics):
                     return UNKNOWN
             if isinstance(index_node, ir.Slice) or (index.type == "python" and index.ref == "slice"):
                 return replace(base, elems=None, level=max(base.level, index.level))
-            elem = base.elem or UNKNOWN
-            return elem.tainted(max(index.level, base.ctl)) if elem.type != "tensor" else elem
+            return picked_item(base.elem or UNKNOWN, max(index.level, base.ctl))
         if t == "modules":
             return base.elem or UNKNOWN
         if t == "python":
@@ -382,6 +395,7 @@ class ExpressionEvaluator(CallSemantics):
         return self.binop(e.op, left, right)
 
     def binop(self, op: str, a: Value, b: Value) -> Value:
+        a, b = as_setting(a), as_setting(b)  # `orig_width / self.patch_width` is arithmetic
         if a.type == "tensor" or b.type == "tensor":
             tensors = [v for v in (a, b) if v.type == "tensor"]
             certain = any(v.certain for v in tensors)
@@ -450,6 +464,9 @@ class ExpressionEvaluator(CallSemantics):
         return result.tainted(level) if result.type != "tensor" else result
 
     def _ev_IfExp(self, e, state):
+        truth = self.function.traced_truth(e.test, state, training=False) if self.function is not None else None
+        if truth is not None:
+            return self.ev(e.body if truth else e.orelse, state)  # decided when traced: one side runs
         level = self.predicate(e.test, state, "ifexp", e.span, report=True)
         emitted = len(self.sink) - 1 if self.sink and level >= SHAPE else None
         body = self.ev(e.body, state)
@@ -524,9 +541,8 @@ def _all_shape_valued(tensors, others) -> str | None:
     """The `ref` of an operation on tensors known when traced (shape- or param-valued) and
     Python values of at most shape level (an unresolved attribute such as
     `self.padding_right` counts as one: quiet when unsure); None for anything else."""
-    if all(v.ref in KNOWN_WHEN_TRACED for v in tensors) and all(
-            v.type in ("python", "none", "ext", "unknown") and max(v.level, v.ctl) <= SHAPE for v in others):
-        return known_ref({v.ref for v in tensors}, max((max(v.level, v.ctl) for v in others), default=STATIC))
+    if all(v.ref in KNOWN_WHEN_TRACED for v in tensors) and all(known_python_level(v) <= SHAPE for v in others):
+        return known_ref({v.ref for v in tensors}, max((known_python_level(v) for v in others), default=STATIC))
     return None
 
 

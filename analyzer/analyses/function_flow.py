@@ -8,13 +8,16 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
+from analyzer.analyses.arity import fixed_arity_iterables
 from analyzer.analyses.cfg import Node
 from analyzer.analyses.dataflow import Analysis, solve
 from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_base
 from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.levels import Level
 from analyzer.analyses.summaries import RETURN, Frame, Summary
+from analyzer.analyses.type_tests import type_test_truth
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
+from analyzer.analyses.view_bases import UnreadBases
 from analyzer.frontend import expr_text, ir
 from analyzer.frontend.verify import assigned_names, target_names
 
@@ -48,6 +51,7 @@ class FunctionAnalysis:
         self._written: dict[int, set[str]] = {}
         self._solved: dict | None = None  # the solved IN states, once solved (for `_record_types`)
         self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
+        self.unread_bases = UnreadBases(frame.fn)
 
     # ------------------------------------------------------------------ solving
 
@@ -117,7 +121,7 @@ class FunctionAnalysis:
                 return True
             if name in api.FALSE_WHEN_TRACING:
                 return False
-            return self._tensor_test(test, name, state)
+            return type_test_truth(test, name, state)
         if not training:
             return None
         if isinstance(test, ir.Attribute) and test.attr == "training" and isinstance(test.value, ir.Name) \
@@ -131,23 +135,6 @@ class FunctionAnalysis:
                 and test.comparators[0].value is None and self._unset_training_target(test.left.id, state):
             return test.ops[0] == "is"
         return None
-
-    def _tensor_test(self, test: ir.Call, name: str, state: dict) -> bool | None:
-        """`isinstance(x, torch.Tensor)`, `torch.is_tensor(x)`, `is_torch_tensor(x)` on a
-        value known to be a tensor (True) or None (False): the other side of the dispatch
-        (a NumPy variant) is not what the traced call runs."""
-        args = [a.value for a in test.args if a.keyword is None and not a.star]
-        if name == "isinstance":
-            if len(args) != 2 or expr_text(args[1]) not in ("torch.Tensor", "Tensor"):
-                return None
-        elif name not in api.TENSOR_TESTS or len(args) != 1:
-            return None
-        if not isinstance(args[0], ir.Name) or args[0].id not in state:
-            return None
-        value = state[args[0].id]
-        if value.is_certain_tensor:
-            return True
-        return False if value.type == "none" else None
 
     def _unset_training_target(self, name: str, state: dict) -> bool:
         if name not in api.TRAINING_TARGET_PARAMETERS or name not in self.args or state.get(name) is not self.args[name]:
@@ -358,10 +345,12 @@ class FunctionAnalysis:
     def statement(self, s, state: dict) -> None:
         ev = self.evaluator
         if isinstance(s, ir.Assign):
+            ev.fixed_arity |= fixed_arity_iterables(s)
             value = ev.ev(s.value, state)
             if value.type == "tensor" and value.origin is None and len(s.targets) == 1 and isinstance(s.targets[0], ir.Name):
                 base = view_base(s.value)
-                if base is not None and base != s.targets[0].id and getattr(state.get(base), "type", None) == "tensor":
+                if base is not None and base != s.targets[0].id and getattr(state.get(base), "type", None) == "tensor" \
+                        and s not in self.unread_bases:
                     # `v = y[0]` while `y` lives on: a write into `v` changes `y` too (UT301)
                     value = replace(value, origin="view")
             for t in s.targets:

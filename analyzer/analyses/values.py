@@ -127,6 +127,28 @@ def known_ref(refs, python_level: Level = STATIC) -> str:
     return SHAPE_VALUED if python_level >= SHAPE or SHAPE_VALUED in refs or not refs else PARAM_VALUED
 
 
+def known_python_level(v: Value) -> Level:
+    """What a Python operand of a computation on tensors known when traced depends on: its
+    level for a Python value (an unresolved one counts: quiet when unsure), the level of
+    the object for an unresolved attribute of a Python object (`config.patch_size`), and
+    data for anything else (an attribute of a value computed from tensors)."""
+    if v.type in ("python", "none", "ext", "unknown"):
+        return max(v.level, v.ctl)
+    if is_setting(v):
+        return max(v.elem.level, v.elem.ctl, v.ctl)
+    return DATA
+
+
+def is_setting(v: Value) -> bool:
+    """An unresolved attribute of a Python object (`config.patch_size`): configuration."""
+    return v.type == "method" and v.elem is not None and v.elem.type in ("python", "container")
+
+
+def as_setting(v: Value) -> Value:
+    """``v`` as the Python value it stands for when it is a setting (`is_setting`)."""
+    return Value.python(known_python_level(v)) if is_setting(v) else v
+
+
 # `ref` of a Python value that is a NumPy array of tensor values (`t.numpy()`): its values
 # are data; `shape_level` says what its length depends on.
 NDARRAY = "ndarray"

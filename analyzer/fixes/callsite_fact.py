@@ -28,6 +28,10 @@ class CallSiteFact:
     class_facts: the kind facts of that class's ``forward`` (and what it calls), when the
     engine resolved the class in the scanned tree (this file or another); None when it
     could not, so that rules can tell "no hazards" from "unknown".
+    own_flag: the module is in training mode by its own flag only (built here, handed no
+    module in training mode, never `.train()`-ed); own_mode_matters: whether that flag
+    changes what the engine's resolved class computes (`analyzer.analyses.training_mode`;
+    True when unknown).
     """
 
     site: Site
@@ -37,6 +41,8 @@ class CallSiteFact:
     class_is_local: bool = False
     class_callee: str | None = None
     class_facts: tuple | None = None
+    own_flag: bool = False
+    own_mode_matters: bool = True
 
 
 def forward_hazards(callsite: CallSiteFact, *, shape: bool) -> list:

@@ -49,6 +49,10 @@ _MODE_PRESERVING = _SELF_RETURNING | {"load_state_dict", "zero_grad", "parameter
 class _Value:
     mode: str
     cls: str | None = None
+    # TRAIN only by the module's own flag: built here, and handed no module in training
+    # mode (`.train()` switches every child; `Cls(...)` only the new module and what its
+    # `__init__` builds).
+    own_flag: bool = False
 
 
 _UNKNOWN = _Value(UNKNOWN)
@@ -137,7 +141,8 @@ class _Pass:
                         return inner
             cls = self.constructed_class(expr)
             if cls is not None:
-                return _Value(TRAIN, cls)
+                handed = [a.value for a in expr.args]
+                return _Value(TRAIN, cls, own_flag=all(self.value(a, env).mode != TRAIN for a in handed))
         return _UNKNOWN
 
     # ----------------------------------------------------------------- bodies
@@ -210,9 +215,11 @@ class _Pass:
                 env.pop((asname or name).split(".")[0], None)
             return env
         env = dict(env)
+        # The assigned value's mode is read before the statement's calls mark what they
+        # are handed as unknown (`w = Wrapper(model)` is handed `model` in training mode).
+        val = self.value(stmt.value, env) if isinstance(stmt, ir.Assign) else None
         self.expressions(stmt, env, report)
         if isinstance(stmt, ir.Assign):
-            val = self.value(stmt.value, env)
             for target in stmt.targets:
                 if isinstance(target, ir.Name):
                     env[target.id] = val
@@ -270,7 +277,7 @@ class _Pass:
 
         def fact(kind, detail, span):
             site = Site(self.module.path, span.line, span.column, span.end_line, span.end_column, self.function)
-            self.facts.append(CallSiteFact(site, kind, detail, cls, local, callee))
+            self.facts.append(CallSiteFact(site, kind, detail, cls, local, callee, own_flag=val.own_flag))
 
         if val.mode == TRAIN:
             fact("export-without-eval", self.module.text(model.span) or "the module", call.span)
@@ -317,7 +324,7 @@ def _join_paths(envs: list[dict[str, _Value]]) -> dict[str, _Value]:
         cls = classes.pop() if len(classes) == 1 else None
         if UNKNOWN in modes:
             continue
-        out[name] = _Value(TRAIN if TRAIN in modes else EVAL, cls)
+        out[name] = _Value(TRAIN if TRAIN in modes else EVAL, cls, all(v.own_flag for v in vals if v.mode == TRAIN))
     return out
 
 

@@ -14,6 +14,18 @@ class Classifier(nn.Module):
         return self.head(self.body(x))
 
 
+class Exportable(nn.Module):
+    """A wrapper with no submodule of its own: the wrapped model keeps its own mode."""
+
+    def __init__(self, model, scale=1.0):
+        super().__init__()
+        self.model = model
+        self.scale = scale
+
+    def forward(self, x):
+        return self.model(x) * self.scale
+
+
 def load(path):
     model = Classifier()
     model.load_state_dict(torch.load(path, weights_only=True))
@@ -84,6 +96,23 @@ def export_loaded(path):
 
 def export_given(model):
     torch.onnx.export(model, (torch.randn(2, 16),), "given.onnx")
+
+
+def export_wrapped(model):
+    # Only the wrapper is in training mode, and its flag changes nothing.
+    torch.export.export(Exportable(model), (torch.randn(2, 16),))
+
+
+def export_wrapped_fresh():
+    model = Classifier()
+    wrapper = Exportable(model)
+    torch.export.export(wrapper, (torch.randn(2, 16),))  # expect: UT401
+    torch.export.export(Exportable(Classifier()), (torch.randn(2, 16),))  # expect: UT401
+
+
+def export_wrapped_retrained(model):
+    wrapper = Exportable(model).train()  # `.train()` switches the wrapped model too
+    torch.export.export(wrapper, (torch.randn(2, 16),))  # expect: UT401
 
 
 if __name__ == "__main__":

@@ -332,7 +332,7 @@ case("shape-valued-tensors", """
 
 # Calls that return tuples, and rows of an iterated tensor: unpacking them is no tensor
 # unpacking (the iteration is reported once). Availability flags of libraries that work
-# without torch are True.
+# without torch are True, and a ternary on a tracing guard runs only its traced side.
 case("not-a-tensor-unpack", """
     import torch
     import torch.nn as nn
@@ -348,14 +348,15 @@ case("not-a-tensor-unpack", """
     def torch_int(x):
         if not _is_torch_available:
             return int(x)
-        return x.to(torch.int64) if torch.jit.is_tracing() else int(x)  # expect: UT201
+        return x.to(torch.int64) if torch.jit.is_tracing() else int(x)
 
     class Attention(nn.Module):
         def forward(self, q: torch.Tensor, grid_thw: torch.Tensor):
             out, weights = F.multi_head_attention_forward(q, q, q, 8, 2, None, None, None, None, False, 0.0, None, None)
             for t, h, w in grid_thw:  # expect: UT105
                 out = out + t * h * w
-            return out, torch_int(weights.sum())
+            n = int(weights.sum()) if q.dim() > 2 else 0  # expect: UT201
+            return out, torch_int(weights.sum()), n
 """)
 
 @pytest.mark.parametrize("name", CASES.names())
