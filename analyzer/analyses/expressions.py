@@ -9,14 +9,8 @@ from typing import TYPE_CHECKING
 
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.arity import has_star
-from analyzer.analyses.calls import (
-    CallSemantics,
-    as_attribute,
-    as_index_level,
-    index_shape_level,
-    view_origin,
-    written_kind,
-)
+from analyzer.analyses.call_values import as_attribute, as_index_level, index_shape_level, view_origin, written_kind
+from analyzer.analyses.calls import CallSemantics
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, LoopFact, OpFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.module_state import parameter_of, state_of_unknown, submodule_items

@@ -6,7 +6,7 @@ module built in the very call that uses it (`new_bias = nn.Embedding(n + 2, head
 `forward`) is not state: its weight is a tensor this code made, freshly initialised, and
 a write into it (`new_bias.weight.data[:n] = old`) is traced as faithfully as a write into
 `torch.zeros(...)` (UT304). A module built in `__init__` becomes state when it is bound to
-`self` (`as_state`, from `calls.as_attribute`).
+`self` (`as_state`, from `call_values.as_attribute`).
 
 A loop over a container of submodules whose classes are not known (`for m in
 self.model:`, with `self.model` copied from another model) yields submodules all the
