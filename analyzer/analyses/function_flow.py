@@ -1,6 +1,8 @@
 """The value-kind analysis of one function body: a forward dataflow problem on the generic
 engine (see `analyzer.analyses.kinds` for the equations), its control dependence, and
-the final pass that emits the facts of branches, loops and escapes."""
+the final pass that emits the facts of branches, loops and escapes. What a trace never
+runs is `tracing_guards` (decided tests) and `unexported` (what an export skips); what
+a region writes is `region_writes`."""
 
 from __future__ import annotations
 
@@ -14,18 +16,19 @@ from analyzer.analyses.dataflow import Analysis, solve
 from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_base
 from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.levels import Level
+from analyzer.analyses.region_writes import written_names
 from analyzer.analyses.summaries import RETURN, Frame, Summary
-from analyzer.analyses.type_tests import type_test_truth
+from analyzer.analyses.tracing_guards import TracingGuards
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
 from analyzer.analyses.view_bases import UnreadBases
-from analyzer.frontend import expr_text, ir
-from analyzer.frontend.verify import assigned_names, target_names
+from analyzer.frontend import ir
+from analyzer.frontend.verify import assigned_names
 
 if TYPE_CHECKING:
     from analyzer.analyses.kinds import KindAnalyzer
 
 
-class FunctionAnalysis:
+class FunctionAnalysis(TracingGuards):
     """One function body. Statements the legacy tracer never runs for an eval-mode module
     are not evaluated at all (`dead`: what a tracing guard skips, `training_only`: what
     runs only in training); so they neither report nor bind (a flag set only under
@@ -88,84 +91,6 @@ class FunctionAnalysis:
             facts.extend(FunctionAnalysis(self.analyzer, self.frame, self.args, training_run=True).run().facts)
         return Summary(returns or NONE, facts)
 
-    # ------------------------------------------------------------------ tracing guards, training
-
-    def _in_training(self, node: Node) -> bool:
-        s = node.stmt
-        return s is not None and (id(s) in self.training_only or (node.kind == "if" and id(s) in self.training_tests))
-
-    def _training_spans(self) -> set[int]:
-        return {id(st.span) for st in ir.walk_statements(self.frame.fn.body)
-                if isinstance(st, ir.Loop) and id(st) in self.training_only}
-
-    def traced_truth(self, test, state: dict, training: bool) -> bool | None:
-        """The value of ``test`` when an eval-mode module is traced, when it is known: a
-        tracing guard (`torch.jit.is_tracing()`, `torch.jit.is_scripting()`, ... see
-        `torch_api.TRUE_WHEN_TRACING`), and with ``training`` the training flags:
-        `self.training` (or a parameter it was passed to) is False, and so is `labels is
-        not None` for a training-target parameter defaulting to None."""
-        if isinstance(test, ir.UnaryOp) and test.op == "not":
-            inner = self.traced_truth(test.operand, state, training)
-            return None if inner is None else not inner
-        if isinstance(test, ir.BoolOp):
-            values = [self.traced_truth(v, state, training) for v in test.values]
-            decisive, neutral = (False, True) if test.op == "and" else (True, False)
-            if decisive in values:
-                return decisive
-            return neutral if all(v is neutral for v in values) else None
-        if isinstance(test, ir.Name) and test.id in api.TRUE_WITH_TORCH:
-            return True
-        if isinstance(test, ir.Call):
-            name = expr_text(test.func).rsplit(".", 1)[-1]
-            if name in api.TRUE_WHEN_TRACING or name in api.TRUE_WITH_TORCH:
-                return True
-            if name in api.FALSE_WHEN_TRACING:
-                return False
-            return type_test_truth(test, name, state)
-        if not training:
-            return None
-        if isinstance(test, ir.Attribute) and test.attr == "training" and isinstance(test.value, ir.Name) \
-                and test.value.id == "self":
-            return False
-        if isinstance(test, ir.Name):
-            value = state.get(test.id)
-            return False if value is not None and value.ref == "training" else None
-        if isinstance(test, ir.Compare) and len(test.ops) == 1 and test.ops[0] in ("is", "is not") \
-                and isinstance(test.left, ir.Name) and isinstance(test.comparators[0], ir.Const) \
-                and test.comparators[0].value is None and self._unset_training_target(test.left.id, state):
-            return test.ops[0] == "is"
-        return None
-
-    def _unset_training_target(self, name: str, state: dict) -> bool:
-        if name not in api.TRAINING_TARGET_PARAMETERS or name not in self.args or state.get(name) is not self.args[name]:
-            return False
-        return any(p.name == name and isinstance(p.default, ir.Const) and p.default.value is None
-                   for p in self.frame.fn.params)
-
-    def _decide(self, s, state: dict) -> bool:
-        """Mark what a test known under tracing makes unreachable; True if it is known."""
-        truth = self.traced_truth(s.test, state, training=True)
-        if truth is None:
-            return False
-        by_training = self.traced_truth(s.test, state, training=False) is None
-        if by_training:
-            self.training_tests.add(id(s))
-        into = self.training_only if by_training else self.dead
-        skipped = s.body if not truth else s.orelse
-        into.update(id(x) for x in ir.walk_statements(skipped))
-        if truth and s.body and isinstance(s.body[-1], (ir.Return, ir.Raise)):
-            # `if not self.training: return x` -- what follows runs in training only.
-            into.update(id(x) for x in ir.walk_statements(self._after(s)))
-        return not (by_training and self.training_run)  # training-only code is live in that run
-
-    def _after(self, stmt) -> list:
-        if self._followers is None:
-            self._followers = {}
-            body = self.frame.fn.body
-            for block in [body] + [b for st in ir.walk_statements(body) for b in ir.child_blocks(st)]:
-                for i, st in enumerate(block):
-                    self._followers[id(st)] = block[i + 1:]
-        return self._followers.get(id(stmt), [])
 
     def _update_exit_levels(self) -> bool:
         """Loop exit levels from the regions around each break / return; True if any rose."""
@@ -390,60 +315,6 @@ class FunctionAnalysis:
                 ev.ev(e, state)
 
 
-def unexported_statements(body) -> set[int]:
-    """ids of the statements an export of an eval-mode module on tensors does not run, or
-    may not: `if self.training:` bodies, `if torch.jit.is_scripting():` bodies, bodies
-    for non-tensors (`if not isinstance(x, torch.Tensor):`), quantized-only code
-    (`if x.is_quantized:`), and the `else` of the negated forms. The ops they call are
-    not reported as exported ops (their branch and escape facts still are)."""
-    out: set[int] = set()
-    for block in [body] + [b for s in ir.walk_statements(body) for b in ir.child_blocks(s)]:
-        for i, stmt in enumerate(block):
-            # `if not self.training: return x` -- what follows runs in training only.
-            if isinstance(stmt, ir.If) and _true_in_export(stmt.test) and stmt.body \
-                    and isinstance(stmt.body[-1], (ir.Return, ir.Raise)):
-                out.update(id(s) for s in ir.walk_statements(block[i + 1:]))
-                break
-    for stmt in ir.walk_statements(body):
-        if not isinstance(stmt, ir.If):
-            continue
-        test, negated = stmt.test, False
-        if isinstance(test, ir.UnaryOp) and test.op == "not":
-            test, negated = test.operand, True
-        conjuncts = test.values if isinstance(test, ir.BoolOp) and test.op == "and" and not negated else [test]
-        if any(_skipped_when_true(c) for c in conjuncts):
-            out.update(id(s) for s in ir.walk_statements(stmt.orelse if negated else stmt.body))
-        elif not negated and _is_tensor_check(test):
-            out.update(id(s) for s in ir.walk_statements(stmt.orelse))
-        elif negated and _is_tensor_check(test):
-            out.update(id(s) for s in ir.walk_statements(stmt.body))
-    return out
-
-
-def _skipped_when_true(expr) -> bool:
-    """A condition that is false when an eval-mode module is exported on float tensors,
-    or whose value then is unknown (quantized inputs)."""
-    if isinstance(expr, ir.Attribute):
-        return (expr.attr == "training" and isinstance(expr.value, ir.Name) and expr.value.id == "self") \
-            or expr.attr == "is_quantized"
-    return isinstance(expr, ir.Call) and not expr.args and expr_text(expr.func) in (
-        "torch.jit.is_scripting", "jit.is_scripting")
-
-
-def _true_in_export(expr) -> bool:
-    """`not self.training` / `not torch.jit.is_scripting()`, alone or or-ed with anything."""
-    if isinstance(expr, ir.BoolOp) and expr.op == "or":
-        return any(_true_in_export(v) for v in expr.values)
-    return (isinstance(expr, ir.UnaryOp) and expr.op == "not" and _skipped_when_true(expr.operand)
-            and not (isinstance(expr.operand, ir.Attribute) and expr.operand.attr == "is_quantized"))
-
-
-def _is_tensor_check(expr) -> bool:
-    """`isinstance(x, torch.Tensor)`."""
-    return (isinstance(expr, ir.Call) and expr_text(expr.func) == "isinstance" and len(expr.args) == 2
-            and expr_text(expr.args[1].value) in ("torch.Tensor", "Tensor"))
-
-
 def _used_as_tensor(name: str, body) -> bool:
     """Whether ``body`` uses ``name`` as only a tensor is used: a tensor attribute or
     method that Python sequences lack (`.shape`, `.sum()`), or a multi-axis index."""
@@ -462,37 +333,6 @@ def _used_as_tensor(name: str, body) -> bool:
 
 _SEQUENCE_METHODS = frozenset({"index", "count", "copy"})
 
-_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
-
-
-def written_names(stmt) -> set[str]:
-    """Names a compound statement's regions bind or mutate (`lst.append`, `d[k] = v`)."""
-    blocks = ir.child_blocks(stmt)
-    names = set().union(*(assigned_names(b) for b in blocks)) if blocks else set()
-    names |= mutated_names(stmt)
-    if isinstance(stmt, ir.Loop) and stmt.target is not None:
-        names |= target_names(stmt.target)
-    return names
-
-
-def mutated_names(stmt) -> set[str]:
-    """Names whose object a compound statement's regions change in place: `lst.append(v)`,
-    `t[i] = v`, `t[i] += v`, `x.add_(1)`."""
-    names: set[str] = set()
-    for b in ir.child_blocks(stmt):
-        for s in ir.walk_statements(b):
-            for e in ir.child_expressions(s):
-                for sub in ir.walk_expression(e):
-                    if (isinstance(sub, ir.Call) and isinstance(sub.func, ir.Attribute)
-                            and isinstance(sub.func.value, ir.Name)
-                            and (sub.func.attr in _MUTATORS or api.is_inplace_method(sub.func.attr))):
-                        names.add(sub.func.value.id)
-            targets = s.targets if isinstance(s, ir.Assign) else [s.target] if isinstance(s, ir.AugAssign) else []
-            for t in targets:
-                if isinstance(t, ir.Subscript) and isinstance(t.value, ir.Name):
-                    names.add(t.value.id)
-    return names
-
 
 def _join_states(a: dict, b: dict) -> dict:
     if not a:
@@ -509,8 +349,5 @@ def _join_states(a: dict, b: dict) -> dict:
 
 def _has_return_value(fn: ir.FunctionDef) -> bool:
     return any(isinstance(s, ir.Return) and s.value is not None for s in ir.walk_statements(fn.body))
-
-
-# ====================================================================== expressions
 
 

@@ -38,9 +38,11 @@ from analyzer.analyses.calls import bind_arguments
 from analyzer.analyses.cfg import Cfg
 from analyzer.analyses.expressions import ExpressionEvaluator
 from analyzer.analyses.facts import Fact
-from analyzer.analyses.function_flow import FunctionAnalysis, mutated_names, unexported_statements, written_names  # noqa: F401 - re-exported
+from analyzer.analyses.function_flow import FunctionAnalysis
 from analyzer.analyses.project import ClassKey, FunctionKey, Project
+from analyzer.analyses.region_writes import mutated_names, written_names  # noqa: F401 - re-exported
 from analyzer.analyses.summaries import BUILTIN_NAMES, MAX_CALL_DEPTH, STAR_SEARCH_LIMIT, ClassInfo, Frame, Summary
+from analyzer.analyses.unexported import unexported_statements
 from analyzer.analyses.values import STATIC_PY, UNKNOWN, Value, join, join_all
 from analyzer.frontend import expr_text, ir
 
