@@ -20,9 +20,11 @@ Facts are emitted in a final pass over the solved states. A function is summaris
 per abstract argument tuple (memoised); recursion and call depth are bounded, and an
 unresolvable callee yields an `unknown` value on which no rule fires.
 
-This module is the interprocedural driver (`KindAnalyzer`: module scopes, classes and
-their attribute tables, summaries, dependencies). The rest, one concern a module:
+This module is the interprocedural driver (`KindAnalyzer`: entry points, summaries,
+dependencies). The rest, one concern a module:
 
+- `module_scopes`: module scopes, imports and lazy bindings;
+- `class_tables`: classes, their methods and their attribute tables;
 - `function_flow`: one function body on the dataflow engine, and its facts;
 - `expressions`: Python semantics of expressions, predicates and bindings;
 - `calls`: what calls return and emit (project code, builtins, PyTorch);
@@ -36,18 +38,19 @@ import re
 
 from analyzer.analyses.calls import bind_arguments
 from analyzer.analyses.cfg import Cfg
-from analyzer.analyses.expressions import ExpressionEvaluator
+from analyzer.analyses.class_tables import ClassTables
 from analyzer.analyses.facts import Fact
 from analyzer.analyses.function_flow import FunctionAnalysis
+from analyzer.analyses.module_scopes import ModuleScopes
 from analyzer.analyses.project import ClassKey, FunctionKey, Project
 from analyzer.analyses.region_writes import mutated_names, written_names  # noqa: F401 - re-exported
-from analyzer.analyses.summaries import BUILTIN_NAMES, MAX_CALL_DEPTH, STAR_SEARCH_LIMIT, ClassInfo, Frame, Summary
+from analyzer.analyses.summaries import MAX_CALL_DEPTH, ClassInfo, Frame, Summary
 from analyzer.analyses.unexported import unexported_statements
-from analyzer.analyses.values import STATIC_PY, UNKNOWN, Value, join, join_all
+from analyzer.analyses.values import STATIC_PY, UNKNOWN, Value, join
 from analyzer.frontend import expr_text, ir
 
 
-class KindAnalyzer:
+class KindAnalyzer(ModuleScopes, ClassTables):
     def __init__(self, project: Project):
         self.project = project
         self._globals: dict[str, dict[str, Value]] = {}
@@ -258,257 +261,6 @@ class KindAnalyzer:
             known = self._graphs[id(fn)] = (fn, Cfg(fn.body, fn.params), unexported_statements(fn.body))
         return known[1], known[2]
 
-    # ================================================================ module scope
-
-    def module_ir(self, path: str) -> ir.Module | None:
-        self._reads[-1].add(os.path.abspath(path))
-        return self.project.module(path)
-
-    def globals_of(self, module: ir.Module) -> dict[str, Value]:
-        cached = self._globals.get(module.path)
-        if cached is not None:
-            self._reads[-1] |= self._global_reads.get(module.path, frozenset())
-            return cached
-        env: dict[str, Value] = {}
-        self._globals[module.path] = env  # visible while being built: cyclic imports
-        self._begin_reads()
-        self._reads[-1].add(os.path.abspath(module.path))
-        try:
-            for stmt in module.body:
-                self._bind_global(stmt, module, env)
-        finally:
-            self._global_reads[module.path] = self._end_reads()
-        return env
-
-    def _bind_global(self, stmt, module: ir.Module, env: dict[str, Value]) -> None:
-        if isinstance(stmt, ir.Import):
-            for name, value in self.import_bindings(stmt, module.path):
-                env[name] = value
-        elif isinstance(stmt, ir.ClassDef):
-            env[stmt.name] = Value("class", ref=ClassKey(module.path, stmt.name))
-        elif isinstance(stmt, ir.FunctionDef):
-            env[stmt.name] = Value("function", ref=FunctionKey(module.path, stmt.name))
-        elif isinstance(stmt, ir.Assign):
-            if all(isinstance(t, ir.Name) for t in stmt.targets):
-                # Evaluated on first use, like imports: module scopes of large packages
-                # are full of registries and tables (`X = build_table(...)`) that no
-                # forward reads, and evaluating them pulls in half the package. A name
-                # assigned more than once (`try: X = a` / `except: X = b`) is the join.
-                for t in stmt.targets:
-                    key = (module.path, t.id)
-                    self._deferred.setdefault(key, []).append((stmt, module))
-                    env[t.id] = Value("deferred", ref=key)
-                return
-            value = ExpressionEvaluator(self, None, module).ev(stmt.value, env)
-            for t in stmt.targets:
-                if isinstance(t, ir.Name):
-                    env[t.id] = value
-        elif isinstance(stmt, ir.If):
-            # `if TYPE_CHECKING:` / try-import blocks: bind both sides.
-            for s in stmt.body + stmt.orelse:
-                self._bind_global(s, module, env)
-        elif isinstance(stmt, ir.Try):
-            for s in stmt.body + [s for h in stmt.handlers for s in h.body] + stmt.orelse:
-                self._bind_global(s, module, env)
-
-    def import_bindings(self, stmt: ir.Import, path: str):
-        if stmt.module is None:
-            for name, asname in stmt.names:
-                target = self.project.find_module(name)
-                if asname:
-                    yield asname, Value("pymodule", ref=target) if target else Value.ext(name)
-                else:
-                    top = name.split(".")[0]
-                    target = self.project.find_module(top)
-                    yield top, Value("pymodule", ref=target) if target and top not in ("torch", "numpy") else Value.ext(top)
-            return
-        dotted = self.project.resolve_relative(path, stmt.module, stmt.level)
-        # torch and numpy are never the scanned tree's (their semantics are built in);
-        # torchvision, torchaudio or numpy_helpers are packages like any other.
-        external = dotted.partition(".")[0] in ("torch", "numpy")
-        target = self.project.find_module(dotted) if (stmt.level or not external) else None
-        for name, asname in stmt.names:
-            if name == "*":
-                if target:
-                    # Looked up name by name (`global_value`): expanding it here would
-                    # read every module a package's `__init__` star-imports.
-                    self._stars.setdefault(path, []).append(target)
-                continue
-            bound = asname or name
-            if target:
-                # Resolved on first use: most imported names are never evaluated.
-                yield bound, Value("import", ref=(target, name, dotted))
-                continue
-            yield bound, Value.ext(f"{dotted}.{name}" if dotted else name)
-
-    def global_value(self, module: ir.Module, name: str, _seen: set | None = None) -> Value | None:
-        """What `name` is bound to at module level: the module's own bindings, then the
-        public names of the modules it star-imports."""
-        value = self.globals_of(module).get(name)
-        if value is not None or name.startswith("_") or name in BUILTIN_NAMES or module.path not in self._stars:
-            return value
-        if _seen is None:  # the outermost lookup: remembered, with the files it read
-            cached = self._star_lookups.get((module.path, name))
-            if cached is not None:
-                self._reads[-1] |= cached[1]
-                return cached[0]
-            self._begin_reads()
-            try:
-                found = self.global_value(module, name, {module.path})
-            finally:
-                self._star_lookups[(module.path, name)] = (found, self._end_reads())
-            return found
-        for target in self._stars[module.path]:
-            if target in _seen:
-                continue
-            if len(_seen) >= STAR_SEARCH_LIMIT:
-                return None  # a package re-exporting a whole tree: not worth parsing it all
-            _seen.add(target)
-            other = self.module_ir(target)
-            found = self.global_value(other, name, _seen) if other is not None else None
-            if found is not None:
-                return found
-        return None
-
-    def resolve(self, value: Value, _depth: int = 0) -> Value:
-        """The value behind a lazy binding: `from project.module import name`, or a
-        module-level assignment not evaluated yet."""
-        if value.type == "deferred":
-            return self._deferred_value(value.ref)
-        if value.type != "import":
-            return value
-        target, name, dotted = value.ref
-        module = self.module_ir(target)
-        found = self.global_value(module, name) if module is not None else None
-        if found is None:
-            sub = self.project.find_module(f"{dotted}.{name}")
-            return Value("pymodule", ref=sub) if sub else UNKNOWN
-        return self.resolve(found, _depth + 1) if _depth < 16 else UNKNOWN
-
-    def _deferred_value(self, key: tuple) -> Value:
-        cached = self._deferred_values.get(key)
-        if cached is not None:
-            self._reads[-1] |= cached[1]
-            return cached[0]
-        if key in self._in_progress or key not in self._deferred:
-            return UNKNOWN  # `X = f(X)`-like cycles through other modules
-        self._in_progress.add(key)
-        self._begin_reads()
-        try:
-            value = join_all(self.resolve(ExpressionEvaluator(self, None, module).ev(stmt.value, self.globals_of(module)))
-                             for stmt, module in self._deferred[key]) or UNKNOWN
-        finally:
-            reads = self._end_reads()
-            self._in_progress.discard(key)
-        self._deferred_values[key] = (value, reads)
-        return value
-
-    # ================================================================ classes
-
-    def class_info(self, key: ClassKey) -> ClassInfo | None:
-        if key in self._classes:
-            info = self._classes[key]
-            self._reads[-1] |= info.reads
-            return info
-        self._begin_reads()
-        try:
-            module = self.module_ir(key.path)
-            node = module.classes().get(key.name) if module is not None else None
-            if node is None:
-                return None
-            env = self.globals_of(module)
-            bases = [ExpressionEvaluator(self, None, module).ev(b, env) for b in node.bases]
-        finally:
-            reads = self._end_reads()
-        info = ClassInfo(key, node, bases, reads=reads)
-        self._classes[key] = info
-        return info
-
-    def mro(self, key: ClassKey, _seen=None):
-        """Project classes in method-resolution order (depth first, good enough here)."""
-        seen = _seen if _seen is not None else set()
-        if key in seen:
-            return
-        seen.add(key)
-        info = self.class_info(key)
-        if info is None:
-            return
-        yield info
-        for base in info.bases:
-            if base.type == "class" and isinstance(base.ref, ClassKey):
-                yield from self.mro(base.ref, seen)
-
-    def find_method(self, key: ClassKey, name: str, after: ClassKey | None = None):
-        skipping = after is not None
-        for info in self.mro(key):
-            if skipping:
-                skipping = info.key != after
-                continue
-            method = info.node.methods().get(name)
-            if method is not None:
-                return info, method
-        return None, None
-
-    def external_bases(self, key: ClassKey) -> list[str]:
-        return [b.ref for info in self.mro(key) for b in info.bases if b.type == "ext" and isinstance(b.ref, str)]
-
-    def is_module_class(self, key: ClassKey) -> bool:
-        if any(b.startswith("torch.nn") or b.endswith(("Module", "Model", "PreTrainedModel")) for b in self.external_bases(key)):
-            return True
-        return self.find_method(key, "forward")[1] is not None
-
-    def attributes(self, key: ClassKey) -> dict[str, Value]:
-        info = self.class_info(key)
-        if info is None:
-            return {}
-        if info.attributes is not None:
-            self._reads[-1] |= info.attribute_reads
-            return info.attributes
-        attrs: dict[str, Value] = {}
-        info.attributes = attrs  # partial table visible to __init__ itself
-        self._begin_reads()
-        try:
-            self._fill_attributes(key, attrs)
-        finally:
-            info.attribute_reads = self._end_reads()
-        return attrs
-
-    def _fill_attributes(self, key: ClassKey, attrs: dict[str, Value]) -> None:
-        # Class-level assignments first (defaults, `__constants__`, annotations).
-        for owner in reversed(list(self.mro(key))):
-            module = self.module_ir(owner.key.path)
-            for stmt in owner.node.body:
-                if isinstance(stmt, ir.Assign) and module is not None:
-                    env = self.globals_of(module)
-                    if isinstance(stmt.value, ir.Name) and stmt.value.id in env:
-                        # `config_class = BertConfig`: left as the lazy import it is bound to
-                        # (resolved where it is read, `resolve`), since resolving it would
-                        # parse the configuration file of every model for a name that
-                        # forward hardly ever reads.
-                        value = env[stmt.value.id]
-                    else:
-                        value = ExpressionEvaluator(self, None, module).ev(stmt.value, env)
-                    for t in stmt.targets:
-                        if isinstance(t, ir.Name):
-                            attrs[t.id] = value
-        owner, init = self.find_method(key, "__init__")
-        if init is not None:
-            module = self.module_ir(owner.key.path)
-            args = {}
-            for i, p in enumerate(init.params):
-                if i == 0:
-                    args[p.name] = Value("module", ref=key)
-                elif p.default is not None:
-                    args[p.name] = ExpressionEvaluator(self, None, module).ev(p.default, self.globals_of(module))
-                    if args[p.name].type == "none":
-                        args[p.name] = UNKNOWN
-                elif p.kind in ("vararg", "kwarg"):
-                    args[p.name] = Value("container", elem=UNKNOWN)
-                else:
-                    args[p.name] = STATIC_PY
-            self.call_function(FunctionKey(owner.key.path, init.qualname), init, module, args,
-                               Value("module", ref=key), owner.key, collect=attrs)
-
 
 def _calls_super_forward(fn: ir.FunctionDef) -> bool:
     for stmt in ir.walk_statements(fn.body):
@@ -544,8 +296,5 @@ def _rank(f: Fact) -> tuple:
     if level is None:
         level = max(getattr(f, "bound_level", 0), getattr(f, "exit_level", 0))
     return (int(level), -len(f.site.call_path))
-
-
-# ====================================================================== one function
 
 
