@@ -128,7 +128,7 @@ def _jobs(text: str) -> int:
 )
 def run_check(args: argparse.Namespace) -> int:
     # A batch job whose objects (every parsed file's IR, the findings) nearly all live to
-    # the end: the cyclic collector would only rescan them (see runner.GC_THRESHOLDS), so
+    # the end: the cyclic collector would only rescan them (see file_analysis.GC_THRESHOLDS), so
     # it is off for the command. The `untrace` executable then ends without freeing them
     # (`console`); a caller of `main` in its own process gets the collector back.
     enabled = gc.isenabled()

@@ -11,8 +11,8 @@ import textwrap
 import pytest
 
 import analyzer.engine
+import analyzer.file_analysis
 import analyzer.rules as analyzer_rules
-import analyzer.runner
 from analyzer.config import Config
 from analyzer.runner import run_check
 
@@ -121,8 +121,8 @@ def test_hard_time_limit_ends_a_runaway_worker(fake, tmp_path, monkeypatch):
         return real(path, source, project)
 
     monkeypatch.setattr(analyzer.engine, "analyze_file", analyze_file)
-    monkeypatch.setattr(analyzer.runner, "FILE_TIMEOUT", None)
-    monkeypatch.setattr(analyzer.runner, "HARD_TIMEOUT", 1.0)
+    monkeypatch.setattr(analyzer.file_analysis, "FILE_TIMEOUT", None)
+    monkeypatch.setattr(analyzer.file_analysis, "HARD_TIMEOUT", 1.0)
     result = run_check(files, config=Config(root=tmp_path), jobs=2, use_cache=False)
     (slow,) = result.internal_errors
     assert slow.path == "m4.py" and "took more than 1 s" in slow.message
@@ -144,7 +144,7 @@ def test_soft_time_limit_in_process(fake, tmp_path, monkeypatch):
         return real(path, source, project)
 
     monkeypatch.setattr(analyzer.engine, "analyze_file", analyze_file)
-    monkeypatch.setattr(analyzer.runner, "FILE_TIMEOUT", 0.5)
+    monkeypatch.setattr(analyzer.file_analysis, "FILE_TIMEOUT", 0.5)
     result = run_check(files, config=Config(root=tmp_path), jobs=1, use_cache=False)
     (slow,) = result.internal_errors
     assert slow.path == "m0.py" and "gave up after 0.5 s" in slow.message
