@@ -25,6 +25,9 @@ Expressions
 
 Spans are 1-based lines and columns; ``end_column`` is exclusive. Statement spans cover
 the statement *head* (``if x > 0``, ``for a in b``), which is what diagnostics point at.
+
+This module defines the statements, `Module` and the walks over them; the expression
+kinds are `ir_expressions`, spans `spans`. All are used from here (``ir.Name``).
 """
 
 from __future__ import annotations
@@ -32,269 +35,35 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-
-class Span:
-    """A source range: ``Span(line, column, end_line, end_column)``; treat it as immutable.
-
-    The front end makes *deferred* spans (`Span.deferred`): finding a node's position
-    takes a code-generation pass over the whole file, more than the parse itself, and
-    most files never report anything. The pass runs when a deferred span of the file is
-    first read; spans compare, hash and pickle by their values."""
-
-    __slots__ = ("_values", "_pending")
-
-    def __init__(self, line: int, column: int, end_line: int, end_column: int):
-        self._values = (line, column, end_line, end_column)
-        self._pending = None
-
-    @classmethod
-    def deferred(cls, resolver: Any, node: Any, last: Any = None) -> "Span":
-        """A span that `resolver.resolve(node, last)` computes on first use."""
-        span = cls.__new__(cls)
-        span._values = None
-        span._pending = (resolver, node, last)
-        return span
-
-    def _resolved(self) -> tuple[int, int, int, int]:
-        values = self._values
-        if values is None:
-            resolver, node, last = self._pending
-            values = self._values = resolver.resolve(node, last)
-        return values
-
-    @property
-    def node(self) -> Any:
-        """The libcst node a deferred span is of (None for a span made from numbers):
-        what `--fix` rewrites."""
-        return self._pending[1] if self._pending is not None else None
-
-    def source_text(self) -> str | None:
-        """The text of an expression's span without resolving it, when the resolver
-        can render its node alone (`DeferredPositions.text_of`); else None."""
-        pending = self._pending
-        if pending is None or pending[2] is not None:
-            return None
-        text_of = getattr(pending[0], "text_of", None)
-        return text_of(pending[1]) if text_of is not None else None
-
-    line = property(lambda self: self._resolved()[0])
-    column = property(lambda self: self._resolved()[1])
-    end_line = property(lambda self: self._resolved()[2])
-    end_column = property(lambda self: self._resolved()[3])
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Span) and self._resolved() == other._resolved()
-
-    def __hash__(self) -> int:
-        return hash(self._resolved())
-
-    def __reduce__(self):
-        return (Span, self._resolved())
-
-    def __repr__(self) -> str:
-        return "Span({}, {}, {}, {})".format(*self._resolved())
-
-    def __str__(self) -> str:
-        return "{}:{}-{}:{}".format(*self._resolved())
-
-
-NO_SPAN = Span(0, 0, 0, 0)
-
-
-# --------------------------------------------------------------------------- expressions
-
-
-@dataclass(eq=False, slots=True)
-class Name:
-    id: str
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Const:
-    value: Any  # int, float, complex, str, bytes, bool, None, Ellipsis
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Attribute:
-    value: "Expr"
-    attr: str
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Arg:
-    value: "Expr"
-    keyword: str | None = None
-    star: str = ""  # "" | "*" | "**"
-
-
-@dataclass(eq=False, slots=True)
-class Call:
-    func: "Expr"
-    args: list[Arg]
-    span: Span = NO_SPAN
-
-    @property
-    def positional(self) -> list["Expr"]:
-        return [a.value for a in self.args if a.keyword is None and not a.star]
-
-    def keyword(self, name: str) -> "Expr | None":
-        for a in self.args:
-            if a.keyword == name:
-                return a.value
-        return None
-
-
-@dataclass(eq=False, slots=True)
-class Subscript:
-    value: "Expr"
-    index: "Expr"  # a Tuple for x[a, b]
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Slice:
-    lower: "Expr | None"
-    upper: "Expr | None"
-    step: "Expr | None"
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Tuple:
-    elts: list["Expr"]
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class List:
-    elts: list["Expr"]
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Set:
-    elts: list["Expr"]
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Dict:
-    items: list[tuple["Expr | None", "Expr"]]  # key None: **mapping
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class BinOp:
-    op: str  # "+", "-", "*", "@", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"
-    left: "Expr"
-    right: "Expr"
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class UnaryOp:
-    op: str  # "-", "+", "~", "not"
-    operand: "Expr"
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Compare:
-    left: "Expr"
-    ops: list[str]  # "<", "<=", "==", "!=", ">", ">=", "is", "is not", "in", "not in"
-    comparators: list["Expr"]
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class BoolOp:
-    op: str  # "and" | "or"
-    values: list["Expr"]
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class IfExp:
-    test: "Expr"
-    body: "Expr"
-    orelse: "Expr"
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Param:
-    name: str
-    kind: str = "positional"  # "positional" | "posonly" | "vararg" | "kwonly" | "kwarg"
-    default: "Expr | None" = None
-    annotation: "Expr | None" = None
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Lambda:
-    params: list[Param]
-    body: "Expr"
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Generator:
-    target: "Target"
-    iter: "Expr"
-    ifs: list["Expr"]
-    is_async: bool = False
-
-
-@dataclass(eq=False, slots=True)
-class Comprehension:
-    kind: str  # "list" | "set" | "dict" | "generator"
-    elt: "Expr"  # the value (for dicts: the value, with `key` the key)
-    generators: list[Generator]
-    key: "Expr | None" = None
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class Starred:
-    value: "Expr"
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class NamedExpr:
-    target: Name
-    value: "Expr"
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False, slots=True)
-class FormattedString:
-    values: list["Expr"]  # the interpolated expressions
-    span: Span = NO_SPAN
-    # The string as Python builds it: literal text, or (index into `values`, conversion
-    # "r"/"s"/"a" or None, format spec). None when untrace cannot build it (a format spec
-    # with expressions in it, an f-string inside a concatenation).
-    template: tuple | None = None
-
-
-@dataclass(eq=False, slots=True)
-class OpaqueExpr:
-    reason: str
-    children: list["Expr"] = field(default_factory=list)  # sub-expressions still read
-    span: Span = NO_SPAN
-
-
-Expr = Union[
-    Name, Const, Attribute, Call, Subscript, Slice, Tuple, List, Set, Dict, BinOp, UnaryOp,
-    Compare, BoolOp, IfExp, Lambda, Comprehension, Starred, NamedExpr, FormattedString,
+from analyzer.frontend.ir_expressions import (  # noqa: F401 - the IR's expression kinds, used as ir.Name, ...
+    Arg,
+    Attribute,
+    BinOp,
+    BoolOp,
+    Call,
+    Compare,
+    Comprehension,
+    Const,
+    Dict,
+    Expr,
+    FormattedString,
+    Generator,
+    IfExp,
+    Lambda,
+    List,
+    Name,
+    NamedExpr,
     OpaqueExpr,
-]
-# Assignment targets are the subset Name | Attribute | Subscript | Tuple | List | Starred.
-Target = Expr
-
+    Param,
+    Set,
+    Slice,
+    Starred,
+    Subscript,
+    Target,
+    Tuple,
+    UnaryOp,
+)
+from analyzer.frontend.spans import NO_SPAN, Span  # noqa: F401 - used as ir.Span
 
 # --------------------------------------------------------------------------- statements
 
