@@ -902,18 +902,23 @@ class GraphBuilder:
             raise ValueError(f"this graph was built for opset {self.opset}, not {opset}")
         if not self.outputs:
             raise GraphConstructionError("the graph has no outputs")
-        graph = self.build_graph(self.name)
-        _prune_graph(graph)
-        ir = max(10, helper.find_min_ir_version_for([helper.make_opsetid("", self.opset)]))
-        model = helper.make_model(
-            graph,
-            opset_imports=[helper.make_opsetid(d, v) for d, v in self.root._domains.items()],
-            ir_version=ir,
-            producer_name="untrace",
-        )
-        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-        onnx.checker.check_model(model, full_check=True)
-        return model
+        return model_of(self.build_graph(self.name), self.opset, self.root._domains)
+
+
+def model_of(graph: onnx.GraphProto, opset: int, domains: dict[str, int]) -> onnx.ModelProto:
+    """The model of a top-level graph: dead nodes and unused initializers removed, shapes
+    inferred, and ``onnx.checker.check_model(full_check=True)`` passed."""
+    _prune_graph(graph)
+    ir = max(10, helper.find_min_ir_version_for([helper.make_opsetid("", opset)]))
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid(d, v) for d, v in domains.items()],
+        ir_version=ir,
+        producer_name="untrace",
+    )
+    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    onnx.checker.check_model(model, full_check=True)
+    return model
 
 
 def _per_output(x: Any, n: int, what: str) -> list | None:
