@@ -119,7 +119,8 @@ class _Tree:
             ifs = ", ".join(dict.fromkeys(f"{f.site.where[0]}:{f.site.where[1]}" for f in self.sites))
             raise LoweringError(
                 f"too many data-dependent `if`s whose sides cannot be merged, each lowered with the code after it "
-                f"once per side: more than {MAX_LEAVES} lowerings of forward ({ifs}); the first: {fork.reason}",
+                f"once per side: more than {MAX_LEAVES} lowerings of forward, for the `if`s at {ifs} (at the first: "
+                f"{self.sites[0].reason.message})",
                 path=fork.site.where[0], line=fork.site.where[1], construct="if",
                 hint="give the sides of some of them one rank, dtype and None-ness, so that they merge into one value")
         then = self.lower({**decisions, fork.site.ordinal: True})
