@@ -93,13 +93,17 @@ class _Tree:
         self.leaves = 1
         self.sites: list[Fork] = []
 
-    def lower(self, decisions: dict[int, bool]) -> Lowered:
+    def lower(self, decisions: dict[int, bool], taken: tuple[str, ...] = ()) -> Lowered:
         try:
             g, interp = self.run(decisions)
         except Fork as fork:
             if fork.site.ordinal in decisions:
                 raise GraphConstructionError(f"fork {fork} met twice in one lowering") from None
-            return self.split(decisions, fork)
+            return self.split(decisions, fork, taken)
+        except LoweringError as exc:
+            # Refused on one side only: say for which inputs the code was being lowered.
+            raise type(exc)(f"{exc.message} (lowered for the inputs where {' and '.join(taken)})", exc.path,
+                            exc.line, exc.construct, exc.hint) from None
         left = interp.changed_state()
         interp.undo_object_changes()  # the next lowering starts from the objects as forward found them
         if left is not None:
@@ -112,7 +116,7 @@ class _Tree:
                      "and None-ness")
         return Lowered.of(g, interp.fork_points)
 
-    def split(self, decisions: dict[int, bool], fork: Fork) -> Lowered:
+    def split(self, decisions: dict[int, bool], fork: Fork, taken: tuple[str, ...] = ()) -> Lowered:
         self.sites.append(fork)
         self.leaves += 1
         if self.leaves > MAX_LEAVES:
@@ -123,8 +127,9 @@ class _Tree:
                 f"{self.sites[0].reason.message})",
                 path=fork.site.where[0], line=fork.site.where[1], construct="if",
                 hint="give the sides of some of them one rank, dtype and None-ness, so that they merge into one value")
-        then = self.lower({**decisions, fork.site.ordinal: True})
-        orelse = self.lower({**decisions, fork.site.ordinal: False})
+        where = f"the data-dependent `if` at {fork.site.where[0]}:{fork.site.where[1]}"
+        then = self.lower({**decisions, fork.site.ordinal: True}, (*taken, f"{where} is true"))
+        orelse = self.lower({**decisions, fork.site.ordinal: False}, (*taken, f"{where} is false"))
         return assemble(fork.site, then, orelse)
 
 
