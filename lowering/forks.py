@@ -21,6 +21,7 @@ whose outputs are that lowering's outputs, the else-branch the same from the Fal
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable
 
@@ -102,8 +103,10 @@ class _Tree:
             return self.split(decisions, fork, taken)
         except LoweringError as exc:
             # Refused on one side only: say for which inputs the code was being lowered.
-            raise type(exc)(f"{exc.message} (lowered for the inputs where {' and '.join(taken)})", exc.path,
-                            exc.line, exc.construct, exc.hint) from None
+            located = copy.copy(exc)
+            located.message = f"{exc.message} (lowered for the inputs where {' and '.join(dict.fromkeys(taken))})"
+            located.args = (located.message,)
+            raise located from None
         left = interp.changed_state()
         interp.undo_object_changes()  # the next lowering starts from the objects as forward found them
         if left is not None:

@@ -150,7 +150,8 @@ class ControlFlow:
 
     def emit_if(self, s: ir.If, test: Value, frame: Frame):
         """Emitted again, with more outputs, when a nested function's `nonlocal` write changes
-        a name of the frame that the branches do not assign themselves."""
+        a name of the frame that the branches do not assign themselves. Where the sides
+        cannot be merged, the code after it is lowered once per side (`fork_points`)."""
         test = self.to_bool(test)
         site = self.fork_site(s, test, frame)  # where the code after it can be lowered once per side
         if self.follow_decision(site, s, frame):

@@ -180,3 +180,27 @@ def test_a_rank_changing_if_inside_a_graph_loop_is_refused():
     with pytest.raises(LoweringError) as info:
         export(ForkInALoop(), (torch.randn(3, 4),), dynamic_shapes=ROWS)
     assert str(info.value).endswith(message)
+
+
+class SetsUpOnFirstCall(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ready = False
+
+    def forward(self, x):
+        self.ready = True
+        mask = _mask_or_none(x, 1.0)
+        return x if mask is None else torch.where(mask, x, -x)
+
+
+def test_state_left_changed_by_a_forward_that_forks_is_refused_and_undone():
+    model = SetsUpOnFirstCall()
+    first = SetsUpOnFirstCall.forward.__code__.co_firstlineno
+    with pytest.raises(LoweringError) as info:
+        export(model, _mixed(3, True, False), dynamic_shapes=ROWS)
+    assert re.fullmatch(
+        rf"\S+test_forks.py:{first + 1}: forward changes self.ready and leaves it changed, and the code after the "
+        rf"data-dependent `if` at \S+test_forks.py:{_mask_or_none.__code__.co_firstlineno + 2} is lowered once per "
+        r"side: which side's change eager PyTorch keeps depends on tensor data\nrestore it before forward returns "
+        r"\(try / finally\), or give that `if`'s sides one rank, dtype and None-ness", str(info.value))
+    assert model.ready is False
