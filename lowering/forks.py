@@ -35,7 +35,7 @@ from lowering.graph import GraphBuilder, Value, _join_dims, _subgraphs, _value_i
 from lowering.interp.fork_points import Fork, ForkSite
 
 MAX_LEAVES = 8  # lowerings of forward one export may assemble (2 ** 3: three forks in a row)
-PROBE_PREFIX = "probe|"
+PROBE_PREFIX = "probe|"  # the outputs `export(probes=True)` adds after the real ones
 
 
 @dataclasses.dataclass
@@ -110,7 +110,7 @@ class _Tree:
         left = interp.changed_state()
         interp.undo_object_changes()  # the next lowering starts from the objects as forward found them
         if left is not None:
-            path, line = self.sites[-1].site.where
+            path, line = self.sites[0].site.where  # the first fork: every lowering follows one side of it
             raise LoweringError(
                 f"forward changes {left.describe} and leaves it changed, and the code after the data-dependent `if` "
                 f"at {path}:{line} is lowered once per side: which side's change eager PyTorch keeps depends on "
