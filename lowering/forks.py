@@ -175,7 +175,7 @@ def _check_same_prefix(site: ForkSite, then: Lowered, orelse: Lowered) -> None:
     """Lowering is deterministic: both sides' lowerings made the same graph up to the fork."""
     k, m = site.nodes, site.initializers
     same = (then.points.get(site.ordinal) == site == orelse.points.get(site.ordinal)
-            and [i for i in then.inputs] == [i for i in orelse.inputs]
+            and then.inputs == orelse.inputs
             and [n.SerializeToString() for n in then.nodes[:k]] == [n.SerializeToString() for n in orelse.nodes[:k]]
             and [(n, t.SerializeToString()) for n, t in list(then.initializers.items())[:m]]
             == [(n, t.SerializeToString()) for n, t in list(orelse.initializers.items())[:m]])
@@ -227,9 +227,9 @@ def _branch(side: Lowered, site: ForkSite, renames: dict[str, str], outputs: lis
             yields.append(_value_info(name, torch.int64, (out.shape[0] or 1,)))
             continue
         name = renames[mine.name]
-        if name not in produced:
-            source, name = name, fresh(f"yield_{label}")
-            nodes.append(helper.make_node("Identity", [source], [name]))
+        if name not in produced:  # the model's outputs are Identities after everything (`exporter`)
+            raise GraphConstructionError(f"output `{mine.name}` is not made after the fork at "
+                                         f"{site.where[0]}:{site.where[1]}")
         yields.append(_value_info(name, mine.dtype, mine.shape))
     return helper.make_graph(nodes, fresh(f"{label}_branch"), [], yields)
 

@@ -204,3 +204,25 @@ def test_state_left_changed_by_a_forward_that_forks_is_refused_and_undone():
         r"side: which side's change eager PyTorch keeps depends on tensor data\nrestore it before forward returns "
         r"\(try / finally\), or give that `if`'s sides one rank, dtype and None-ness", str(info.value))
     assert model.ready is False
+
+
+class BranchesOnOneSideOnly(nn.Module):
+    def forward(self, x):
+        keep = torch.nonzero(x[:, 0] > 0)[:, 0]
+        boxes = _decode(x[keep], keep.numel())
+        if boxes.dim() == 3:  # a Python test: only the lowering of the then side has the `if` below
+            if boxes.sum() > 0:
+                boxes = boxes * 2
+        return boxes.flatten(1)
+
+
+def test_a_probe_on_one_side_of_a_fork_is_not_reached_on_the_other():
+    positive, negative, none = torch.rand(3, 8), -torch.rand(4, 8), -torch.ones(2, 8)
+    negative[0, 0] = 0.5
+    report = verify(BranchesOnOneSideOnly(), [(positive,), (negative,), (none,)], compare=())
+    assert report.ok
+    first = BranchesOnOneSideOnly.forward.__code__.co_firstlineno
+    inner = next(s for s in report.coverage if s.line == first + 4)
+    fork = next(s for s in report.coverage if s.line == _decode.__code__.co_firstlineno + 2)
+    assert (inner.then, inner.else_, fork.then, fork.else_) == (1, 1, 2, 1)
+    assert [obs[inner.site].reached for obs in report.observations] == [True, True, False]  # -1 without boxes
