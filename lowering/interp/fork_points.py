@@ -87,7 +87,9 @@ class ForkPoints:
             if region is None:
                 return "inside a branch of a data-dependent expression"
             kind = "a graph loop" if region.region == "loop" else "a branch of a data-dependent `if`"
-            return f"inside {kind} (line {region.region_line})"
+            where = f"line {region.region_line}" if region.path == self.location[0] else \
+                f"{region.path}:{region.region_line}"
+            return f"inside {kind} ({where})"
         if self._catching:
             return "inside a `try` with handlers"
         if self.conditional_element is not None:

@@ -226,3 +226,36 @@ def test_a_probe_on_one_side_of_a_fork_is_not_reached_on_the_other():
     fork = next(s for s in report.coverage if s.line == _decode.__code__.co_firstlineno + 2)
     assert (inner.then, inner.else_, fork.then, fork.else_) == (1, 1, 2, 1)
     assert [obs[inner.site].reached for obs in report.observations] == [True, True, False]  # -1 without boxes
+
+
+class ForkInABranch(nn.Module):
+    def forward(self, x):
+        out = x.flatten(1)
+        if x.sum() > 0:
+            keep = torch.nonzero(x[:, 0] > 0)[:, 0]
+            out = _decode(x[keep], keep.numel()).flatten(1)
+        return out
+
+
+class ForkInATry(nn.Module):
+    def forward(self, x):
+        keep = torch.nonzero(x[:, 0] > 0)[:, 0]
+        try:
+            boxes = _decode(x[keep], keep.numel())
+        except ValueError:
+            boxes = x
+        return boxes.flatten(1)
+
+
+@pytest.mark.parametrize("model, why", [
+    (ForkInABranch(), f"inside a branch of a data-dependent `if` \\(line {ForkInABranch.forward.__code__.co_firstlineno + 2}\\)"),
+    (ForkInATry(), "inside a `try` with handlers"),
+])
+def test_a_rank_changing_if_where_the_code_after_it_is_not_simply_what_follows_is_refused(model, why):
+    line = _decode.__code__.co_firstlineno + 2
+    with pytest.raises(LoweringError) as info:
+        export(model, (torch.randn(3, 8),), dynamic_shapes=ROWS)
+    assert re.fullmatch(rf"\S+test_forks.py:{line}: a tensor has rank 3 on one side of a data-dependent `if` and rank "
+                        rf"2 on the other: the code after it is lowered for one rank; the code after it cannot be "
+                        rf"lowered once per side here: {why}\ngive the tensor one rank on both sides \(reshape it on "
+                        r"the side that differs\)", str(info.value)), str(info.value)
