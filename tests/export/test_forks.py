@@ -7,10 +7,14 @@ import re
 import onnx
 import pytest
 import torch
+from onnx import helper
 from torch import nn
 
 from lowering import LoweringError, export
-from lowering.forks import MAX_LEAVES
+from lowering.errors import GraphConstructionError
+from lowering.forks import MAX_LEAVES, Lowered, assemble
+from lowering.graph import Value
+from lowering.interp.fork_points import ForkSite
 from lowering.verification import verify
 from tests.export.harness import export_and_compare
 
@@ -210,7 +214,7 @@ class BranchesOnOneSideOnly(nn.Module):
     def forward(self, x):
         keep = torch.nonzero(x[:, 0] > 0)[:, 0]
         boxes = _decode(x[keep], keep.numel())
-        if boxes.dim() == 3:  # a Python test: only the lowering of the then side has the `if` below
+        if boxes.dim() == 3:  # noqa: SIM102 - a Python test: only the then side's lowering has the `if` below
             if boxes.sum() > 0:
                 boxes = boxes * 2
         return boxes.flatten(1)
@@ -259,3 +263,17 @@ def test_a_rank_changing_if_where_the_code_after_it_is_not_simply_what_follows_i
                         rf"2 on the other: the code after it is lowered for one rank; the code after it cannot be "
                         rf"lowered once per side here: {why}\ngive the tensor one rank on both sides \(reshape it on "
                         r"the side that differs\)", str(info.value)), str(info.value)
+
+
+def test_lowerings_that_differ_before_the_fork_are_an_internal_error():
+    site = ForkSite(1, ("m.py", 3), nodes=1, cond="c", initializers=0)
+    x, out = Value("x", torch.float32, (2,)), Value("output", torch.float32, (2,))
+
+    def lowered(op):
+        nodes = [helper.make_node(op, ["x", "x"], ["c"]), helper.make_node("Identity", ["x"], ["output"])]
+        return Lowered(nodes, [x], [out], {}, {"": 17}, {1: site})
+
+    assert assemble(site, lowered("Mul"), lowered("Mul")).nodes[-1].op_type == "If"
+    with pytest.raises(GraphConstructionError, match="the lowerings of the two sides of the data-dependent `if` at "
+                                                     "m.py:3 differ before it"):
+        assemble(site, lowered("Mul"), lowered("Add"))
