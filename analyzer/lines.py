@@ -17,8 +17,14 @@ def split_lines(text: str) -> list[str]:
     return NEWLINE.split(text)
 
 
+# What `str.splitlines` splits at besides \r and \n.
+_OTHER_SEPARATORS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def lines_with_ends(text: str) -> list[str]:
     """The lines of ``text`` with their endings; no empty last line."""
+    if not _OTHER_SEPARATORS.search(text):
+        return text.splitlines(keepends=True)  # the same lines, split in C
     lines, start = [], 0
     for match in NEWLINE.finditer(text):
         lines.append(text[start : match.end()])

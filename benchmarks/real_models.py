@@ -10,12 +10,15 @@ runs in its own process, each exporter with a time limit.
 
     python benchmarks/real_models.py [--only NAME ...] [--library timm|torchvision|transformers]
                                      [--exporters untrace,legacy,dynamo] [--timeout 300]
-                                     [--json OUT.json] [--markdown OUT.md]
+                                     [--json OUT.json] [--markdown OUT.md] [--threads N]
 
 Prints one row per model: each exporter's status (correct / wrong / refused) with its
 first reason, export times and the untrace/legacy time ratio; then the counts per
 exporter and library, and the median untrace/legacy ratio over the models both export.
-Absolute times on a shared machine mean little; the ratio is the result.
+Absolute times on a shared machine mean little; the ratio is the result. On a machine
+whose cores other jobs keep busy, torch's default of one intra-op thread per core makes
+the legacy tracer (which runs the model) several times slower than it is, and untrace
+(which does not) hardly at all: `--threads 1` gives both exporters one thread.
 """
 
 from __future__ import annotations
@@ -123,6 +126,8 @@ def markdown(rows, exporters, result: dict) -> str:
     median = result["median_untrace_over_legacy"]
     if median is not None:
         lines.append(f"- median untrace/legacy export time: {median:.2f}x over {result['ratio_models']} models")
+    if result.get("threads"):
+        lines.append(f"- torch intra-op threads per case: {result['threads']}")
     return "\n".join(lines) + "\n"
 
 
@@ -134,6 +139,7 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=int, default=TIMEOUT_S, help="seconds per exporter")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--markdown", type=Path)
+    parser.add_argument("--threads", type=int, help="torch intra-op threads per case (default: torch's)")
     args = parser.parse_args(argv)
     exporters = [e for e in args.exporters.split(",") if e]
     unknown = set(exporters) - set(EXPORTERS)
@@ -145,10 +151,11 @@ def main(argv=None) -> int:
     rows: dict[str, dict[str, Outcome]] = {}
     print(table_header(exporters))
     for case in cases:
-        rows[case.key] = {o.exporter: o for o in run_isolated(case, exporters, args.timeout)}
+        rows[case.key] = {o.exporter: o for o in run_isolated(case, exporters, args.timeout, args.threads)}
         print(table_row(case.key, rows[case.key], exporters), flush=True)
     result = summary(rows, {c.key: c.library for c in cases}, exporters)
     result["seconds"] = time.perf_counter() - start
+    result["threads"] = args.threads
     print_summary(result, exporters)
     print(f"run time: {result['seconds']:.0f} s")
     if args.json:

@@ -57,9 +57,8 @@ class Lowered:
 
     def model(self, opset: int) -> onnx.ModelProto:
         graph = helper.make_graph(self.nodes, "untrace", [_value_info(i.name, i.dtype, i.shape) for i in self.inputs],
-                                  [_value_info(o.name, o.dtype, o.shape) for o in self.outputs],
-                                  initializer=list(self.initializers.values()))
-        return model_of(graph, opset, self.domains)
+                                  [_value_info(o.name, o.dtype, o.shape) for o in self.outputs])
+        return model_of(graph, opset, self.domains, self.initializers.values())
 
 
 class StateLeftAsFound:

@@ -75,6 +75,7 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from lowering.errors import GraphConstructionError, LoweringError
+from lowering.model_checking import infer_and_check
 
 __all__ = [
     "DEFAULT_OPSET",
@@ -867,9 +868,10 @@ class GraphBuilder:
         of the enclosing graphs by name; constants go to the root graph."""
         return GraphBuilder(self.opset, name=name or self.fresh("subgraph"), parent=self)
 
-    def build_graph(self, name: str | None = None) -> onnx.GraphProto:
-        """This builder's GraphProto.  A subgraph output that is not produced inside the
-        subgraph (an outer value, a constant) is passed through an Identity."""
+    def build_graph(self, name: str | None = None, *, with_initializers: bool = True) -> onnx.GraphProto:
+        """This builder's GraphProto (the root's with every initializer unless told
+        otherwise).  A subgraph output that is not produced inside the subgraph (an outer
+        value, a constant) is passed through an Identity."""
         nodes = list(self.nodes)
         outputs = []
         produced = set(self._defined)
@@ -884,7 +886,7 @@ class GraphBuilder:
                 oname = new
             seen.add(oname)
             outputs.append(_value_info(oname, o.dtype, o.shape))
-        initializers = list(self.root._initializers.values()) if self.parent is None else []
+        initializers = list(self.root._initializers.values()) if self.parent is None and with_initializers else []
         return helper.make_graph(
             nodes,
             name or self.name,
@@ -902,13 +904,18 @@ class GraphBuilder:
             raise ValueError(f"this graph was built for opset {self.opset}, not {opset}")
         if not self.outputs:
             raise GraphConstructionError("the graph has no outputs")
-        return model_of(self.build_graph(self.name), self.opset, self.root._domains)
+        # The graph is pruned and made a model before the initializers join it: each
+        # one (the weights) is then copied once, into the model, not once per step.
+        graph = self.build_graph(self.name, with_initializers=False)
+        return model_of(graph, self.opset, self.root._domains, self._initializers.values())
 
 
-def model_of(graph: onnx.GraphProto, opset: int, domains: dict[str, int]) -> onnx.ModelProto:
-    """The model of a top-level graph: dead nodes and unused initializers removed, shapes
-    inferred, and ``onnx.checker.check_model(full_check=True)`` passed."""
-    _prune_graph(graph)
+def model_of(graph: onnx.GraphProto, opset: int, domains: dict[str, int],
+             initializers: Iterable[TensorProto]) -> onnx.ModelProto:
+    """The model of a top-level graph (without its initializers) and its initializers:
+    dead nodes and unused initializers removed, shapes inferred, and
+    ``onnx.checker.check_model(full_check=True)`` passed."""
+    read = _prune_graph(graph)  # the initializers any kept node reads among them
     ir = max(10, helper.find_min_ir_version_for([helper.make_opsetid("", opset)]))
     model = helper.make_model(
         graph,
@@ -916,9 +923,8 @@ def model_of(graph: onnx.GraphProto, opset: int, domains: dict[str, int]) -> onn
         ir_version=ir,
         producer_name="untrace",
     )
-    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-    onnx.checker.check_model(model, full_check=True)
-    return model
+    kept = [init for init in initializers if init.name in read]
+    return infer_and_check(model, kept)  # without shipping the weights to C++ and back
 
 
 def _per_output(x: Any, n: int, what: str) -> list | None:

@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from analyzer.frontend import ir
+from analyzer.frontend.function_source import SourceFile
 from lowering.aliasing import Aliases
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
@@ -73,7 +74,7 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, Containers, PythonS
             self.tensor_names.setdefault(id(p), name)
         for name, b in root.named_buffers(remove_duplicate=False):
             self.tensor_names.setdefault(id(b), name)
-        self._sources: dict[str, ir.Module] = {}
+        self._sources: dict[str, SourceFile] = {}  # by path
         self._functions: dict[Any, ir.FunctionDef] = {}
         self.depth = 0
         self.location: tuple[str, int] = ("<unknown>", 0)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import bisect
 import warnings
-from contextlib import contextmanager
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -52,18 +51,30 @@ class _OffsetState(CodegenState):
         start = self._stack.pop()
         self.ranges.setdefault(id(node), (start, self.offset))
 
-    @contextmanager
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-        start = self.offset
-        try:
-            yield
-        finally:
-            end = self.offset
-            if start_node is not None:
-                start = self.ranges[id(start_node)][0]
-            if end_node is not None:
-                end = self.ranges[id(end_node)][1]
-            self.ranges[id(node)] = (start, end)
+        return _Recording(self, node, start_node, end_node)
+
+
+class _Recording:
+    """`record_syntactic_position`'s context: a class, not a generator context manager,
+    since code generation enters one for most nodes."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _OffsetState, node, start_node, end_node):
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = self.state.offset
+
+    def __exit__(self, *exc) -> None:
+        state = self.state
+        start, end = self.start, state.offset
+        if self.start_node is not None:
+            start = state.ranges[id(self.start_node)][0]
+        if self.end_node is not None:
+            end = state.ranges[id(self.end_node)][1]
+        state.ranges[id(self.node)] = (start, end)
 
 
 class Positions:

@@ -16,5 +16,7 @@ assembles them into `Interpreter` and is what the rest of untrace imports.
 - `python_state`: the Python state a graph region may change and read (list lengths the
   graph decides, write-back of changed containers, snapshots, state that outlives the
   call, `nonlocal`);
-- `builtin_calls`: `len`, `range`, `int`, `min`, ... over graph values.
+- `builtin_calls`: `len`, `range`, `int`, `min`, ... over graph values;
+- `builtin_minmax`: Python's `max` / `min` with tensors, as Python picks one argument;
+- `graph_rows`: `zip` / `enumerate` / `reversed` over the rows of dynamic axes (a Loop's items).
 """

@@ -1,6 +1,7 @@
 """Python builtins over graph values: `len`, `range`, `int`/`float`/`bool`, `min`/`max`,
 `isinstance`, `list`/`tuple`, `abs`, `sum`, `any`/`all`, `round`, `math.ceil`/`math.floor`,
-`enumerate`/`zip`/`reversed`."""
+`enumerate`/`zip`/`reversed` (`min`/`max` in `builtin_minmax`, zip and the others over the
+rows of a dynamic axis in `graph_rows`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import torch
 from lowering.graph import Value
 from lowering.numpy_arrays import NDArray
 from lowering.errors import PythonException
-from lowering.interp.values import BoundUserMethod, Closure, GraphChoice, GraphRange, Stacked, TensorMethod
+from lowering.interp.builtin_minmax import python_minmax
+from lowering.interp.graph_rows import graph_enumerate, graph_reversed, graph_zip, refuse_python_iteration
+from lowering.interp.values import BoundUserMethod, Closure, GraphChoice, GraphRange, GraphRows, Stacked, TensorMethod
 
 if TYPE_CHECKING:
     from lowering.interpreter import Interpreter
@@ -70,24 +73,6 @@ def _scalar(kind):
     return convert
 
 
-def _minmax(kind):
-    def pick(interp: Interpreter, args, kwargs):
-        values = list(args[0]) if len(args) == 1 and not isinstance(args[0], Value) else list(args)
-        if any(isinstance(v, Value) for v in values):
-            op = "torch.maximum" if kind is max else "torch.minimum"
-            out = values[0]
-            for v in values[1:]:
-                a, b = interp.as_graph(out), interp.as_graph(v)
-                a, b = interp.g.promote(a, b)
-                out = interp.call_op(op, [a, b], {})
-            if all(isinstance(v, (int, float)) or v in interp.python_numbers for v in values):
-                interp.python_number(out)  # min(h, w) of sizes is a Python number too
-            return out
-        return kind(*args, **kwargs)
-
-    return pick
-
-
 def _isinstance(interp: Interpreter, args, kwargs):
     obj, classes = args
     if isinstance(obj, NDArray):
@@ -105,6 +90,8 @@ def _list(kind):
         if args and isinstance(args[0], Stacked):
             raise interp.error(f"{kind.__name__}() of a graph loop's appended values", construct="call",
                                hint="torch.stack(...) the list after the loop, or index the tensor")
+        if args and isinstance(args[0], GraphRows):
+            raise refuse_python_iteration(interp, f"{kind.__name__}() of")
         return kind(*args)
 
     return make
@@ -123,6 +110,13 @@ def _iterating(kind):
         return kind(*[list(interp.iterate(a)) if isinstance(a, Value) else a for a in args], **kwargs)
 
     return make
+
+
+def _over_rows(graph_handler, kind):
+    """zip / enumerate / reversed: over the rows of a dynamic axis a `GraphRows` (or the
+    flipped tensor), else as Python iterates."""
+    fallback = _iterating(kind)
+    return lambda interp, args, kwargs: graph_handler(interp, args, kwargs, fallback)
 
 
 def _sum(interp: Interpreter, args, kwargs):
@@ -204,6 +198,8 @@ def _type(interp: Interpreter, args, kwargs):
 def _iter(interp: Interpreter, args, kwargs):
     if len(args) == 1 and isinstance(args[0], (list, tuple, dict)):
         return iter(args[0])  # a Python container holding tensors: its items, as Python iterates them
+    if args and isinstance(args[0], GraphRows):
+        raise refuse_python_iteration(interp, "iter() of")
     if any(isinstance(a, (Value, NDArray)) for a in args):
         raise interp.error("iter() of a tensor", "iterate over `t.unbind(0)` or index the rows", construct="call")
     return iter(*args)
@@ -223,10 +219,11 @@ def _super(interp: Interpreter, args, kwargs):
 
 _BUILTIN_HANDLERS = {
     math.ceil: _rounding("Ceil", math.ceil), math.floor: _rounding("Floor", math.floor),
-    round: _round, sum: _sum, torch.sym_min: _minmax(min), torch.sym_max: _minmax(max),
-    enumerate: _iterating(enumerate), zip: _iterating(zip), reversed: _iterating(reversed),
+    round: _round, sum: _sum, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
+    enumerate: _over_rows(graph_enumerate, enumerate), zip: _over_rows(graph_zip, zip),
+    reversed: _over_rows(graph_reversed, reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
-    max: _minmax(max), min: _minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
+    max: python_minmax(max), min: python_minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
     abs: _abs, any: _any_all(any), all: _any_all(all), super: _super, callable: _callable, hasattr: _hasattr,
     type: _type, iter: _iter,
 }

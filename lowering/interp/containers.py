@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import torch
 
+from analyzer.analyses.kinds import mutated_names
 from analyzer.frontend import ir
 from lowering.graph import Value
 from lowering import numpy_arrays
 from lowering.numpy_arrays import NDArray
+from lowering.interp.graph_rows import GraphRows, refuse_python_iteration, row_count, row_item
+from lowering.interp.graph_rows import rows_of as _rows_of
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.values import EarlierIterations, Frame, GraphRange, Maybe, Stacked, _rank_only
 
@@ -17,21 +20,10 @@ from lowering.interp.values import EarlierIterations, Frame, GraphRange, Maybe, 
 _SEQUENCE_OPS = {"torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.tensor", "torch.as_tensor"}
 
 
-def _rows_of(iterable, interp) -> Value | None:
-    """The tensor whose rows a value iterates over, when that axis is dynamic."""
-    if isinstance(iterable, list) and len(iterable) == 1 and isinstance(iterable[0], Stacked) and iterable[0].valid is None:
-        return iterable[0].value
-    if isinstance(iterable, Value) and iterable.rank and isinstance(interp.g.size(iterable, 0), Value):
-        return iterable
-    return None
-
-
 def _mutated_containers(stmt, frame: Frame) -> list[str]:
     """Lists, dicts and tensors that a region changes in place (`lst.append(v)`,
     `d[k] = v`, `t[i] = v`, `x.add_(1)`): they are region results (If outputs, Loop
     carried values) too, and each branch/body works on its own copy."""
-    from analyzer.analyses.kinds import mutated_names
-
     return sorted(n for n in mutated_names(stmt) if isinstance(frame.env.get(n), (list, dict, Value)))
 
 
@@ -46,6 +38,8 @@ class Containers:
                              "iterate over the tensor", construct="for")
         if isinstance(iterable, Value):
             return iter(self.unpack(iterable, 0, True))  # rows of a static first axis
+        if isinstance(iterable, GraphRows):
+            raise refuse_python_iteration(self, "iterating in Python over")
         if isinstance(iterable, torch.nn.ModuleDict):
             return iter(iterable.keys())
         if isinstance(iterable, dict):
@@ -272,7 +266,13 @@ class Containers:
             out = self.g.op("Compress", out, mask, axis=dim % out.rank)
         return self.g.cast(out, dtype) if dtype is not None else out
 
-    def map_rows(self, rows: Value, fn, filtered: bool = False) -> "Stacked":
+    def row_count(self, rows: Value | GraphRows):
+        return row_count(self, rows)
+
+    def row_item(self, rows: Value | GraphRows, index: Value):
+        return row_item(self, rows, index)
+
+    def map_rows(self, rows: Value | GraphRows, fn, filtered: bool = False) -> "Stacked":
         """fn over the rows of `rows` (dynamic first axis) in an ONNX Loop; the results
         stacked as a scan output. With `filtered`, fn returns (item, valid) and `valid`
         (None: always) is a second scan output: the list holds the rows where it is true."""
@@ -282,7 +282,7 @@ class Containers:
         snapshot = self.state_snapshot()
         saved, self.g = self.g, body
         try:
-            result = fn(self.call_op("operator.getitem", [rows, i], {}))
+            result = fn(self.row_item(rows, i))
             item, valid = result if filtered else (result, None)
             if item is None:
                 raise self.error("a comprehension over the rows of a dynamic axis whose filter is always false",
@@ -296,7 +296,7 @@ class Containers:
         finally:
             self.g = saved
         self.check_state_kept(snapshot, "loop", self.location[1])
-        count = self.g.size(rows, 0)
+        count = self.row_count(rows)
         if not filtered:
             scan = self.g.op("Loop", count, self.g.const(True), outputs=1, body=body.build_graph())
             return Stacked(scan)

@@ -48,10 +48,10 @@ class ControlFlow:
                 # Rows of a dynamic first axis: a Loop that gathers row i.
                 self.emit_loop(s, frame, trip=GraphRange(0, self.g.size(iterable, 0), 1), rows=iterable)
                 return
-            rows = _rows_of(iterable, self) if isinstance(iterable, list) else None
+            rows = _rows_of(iterable, self)
             if rows is not None:
-                # The items a graph loop appended: a Loop over the rows of its scan output.
-                self.emit_loop(s, frame, trip=GraphRange(0, self.g.size(rows, 0), 1), rows=rows)
+                # The items a graph loop appended (the rows of its scan output), or zip / enumerate of rows.
+                self.emit_loop(s, frame, trip=GraphRange(0, self.row_count(rows), 1), rows=rows)
                 return
             try:
                 items = list(self.iterate(iterable))
@@ -481,7 +481,7 @@ class ControlFlow:
         self.frames.append(inner)
         try:
             if rows is not None:
-                self.assign(s.target, self.call_op("operator.getitem", [rows, iter_num], {}), inner)
+                self.assign(s.target, self.row_item(rows, iter_num), inner)
             elif trip is not None:
                 index = iter_num
                 if not (isinstance(trip.start, int) and trip.start == 0 and isinstance(trip.step, int) and trip.step == 1):

@@ -10,7 +10,8 @@ import sysconfig
 import torch
 
 from analyzer.analyses.regions import annotate_regions
-from analyzer.frontend import ParseError, ir, parse_module
+from analyzer.frontend import ParseError, ir
+from analyzer.frontend.function_source import SourceFile
 from analyzer.frontend.structure import structure_control_flow
 from lowering.interp.values import Closure, Frame, ReturnSignal
 
@@ -112,16 +113,21 @@ class UserCode:
         key = (code.co_filename, code.co_firstlineno, code.co_name)
         path = code.co_filename
         if key not in self._functions:
-            module = self._sources.get(path)
-            if module is None:
+            source = self._sources.get(path)
+            if source is None:
                 try:
                     with open(path, "rb") as fh:
-                        module = parse_module(fh.read(), path)
-                except (OSError, ParseError) as exc:
-                    raise self.error(f"cannot read the source of {fn.__qualname__} in {path}: {exc}",
-                                     "register a lowering for it (lowering.register_lowering)") from None
-                self._sources[path] = module
-            found = _find_def(module.body, code.co_firstlineno, code.co_name)
+                        source = SourceFile(fh.read(), path)
+                except OSError as exc:
+                    raise self._unreadable(fn, path, exc) from None
+                self._sources[path] = source
+            found = source.function(code)  # its own lines: no parse of the whole file
+            if found is None:
+                try:
+                    module = source.module()
+                except ParseError as exc:
+                    raise self._unreadable(fn, path, exc) from None
+                found = _find_def(module.body, code.co_firstlineno, code.co_name)
             if found is None:
                 raise self.error(f"cannot find the source of {fn.__qualname__} in {path}",
                                  "register a lowering for it (lowering.register_lowering)")
@@ -129,6 +135,10 @@ class UserCode:
             annotate_regions(structured)
             self._functions[key] = structured
         return self._functions[key], path, fn.__globals__
+
+    def _unreadable(self, fn, path: str, exc: Exception):
+        return self.error(f"cannot read the source of {fn.__qualname__} in {path}: {exc}",
+                          "register a lowering for it (lowering.register_lowering)")
 
     def leaves_state_unchanged(self, module: torch.nn.Module, name: str, value) -> bool:
         """Whether `module.name = value` in forward keeps the attribute as it was: the same

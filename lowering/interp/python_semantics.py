@@ -17,7 +17,7 @@ from lowering.graph import Value
 from lowering import numpy_arrays
 from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
-from lowering.interp.python_state import has_varying_items
+from lowering.interp.python_state import _CONTAINERS, has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
 from lowering.interp.object_state import changes_module_tensors
 from lowering.interp.values import (MISSING, BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked,
@@ -346,8 +346,9 @@ class PythonSemantics:
         value = self.attribute(base, e.attr)
         if isinstance(value, TensorMethod):
             value.receiver = expr_text(e.value)  # `x[0].add_(1)` names `x[0]` if it is refused
-        if (id(base), e.attr) not in self.attribute_writes:  # forward's own assignment is call-local
-            self.mark_foreign(value, expr_text(e))  # a container held by an object outlives the call
+        if isinstance(value, _CONTAINERS) and (id(base), e.attr) not in self.attribute_writes:
+            # a container held by an object outlives the call (forward's own assignment is call-local)
+            self.mark_foreign(value, expr_text(e))
         return value
 
     def attribute(self, base, attr: str):

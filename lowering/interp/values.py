@@ -55,6 +55,29 @@ class GraphRange:
     step: Any
 
 
+@dataclasses.dataclass(frozen=True)
+class EnumerateIndex:
+    """enumerate's counter: the iteration number plus `start`."""
+
+    start: int
+
+
+@dataclasses.dataclass
+class GraphRows:
+    """What `zip` / `enumerate` make of the rows of tensors with a dynamic first axis:
+    item i is the tuple of each part's item i (a row of a tensor, enumerate's counter,
+    or a nested GraphRows' item)."""
+
+    parts: tuple
+
+    def __iter__(self):
+        # The interpreter's consumers refuse it with a location (`graph_rows`); this stops
+        # any other Python iteration, which would see no rows.
+        from lowering.errors import LoweringError
+
+        raise LoweringError("iterating in Python over the rows that `zip` / `enumerate` pair along a dynamic axis")
+
+
 @dataclasses.dataclass
 class GraphChoice:
     """`options[index]` with a graph index (a ModuleList indexed by data)."""
@@ -182,7 +205,7 @@ def _hashable(x) -> bool:
 
 
 def _contains_graph(v) -> bool:
-    if isinstance(v, (Value, Stacked, GraphRange, NDArray)):
+    if isinstance(v, (Value, Stacked, GraphRange, GraphRows, NDArray)):
         return True
     if isinstance(v, (list, tuple)):
         return any(_contains_graph(x) for x in v)

@@ -1,4 +1,4 @@
-"""NumPy on tensor data, lowered into the graph (`lowering/numpy_arrays.py`): every
+"""NumPy on tensor data, lowered into the graph (`lowering/numpy_arrays/`): every
 supported function, method and operator is checked against real NumPy on random inputs of
 several shapes and dtypes (values, shapes and NumPy's dtypes); what is not supported is
 refused with a LoweringError naming the call."""
