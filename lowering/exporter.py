@@ -15,7 +15,7 @@ from typing import Any
 import onnx
 import torch
 
-from lowering import dynamic_axes
+from lowering import dynamic_axes, forks
 from lowering.errors import LoweringError
 from lowering.graph import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder, Value
 from lowering.interpreter import Interpreter, Stacked, _flatten
@@ -43,7 +43,9 @@ def export(
     if not isinstance(args, (tuple, list)):
         args = (args,)
     kwargs = dict(kwargs or {})
-    lower = lambda: _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_names, probes)  # noqa: E731
+    lower = lambda: forks.lower_once_per_side(  # noqa: E731
+        lambda decisions: _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_names, probes,
+                                 decisions), opset)
     model, interp = lower()
     left = interp.changed_state()
     if left is None:
@@ -70,9 +72,11 @@ def export(
         hint="restore it before forward returns (try / finally), or keep per-call state in local variables")
 
 
-def _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_names, probes):
-    """One lowering of forward: the model, and the interpreter whose journal holds the
-    changes forward left (already undone when it raised)."""
+def _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_names, probes, decisions):
+    """One lowering of forward, taking the sides `decisions` gives of the `if`s whose code
+    after them is lowered once per side (`lowering.forks`): the graph with its outputs,
+    and the interpreter whose journal holds the changes forward left (already undone when
+    it raised)."""
     g = GraphBuilder(opset)
     signature = inspect.signature(type(module).forward)
     try:
@@ -85,7 +89,7 @@ def _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_name
     graph_args: dict[str, Any] = {}
     for name, value in arguments.items():
         graph_args[name] = _inputs(g, name, value, dynamic.get(name), names)
-    interp = Interpreter(module, g)
+    interp = Interpreter(module, g, decisions)
     interp.probes_enabled = probes
     params = list(signature.parameters.values())[1:]
     call_args, call_kwargs = [], {}
@@ -107,13 +111,14 @@ def _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_name
     try:
         with torch.no_grad():
             result = interp.call_forward(module, call_args, call_kwargs)
-        return _finish(module, g, interp, result, output_names, opset), interp
+        _add_outputs(module, g, interp, result, output_names)
+        return g, interp
     except BaseException:
         interp.undo_object_changes()  # a refused export leaves every object as it found it
         raise
 
 
-def _finish(module, g, interp, result, output_names, opset) -> onnx.ModelProto:
+def _add_outputs(module, g, interp, result, output_names) -> None:
     leaves, _ = _flatten(result)
     out_names = list(output_names or [])
     for i, leaf in enumerate(leaves):
@@ -133,9 +138,6 @@ def _finish(module, g, interp, result, output_names, opset) -> onnx.ModelProto:
         g.add_output(leaf, out_names[i] if i < len(out_names) else f"output_{i}" if len(leaves) > 1 else "output")
     for key, value in interp.take_probes(g):
         g.add_output(value, key, shape=(None,))
-    model = g.to_model(opset)
-    model.producer_name = "untrace"
-    return model
 
 
 def _inputs(g: GraphBuilder, name: str, value, dynamic, names) -> Any:

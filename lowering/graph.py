@@ -907,16 +907,24 @@ class GraphBuilder:
         # The graph is pruned and made a model before the initializers join it: each
         # one (the weights) is then copied once, into the model, not once per step.
         graph = self.build_graph(self.name, with_initializers=False)
-        read = _prune_graph(graph)  # the initializers any kept node reads among them
-        ir = max(10, helper.find_min_ir_version_for([helper.make_opsetid("", self.opset)]))
-        model = helper.make_model(
-            graph,
-            opset_imports=[helper.make_opsetid(d, v) for d, v in self.root._domains.items()],
-            ir_version=ir,
-            producer_name="untrace",
-        )
-        kept = [init for init in self._initializers.values() if init.name in read]
-        return infer_and_check(model, kept)  # without shipping the weights to C++ and back
+        return model_of(graph, self.opset, self.root._domains, self._initializers.values())
+
+
+def model_of(graph: onnx.GraphProto, opset: int, domains: dict[str, int],
+             initializers: Iterable[TensorProto]) -> onnx.ModelProto:
+    """The model of a top-level graph (without its initializers) and its initializers:
+    dead nodes and unused initializers removed, shapes inferred, and
+    ``onnx.checker.check_model(full_check=True)`` passed."""
+    read = _prune_graph(graph)  # the initializers any kept node reads among them
+    ir = max(10, helper.find_min_ir_version_for([helper.make_opsetid("", opset)]))
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid(d, v) for d, v in domains.items()],
+        ir_version=ir,
+        producer_name="untrace",
+    )
+    kept = [init for init in initializers if init.name in read]
+    return infer_and_check(model, kept)  # without shipping the weights to C++ and back
 
 
 def _per_output(x: Any, n: int, what: str) -> list | None:

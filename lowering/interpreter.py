@@ -38,6 +38,7 @@ from lowering.interp.containers import _SEQUENCE_OPS, Containers
 from lowering.interp.contexts_imports import ContextsAndImports
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
 from lowering.interp.exceptions import Exceptions
+from lowering.interp.fork_points import ForkPoints
 from lowering.interp.module_hooks import ModuleHooks
 from lowering.interp.object_state import ObjectState
 from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
@@ -58,12 +59,13 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
 
 
 class Interpreter(PythonSemantics, Comparisons, ControlFlow, Containers, PythonState, TorchCalls, ModuleMethods,
-                  ModuleAttributes, MemoCaches, UserCode, Exceptions, ObjectState, ModuleHooks, ContextsAndImports):
+                  ModuleAttributes, MemoCaches, UserCode, Exceptions, ObjectState, ModuleHooks, ContextsAndImports,
+                  ForkPoints):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""
 
-    def __init__(self, root: torch.nn.Module, graph: GraphBuilder):
+    def __init__(self, root: torch.nn.Module, graph: GraphBuilder, decisions: dict[int, bool] | None = None):
         self.root = root
         self.g = graph
         self.module_paths = {id(m): name for name, m in root.named_modules()}
@@ -105,6 +107,12 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, Containers, PythonS
         self._journal: list = []
         self._handling: list = []
         self.first_argument: str | None = None  # the source of a call's first argument (`call` takes it)
+        # Tail duplication (`lowering.interp.fork_points`): the side taken at each decided fork
+        # site (by ordinal), the data-dependent `if`s of the top-level graph met so far, and
+        # where the graph stood at the decided ones.
+        self.decisions = dict(decisions or {})
+        self.fork_ordinal = 0
+        self.fork_points: dict = {}
         self._catching = 0  # how many `try` statements with handlers enclose the code being run  # the exceptions the `except` blocks being run handle (for a bare `raise`)
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):

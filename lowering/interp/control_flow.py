@@ -150,12 +150,17 @@ class ControlFlow:
 
     def emit_if(self, s: ir.If, test: Value, frame: Frame):
         """Emitted again, with more outputs, when a nested function's `nonlocal` write changes
-        a name of the frame that the branches do not assign themselves."""
+        a name of the frame that the branches do not assign themselves. Where the sides
+        cannot be merged, the code after it is lowered once per side (`fork_points`)."""
+        test = self.to_bool(test)
+        site = self.fork_site(s, test, frame)  # where the code after it can be lowered once per side
+        if self.follow_decision(site, s, frame):
+            return
         extra: list[str] = []
         for _ in range(_MAX_ATTEMPTS):
             token = object()
             try:
-                return self._emit_if(s, test, frame, extra, token)
+                return self._emit_if(s, test, frame, extra, token, site)
             except MoreOutputs as more:
                 if more.frame.token is not token or more.name in extra:
                     raise
@@ -163,7 +168,7 @@ class ControlFlow:
         raise self.error("too many names changed by nested functions inside this data-dependent `if`", construct="if",
                          hint="assign those names in the `if` itself, not in nested functions")
 
-    def _emit_if(self, s: ir.If, test: Value, frame: Frame, extra: list, token):
+    def _emit_if(self, s: ir.If, test: Value, frame: Frame, extra: list, token, site=None):
         cond = self.to_bool(test)
         line = s.span.line
         mutated = _mutated_containers(s, frame)
@@ -201,7 +206,10 @@ class ControlFlow:
             self.exec_block(s.orelse if raised[0].region == id(graphs[0]) else s.body, frame)
             return
         self.location = (frame.path, s.span.line)
-        outputs = self._merge_branches(s, names, envs, graphs, frame, in_place)
+        try:
+            outputs = self._merge_branches(s, names, envs, graphs, frame, in_place)
+        except LoweringError as exc:
+            raise self.unmerged(exc, site) from None
         probe_keys = self._branch_probes(graphs) if self.probes_enabled else []
         if not s.synthetic:
             self.add_probe(self._probe_key(frame, s, "if", "branch"), cond)

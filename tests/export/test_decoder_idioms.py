@@ -159,12 +159,39 @@ class KeepsTheFirstRow(nn.Module):
         return x if _first_row_or_none(x, keep=False) is not None else x - first
 
 
-def test_a_none_returned_under_a_data_dependent_if_is_refused():
+class MasksGivenPackedSequences(nn.Module):
+    def forward(self, x, position_ids):
+        packed = _packed_sequences(position_ids)
+        return x if packed is None else x * (packed == 0)
+
+
+class MasksPackedSequencesPerRow(nn.Module):
+    def forward(self, x, position_ids):
+        total = x.new_zeros(())
+        for i in range(x.shape[0]):
+            packed = _packed_sequences(position_ids[i:i + 1])
+            total = total + (x[i].sum() if packed is None else (x[i] * (packed[0] == 0)).sum())
+        return total
+
+
+def test_a_none_returned_under_a_data_dependent_if_lowers_the_code_after_it_once_per_side():
+    export_and_compare(MasksPackedSequences(), _inputs((2, 3))[0], _inputs((2, 3), (3, 5)), dynamic_shapes=DYNAMIC)
+    positions = torch.arange(5).expand(2, -1)
+    restarts = torch.tensor([[0, 1, 0, 1, 2], [0, 1, 2, 3, 4]])
+    inputs = [(x, p) for (x,), p in zip(_inputs((2, 5), (2, 5)), (positions, restarts))]
+    export_and_compare(MasksGivenPackedSequences(), inputs[0], inputs,
+                       dynamic_shapes={**DYNAMIC, "position_ids": {0: "batch", 1: "sequence"}})
+
+
+def test_a_none_returned_under_a_data_dependent_if_inside_a_graph_loop_is_refused():
     message = ("the function returns None or a value depending on a data-dependent `if` (an early `return None` "
-               "under it): ONNX has no value that is None for some inputs only\nreturn a tensor on every path (an "
-               "empty or all-False one where None is returned), or decide the early return by a Python value")
+               "under it): ONNX has no value that is None for some inputs only; the code after it cannot be lowered "
+               f"once per side here: inside a graph loop (line {MasksPackedSequencesPerRow.forward.__code__.co_firstlineno + 2})"
+               "\nreturn a tensor on every path (an empty or all-False one where None is returned), or decide the "
+               "early return by a Python value")
+    inputs = (_inputs((2, 5))[0][0], torch.arange(5).expand(2, -1))
     with pytest.raises(LoweringError, match=re.escape(message)):
-        export(MasksPackedSequences(), _inputs((2, 3))[0], dynamic_shapes=DYNAMIC)
+        export(MasksPackedSequencesPerRow(), inputs, dynamic_shapes={**DYNAMIC, "position_ids": {0: "batch", 1: "sequence"}})
 
 
 def test_a_none_returned_on_a_python_condition_and_data_dependent_returns_export():
