@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script: the repository's packages, tests/ included
 
 
 def main(name: str = "retinanet_resnet50_fpn") -> int:
