@@ -46,6 +46,7 @@ from lowering.interp.fork_points import ForkPoints
 from lowering.interp.module_hooks import ModuleHooks
 from lowering.interp.object_state import ObjectState
 from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
+from lowering.interp.inplace_updates import InPlaceUpdates
 from lowering.interp.memo_caches import MemoCaches
 from lowering.interp.module_attributes import ModuleAttributes
 from lowering.interp.module_methods import ModuleMethods
@@ -63,8 +64,8 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
 
 
 class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerging, DataLoops, CoverageProbes,
-                  Containers, PythonState, TorchCalls, ModuleMethods, ModuleAttributes, MemoCaches, UserCode, Exceptions,
-                  ObjectState, ModuleHooks, ContextsAndImports, ForkPoints):
+                  Containers, PythonState, TorchCalls, InPlaceUpdates, ModuleMethods, ModuleAttributes, MemoCaches,
+                  UserCode, Exceptions, ObjectState, ModuleHooks, ContextsAndImports, ForkPoints):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""

@@ -10,7 +10,8 @@ assembles them into `Interpreter` and is what the rest of untrace imports.
 - `module_attributes`: module attributes forward assigns and reads back in one call;
 - `memo_caches`: caches that outlive the call, filled with values computed from parameters;
 - `functions`: calls into user code (source, frames, parameters, closures);
-- `torch_calls`: calls through the op table, tensor methods, modules, in-place aliases;
+- `torch_calls`: calls through the op table, tensor methods, modules;
+- `inplace_updates`: in-place updates reaching every name and view of a tensor (`lowering.aliasing`);
 - `control_flow`: `if` / `for` / `while` / ternary statements, a known predicate or iterable
   decided at export time;
 - `data_ifs`: data-dependent Ifs (ONNX `If`) and the expression-level ones (ternary,
