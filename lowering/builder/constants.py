@@ -16,7 +16,6 @@ from lowering.errors import GraphConstructionError, LoweringError
 _LOCAL_CONST_ELEMENTS = 64
 
 
-
 class Constants:
     def const(self, value: Any, dtype: torch.dtype | None = None) -> Value:
         """A constant, with ``torch.tensor(value, dtype=dtype)`` semantics for Python

@@ -30,7 +30,6 @@ def _join_dims(a: Dim, b: Dim) -> Dim:
     return a if a == b else None
 
 
-
 def _reshape_dims(in_shape: Shape, target: tuple[Dim, ...], allowzero: int) -> Shape:
     dims: list[Dim] = []
     minus_one = None

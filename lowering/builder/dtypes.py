@@ -27,7 +27,6 @@ _TORCH_TO_ONNX: dict[torch.dtype, int] = {
 _ONNX_TO_TORCH = {v: k for k, v in _TORCH_TO_ONNX.items()}
 
 
-
 def onnx_dtype(dtype: torch.dtype) -> int:
     """The ONNX element type of a torch dtype (``LoweringError`` when there is none)."""
     try:

@@ -87,7 +87,6 @@ class NodeEmission:
         return results
 
 
-
 def _per_output(x: Any, n: int, what: str) -> list | None:
     if x is None:
         return None

@@ -20,7 +20,6 @@ from lowering.builder.value import Dim, Shape, Value
 _MAX_PROPAGATED_ELEMENTS = 64
 
 
-
 class KnownContents:
     def _known_data(self, v: Value) -> TensorProto | None:
         root = self.root

@@ -56,7 +56,6 @@ class Promotion:
         return self.op("Cast", v, to=dtype)
 
 
-
 class _DimTensor:
     """Stands for a dimensioned tensor of a dtype in ``result_type``."""
 

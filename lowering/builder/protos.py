@@ -65,7 +65,6 @@ def _prune_graph(graph: onnx.GraphProto) -> set[str]:
     return needed - defined
 
 
-
 def model_of(graph: onnx.GraphProto, opset: int, domains: dict[str, int],
              initializers: Iterable[TensorProto]) -> onnx.ModelProto:
     """The model of a top-level graph (without its initializers) and its initializers:

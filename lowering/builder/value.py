@@ -15,7 +15,6 @@ Dim = Union[int, str, None]
 Shape = Union[tuple[Dim, ...], None]
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Value:
     """A graph value: ONNX value name, torch dtype, shape (see the module docstring)."""

@@ -45,7 +45,6 @@ def triu(g, input, diagonal=0, *, out=None):
     return _trilu(g, input, diagonal, 1, "triu")
 
 
-
 # ---------------------------------------------------------------------------- one_hot
 
 
