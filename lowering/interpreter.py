@@ -33,15 +33,20 @@ from lowering.aliasing import Aliases
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
+from lowering.interp.branch_merging import BranchMerging
 from lowering.interp.comparisons import Comparisons
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
 from lowering.interp.contexts_imports import ContextsAndImports
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
+from lowering.interp.coverage_probes import CoverageProbes
+from lowering.interp.data_ifs import DataIfs
+from lowering.interp.data_loops import DataLoops
 from lowering.interp.exceptions import Exceptions
 from lowering.interp.fork_points import ForkPoints
 from lowering.interp.module_hooks import ModuleHooks
 from lowering.interp.object_state import ObjectState
 from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
+from lowering.interp.inplace_updates import InPlaceUpdates
 from lowering.interp.memo_caches import MemoCaches
 from lowering.interp.module_attributes import ModuleAttributes
 from lowering.interp.module_methods import ModuleMethods
@@ -58,9 +63,9 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
            "_RUNTIME_CHECKS"]
 
 
-class Interpreter(PythonSemantics, Comparisons, ControlFlow, Containers, PythonState, TorchCalls, ModuleMethods,
-                  ModuleAttributes, MemoCaches, UserCode, Exceptions, ObjectState, ModuleHooks, ContextsAndImports,
-                  ForkPoints):
+class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerging, DataLoops, CoverageProbes,
+                  Containers, PythonState, TorchCalls, InPlaceUpdates, ModuleMethods, ModuleAttributes, MemoCaches,
+                  UserCode, Exceptions, ObjectState, ModuleHooks, ContextsAndImports, ForkPoints):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""

@@ -10,8 +10,15 @@ assembles them into `Interpreter` and is what the rest of untrace imports.
 - `module_attributes`: module attributes forward assigns and reads back in one call;
 - `memo_caches`: caches that outlive the call, filled with values computed from parameters;
 - `functions`: calls into user code (source, frames, parameters, closures);
-- `torch_calls`: calls through the op table, tensor methods, modules, in-place aliases;
-- `control_flow`: If / Loop lowering, carried values, expression-level Ifs, probes;
+- `torch_calls`: calls through the op table, tensor methods, modules;
+- `inplace_updates`: in-place updates reaching every name and view of a tensor (`lowering.aliasing`);
+- `control_flow`: `if` / `for` / `while` / ternary statements, a known predicate or iterable
+  decided at export time;
+- `data_ifs`: data-dependent Ifs (ONNX `If`) and the expression-level ones (ternary,
+  torch.cond, a ModuleList indexed by data);
+- `branch_merging`: the two sides of an If merged into its outputs (structure, dtype, placeholders);
+- `data_loops`: data-dependent loops (ONNX `Loop`), carried values and scan outputs;
+- `coverage_probes`: the probes `export(probes=True)` records, taken out of branches and bodies;
 - `containers`: tuples, lists, dicts, sets, unpacking, comprehensions, scan outputs;
 - `python_state`: the Python state a graph region may change and read (list lengths the
   graph decides, write-back of changed containers, snapshots, state that outlives the

@@ -13,7 +13,7 @@ inputs (`PythonException`), so a `try` handles it as Python does:
   (one side of a data-dependent `If`, a `Loop` body), whether eager raises depends on
   tensor data: refused, naming both lines;
 - a `raise` on one side of a data-dependent `if` is a check on the input, as a data
-  `assert` is: the graph computes the other side (`ControlFlow._emit_if`), unless a
+  `assert` is: the graph computes the other side (`DataIfs._emit_if`), unless a
   `try` with handlers encloses it, which is refused as above;
 - a refusal of untrace itself (an op with no lowering, ...) is never an exception of
   the program: no handler catches it, and the export stops there.

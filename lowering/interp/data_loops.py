@@ -1,0 +1,286 @@
+"""Data-dependent loops: a graph trip count or condition emits an ONNX `Loop` (carried:
+the region's carried set, with their shapes kept, or freed when an iteration changes
+one; lists appended to become scan outputs)."""
+
+from __future__ import annotations
+
+import torch
+
+from analyzer.frontend import ir
+from lowering.errors import LoweringError
+from lowering.graph import Value
+from lowering.interp.containers import _mutated_containers
+from lowering.interp.control_flow import _MAX_ATTEMPTS, _is_python_number
+from lowering.interp.values import (MISSING, EarlierIterations, Frame, GraphRange, Maybe, MoreOutputs, Stacked,
+                                    _describe, _flatten, _is_int_like, _rank_only, _ShapeChanges, _unflatten)
+
+
+class DataLoops:
+    def emit_loop(self, s: ir.Loop, frame: Frame, trip: GraphRange | None = None, cond: Value | None = None,
+                  rows: Value | None = None):
+        """First with carried values keeping their shapes before the loop; when an iteration
+        changes a shape, again with every carried dim free."""
+        snapshot = self.state_snapshot(frame)  # before any attempt: a first one may change state too
+        relaxed, extra = False, []
+        for _ in range(_MAX_ATTEMPTS):
+            token = object()
+            try:
+                self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed, extra, token)
+                return
+            except _ShapeChanges:
+                relaxed = True
+            except MoreOutputs as more:  # a nested function's `nonlocal` write: carry the name too
+                if more.frame.token is not token or more.name in extra:
+                    raise
+                extra.append(more.name)
+        raise self.error("too many attempts at this data-dependent loop", construct="loop",
+                         hint="assign the names the loop changes in its body, not in nested functions")
+
+    def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool, extra=(), token=None):
+        line = s.span.line
+        mutated = _mutated_containers(s, frame)
+        # `while (n := n + 1) < k`: the condition runs once per iteration too.
+        walrus = [e.target.id for e in ir.walk_expression(s.test) if isinstance(e, ir.NamedExpr)] if s.test else []
+        carried = list(dict.fromkeys([n for n in [*s.carried, *walrus, *extra] if n in frame.env or n.startswith("$")]
+                                     + [n for n in mutated if isinstance(frame.env[n], Value)]))
+        # Python lists that the body appends to become scan outputs.
+        scans = [n for n in dict.fromkeys(carried + mutated) if isinstance(frame.env.get(n), list)]
+        carried = [n for n in carried if n not in scans]
+        # A dict changed in place is carried: its keys stay, its values are graph values.
+        for n in mutated:
+            if n not in scans and isinstance(frame.env.get(n), dict):
+                if not all(isinstance(v, (Value, bool, int, float)) for v in frame.env[n].values()):
+                    raise self.error(f"`{n}` (a dict) is changed inside the data-dependent loop at line {line}, and "
+                                     "holds values other than tensors and numbers",
+                                     "carry the values the loop changes in local variables", construct="loop")
+                carried.append(n)
+        in_place = {n for n in mutated if n not in s.carried and isinstance(frame.env.get(n), (list, dict))}
+        self.check_unshared(sorted(in_place), frame, "loop", line)
+        for n in carried:
+            if n not in frame.env:
+                raise self.error(f"`{n}` is assigned in this loop and used after it, but is not set before it",
+                                 f"initialise `{n}` before the loop", construct="loop")
+        init = {n: frame.env[n] for n in carried}
+        for n in carried:
+            self.check_region_result(n, init[n], self.g)  # the loop reads them
+        body = self.g.subgraph()
+        self.aliases.enter_loop_body(body)
+        self.aliases.active_loops += 1
+        iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
+        cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
+        self.python_number(iter_num)
+        inner = frame.region_copy(dict(frame.env), id(body), "loop", line, carried + scans, token)
+        flat_init = {}
+        for n in carried:
+            flat, spec = _flatten(init[n])
+            values = []
+            if any(isinstance(v, (Stacked, Maybe, EarlierIterations)) for v in flat):
+                raise self.error(f"`{n}` holds the items a data-dependent loop or `if` appended, and changes in this "
+                                 f"data-dependent loop", "stack the items into a tensor before the loop",
+                                 construct="loop")
+            for v in flat:
+                gv = self.as_graph(v)
+                shape = gv.shape if not relaxed else _rank_only(gv)
+                carried_in = body.add_input(body.fresh(n.strip("$") or "v"), gv.dtype, shape)
+                if isinstance(v, Value):
+                    # The same tensor as before the loop: an in-place update in the body
+                    # reaches the other names for it.
+                    self.aliases.add_view(carried_in, v, None)
+                    if v in self.python_numbers:
+                        self.python_number(carried_in)
+                elif _is_python_number(v):
+                    self.python_number(carried_in)  # `n += 0.5` rebinds a Python number, as in eager
+                self.aliases.made(carried_in, body)
+                values.append(carried_in)
+            flat_init[n] = (flat, spec)
+            inner.env[n] = _unflatten(spec, values)
+        # A list the body appends to: what came before the loop, then what the earlier
+        # iterations appended (their number carried), then this iteration's items.
+        scan_start = {n: len(frame.env[n]) for n in scans}
+        scan_counts = {}
+        for n in scans:
+            scan_counts[n] = self.python_number(body.add_input(body.fresh(f"len_{n}"), torch.int64, ()))
+            before = frame.env[n][-1] if frame.env[n] else MISSING
+            if isinstance(before, (Maybe, Stacked, EarlierIterations)):
+                try:  # what `n[-1]` is before the loop, in case the body reads it before appending
+                    before = self.list_item(frame.env[n], -1)
+                except LoweringError as exc:
+                    before = exc
+            inner.env[n] = list(frame.env[n]) + [EarlierIterations(scan_counts[n], n, line, body, before)]
+        trips_in = body.add_input(body.fresh("trips"), torch.int64, ()) if self.probes_enabled else None
+        saved, self.g = self.g, body
+        self.frames.append(inner)
+        try:
+            if rows is not None:
+                self.assign(s.target, self.row_item(rows, iter_num), inner)
+            elif trip is not None:
+                index = iter_num
+                if not (isinstance(trip.start, int) and trip.start == 0 and isinstance(trip.step, int) and trip.step == 1):
+                    index = self.call_op("operator.add", [self.call_op("operator.mul", [iter_num, trip.step], {}), trip.start], {})
+                self.assign(s.target, index, inner)
+            self.exec_block(s.body, inner)
+            if s.kind == "while":
+                next_cond = self.eval(s.test, inner)
+                next_cond = self.to_bool(next_cond) if isinstance(next_cond, Value) else self.as_graph(bool(self.truth(next_cond)))
+            else:
+                next_cond = cond_in
+            body.add_output(next_cond)
+            self.location = (frame.path, line)  # what the body hands on is checked at the loop's line
+            for n in carried:
+                flat, spec = _flatten(inner.env.get(n, MISSING))
+                self.check_region_result(n, flat, body)
+                if spec != flat_init[n][1]:
+                    raise self.error(f"`{n}` changes structure inside the data-dependent loop at line {line} "
+                                     f"({_describe(init[n])} before it; keys or items added or removed)",
+                                     f"give `{n}` all its keys / items before the loop and only change their values "
+                                     "in it, or build a list with `append` and `torch.stack` it after the loop",
+                                     construct="loop")
+                for v, v0 in zip(flat, flat_init[n][0]):
+                    gv = self.as_graph(v)
+                    g0 = self.as_graph(v0)
+                    if gv.dtype != g0.dtype:
+                        gv = self.g.cast(gv, g0.dtype) if not isinstance(v, Value) or _is_int_like(gv.dtype, g0.dtype) else gv
+                    if gv.dtype != g0.dtype:
+                        raise self.error(f"`{n}` changes dtype inside the data-dependent loop at line {line} "
+                                         f"({g0.dtype} -> {gv.dtype})",
+                                         f"give `{n}` its final type before the loop (`{n} = 0.0`, `.float()`)",
+                                         construct="loop")
+                    if not relaxed and gv.shape != g0.shape:
+                        raise _ShapeChanges()
+                    body.add_output(gv, shape=_rank_only(gv))
+            appended_items = {}
+            for n in scans:
+                items, k = inner.env.get(n), scan_start[n]
+                if not (type(items) is list and len(items) > k and isinstance(items[k], EarlierIterations)
+                        and items[k].count is scan_counts[n] and all(a is b for a, b in zip(items[:k], frame.env[n]))):
+                    raise self.error(f"`{n}` is changed inside the data-dependent loop at line {line} other than by "
+                                     f"`{n}.append(...)`",
+                                     f"only append to `{n}` inside the loop; build other lists after it",
+                                     construct="loop")
+                appended = items[k + 1:]
+                if not all(isinstance(i, (Value, Maybe, int, float)) for i in appended):
+                    raise self.error(f"a graph loop must append tensors to `{n}` in each iteration (under an `if` if "
+                                     "need be); this one appends something else (the items of an inner loop?)",
+                                     f"append one tensor per `{n}.append(...)`, or build `{n}` after the loop",
+                                     construct="loop")
+                appended_items[n] = appended
+                count = scan_counts[n]
+                for item in appended:
+                    step = self.g.cast(self.to_bool(item.valid), torch.int64) if isinstance(item, Maybe) else 1
+                    count = self.call_op("operator.add", [count, step], {})
+                body.add_output(count, shape=())
+            if trips_in is not None:
+                body.add_output(self.call_op("operator.add", [trips_in, 1], {}), shape=())
+            # `out[-1]` before this iteration's append, where the body read it: carried.
+            lasts = [(n, inner.env[n][scan_start[n]]) for n in scans if inner.env[n][scan_start[n]].last is not None]
+            for n, marker in lasts:
+                new = marker.last
+                for item in appended_items[n]:
+                    v = self.as_graph(item.value if isinstance(item, Maybe) else item)
+                    if v.dtype != marker.last.dtype or v.rank != marker.last.rank:
+                        raise self.error(f"`{n}[-1]` is a {marker.last.dtype} of rank {marker.last.rank} before the "
+                                         f"loop and a {v.dtype} of rank {v.rank} inside it",
+                                         f"append items of one dtype and rank to `{n}`", construct="loop")
+                    new = self.call_op("torch.where", [self.to_bool(item.valid), v, new], {}) if isinstance(
+                        item, Maybe) else v
+                body.add_output(new, shape=_rank_only(new))
+            scan_values = []
+            scan_masks: dict[str, bool] = {}
+            scan_blocks: dict[str, int] = {}  # lists appended to several times an iteration
+            for n in scans:
+                if not appended_items[n]:
+                    continue  # the append is not reached (a Python condition): the list stays as it was
+                item = appended_items[n][0]
+                if len(appended_items[n]) > 1:
+                    item = self._append_block(n, appended_items[n])
+                    scan_blocks[n] = len(appended_items[n])
+                if isinstance(item, Maybe):
+                    sv = self.as_graph(item.value)
+                    valid = item.valid if n in scan_blocks else self.to_bool(item.valid)
+                    body.add_output(sv, shape=_rank_only(sv))
+                    body.add_output(valid, shape=_rank_only(valid))
+                    scan_masks[n] = True
+                else:
+                    sv = self.as_graph(item)
+                    body.add_output(sv, shape=_rank_only(sv))
+                scan_values.append(sv)
+            body_probes = self.take_probes(body)
+            for _, pv in body_probes:
+                body.add_output(pv, shape=(None,))
+        finally:
+            self.frames.pop()
+            self.g = saved
+            self.aliases.active_loops -= 1
+        self.location = (frame.path, line)
+        self.check_state_kept(snapshot, "loop", line)
+        if trip is not None:
+            count = self._trip_count(trip)
+            cond0 = self.g.const(True)
+        else:
+            count = None
+            cond0 = self.to_bool(cond)
+        init_values = [self.as_graph(v) for n in carried for v in flat_init[n][0]]
+        init_values += [self.g.const(0, dtype=torch.int64) for _ in scans]
+        if trips_in is not None:
+            init_values.append(self.g.const(0, dtype=torch.int64))
+        init_values += [self.as_graph(marker.before) for _, marker in lasts]
+        n_out = len(init_values) + len(scan_values) + len(scan_masks) + len(body_probes)
+        if n_out == 0:
+            body.add_output(self.as_graph(0), shape=())  # ONNX wants at least one output
+            n_out = 1
+        outs = self.g.op("Loop", count, cond0, *init_values, outputs=n_out, body=body.build_graph())
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        pos = 0
+        for n in carried:
+            k = len(flat_init[n][0])
+            for v0, out in zip(flat_init[n][0], outs[pos:pos + k]):
+                if _is_python_number(v0) or isinstance(v0, Value) and v0 in self.python_numbers:
+                    self.python_number(out)  # still a Python number after the loop
+            self._bind_result(frame, n, _unflatten(flat_init[n][1], list(outs[pos:pos + k])), in_place)
+            pos += k
+        pos += len(scans)  # the lengths of the lists appended to: len() after the loop reads the Stacked
+        if trips_in is not None:
+            self.add_probe(self._probe_key(frame, s, s.kind, "trips"), outs[pos])
+            pos += 1
+        pos += len(lasts)
+        for n in scans:
+            if not appended_items[n]:
+                self._bind_result(frame, n, frame.env[n][:scan_start[n]], in_place)
+                continue
+            if scan_masks.get(n):
+                value, valid = outs[pos], outs[pos + 1]
+                pos += 2
+            else:
+                value, valid = outs[pos], None
+                pos += 1
+            if n in scan_blocks:
+                # (iterations, items per iteration, ...) -> one item per row, in append order.
+                value = self.call_op("torch.flatten", [value, 0, 1], {})
+                valid = None if valid is None else self.call_op("torch.flatten", [valid], {})
+            stacked = Stacked(value, valid)
+            self._bind_result(frame, n, frame.env[n][:scan_start[n]] + [stacked], in_place)
+        for key, _ in body_probes:
+            self.add_probe(key, outs[pos])  # one entry per iteration, flattened
+            pos += 1
+        self.hand_on(frame, extra)
+
+    def _append_block(self, name: str, items: list):
+        """The items one iteration appended to `name`, as one scan row: the values stacked
+        (and where some are conditional, a Maybe whose flags are a vector)."""
+        values = [self.as_graph(i.value if isinstance(i, Maybe) else i) for i in items]
+        if len({(v.dtype, v.rank) for v in values}) != 1:
+            raise self.error(f"the items a graph loop appends to `{name}` in one iteration differ in dtype or rank",
+                             f"append items of one dtype and rank to `{name}`", construct="loop")
+        block = self.call_op("torch.stack", [values], {"dim": 0})
+        if not any(isinstance(i, Maybe) for i in items):
+            return block
+        flags = [self.g.unsqueeze(self.to_bool(i.valid if isinstance(i, Maybe) else True), [0]) for i in items]
+        return Maybe(block, self.g.op("Concat", *flags, axis=0))
+
+    def _trip_count(self, r: GraphRange) -> Value:
+        # ceil((stop - start) / step), at least 0.
+        span = self.call_op("operator.sub", [r.stop, r.start], {}) if not (isinstance(r.start, int) and r.start == 0) else r.stop
+        if not (isinstance(r.step, int) and r.step == 1):
+            span = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, self.call_op("operator.sub", [r.step, 1], {})], {}), r.step], {})
+        span = self.g.cast(self.as_graph(span), torch.int64)
+        return self.call_op("torch.clamp", [span], {"min": 0})
