@@ -85,6 +85,8 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         level = value.truth_level()
         if isinstance(test, (ir.BoolOp, ir.UnaryOp)) or value.type == "tensor":
             level = max(level, self._bool_level(test, state))
+        if level >= SHAPE and self.function is not None and self.function.decided_by_iteration(test):
+            level = STATIC  # `len(lst) > 0` at a loop head whose every pass appends: `i > 0`
         if outer is not None:
             folded = level >= SHAPE if report else level >= DATA
             for f in inner:

@@ -1,0 +1,84 @@
+"""Causes of false alarms found by judging random findings on real code (issue 12,
+`benchmarks/data/precision_sample_seed3.json`), in the form of `test_precision_causes`:
+every line that must be reported ends in `# expect: UTxxx`, its true-positive neighbour
+sits in the same program, and the exact set of (line, code) is asserted."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.analyzer.marked_cases import MarkedCases
+
+CASES = MarkedCases()
+case = CASES.add
+
+
+# Emptiness tests of a list the function builds: where every path before the test appends
+# (the bos entry just above) the outcome is the same for every input; at the head of a
+# loop whose every pass appends (an `if`/`elif` chain over `m == a`, `m == b` for
+# `m = min(a, b)` has no fall-through) it is empty exactly on the first pass, `_ > 0`.
+# After an append under a data-dependent `if`, and after a data loop, the length is data.
+case("list-emptiness-fixed-by-position", """
+    import torch
+    import torch.nn as nn
+
+    class Positions(nn.Module):
+        def forward(self, input_ids, use_pairs: bool = False):
+            tokens = input_ids.tolist()  # expect: UT201
+            parts = []
+            st = 0
+            for _ in range(int((input_ids > 5).sum())):  # expect: UT201, UT102
+                start = parts[-1].max() + 1 if len(parts) > 0 else 0
+                ed_a = tokens.index(7, st) if 7 in tokens[st:] else len(tokens)  # expect: UT101
+                ed_b = tokens.index(8, st) if 8 in tokens[st:] else len(tokens)  # expect: UT101
+                first = min(ed_a, ed_b)
+                if first == ed_a:  # expect: UT101
+                    gap = first - st
+                    if gap != 0:  # expect: UT101
+                        start = parts[-1].max() + 1 if len(parts) > 0 else 0
+                        parts.append(torch.arange(gap) + start)
+                    start = parts[-1].max() + 1 if len(parts) > 0 else 0  # expect: UT101
+                    parts.append(torch.arange(1) + start)
+                    start = parts[-1].max() + 1 if len(parts) > 0 else 0
+                    parts.append(torch.arange(2) + start)
+                    st = first + 1
+                elif first == ed_b and use_pairs:  # expect: UT101
+                    parts.append(torch.arange(1))
+                    st = first + 1
+                elif first == ed_b and not use_pairs:  # expect: UT101
+                    start = parts[-1].max() + 1 if len(parts) > 0 else 0
+                    parts.append(torch.arange(1) + start)
+                    if not parts:
+                        parts.append(torch.arange(3))
+                    st = first + 1
+            if len(parts) > 0:  # expect: UT101
+                start = parts[-1].max() + 1
+            return torch.cat(parts)
+""")
+
+# Without the chain being exhaustive a pass may append nothing: the head test is data.
+case("list-emptiness-after-a-pass-that-may-not-append", """
+    import torch
+    import torch.nn as nn
+
+    class Positions(nn.Module):
+        def forward(self, input_ids):
+            parts = []
+            for i in range(int(input_ids.sum())):  # expect: UT201, UT102
+                start = parts[-1].max() + 1 if len(parts) > 0 else 0  # expect: UT101
+                if input_ids.sum() > i:  # expect: UT101
+                    parts.append(torch.arange(1) + start)
+                elif input_ids.max() > i:  # expect: UT101
+                    parts.append(torch.arange(2) + start)
+            for i in range(int(input_ids.max())):  # expect: UT201, UT102
+                parts.append(input_ids[:1])
+                parts.pop()
+                if len(parts) > 1:  # expect: UT101
+                    parts.append(torch.arange(1))
+            return torch.cat(parts)
+""")
+
+
+@pytest.mark.parametrize("name", CASES.names())
+def test_cause(name):
+    CASES.check(name)
