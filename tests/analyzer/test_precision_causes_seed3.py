@@ -78,6 +78,34 @@ case("list-emptiness-after-a-pass-that-may-not-append", """
             return torch.cat(parts)
 """)
 
+# A branch whose only effect is a message: nothing the trace records depends on it. One
+# that raises, or that logs and also computes, is still a branch of the graph.
+case("branch-that-only-logs", """
+    import logging
+    import warnings
+
+    import torch
+    import torch.nn as nn
+
+    logger = logging.getLogger(__name__)
+
+    class Decoder(nn.Module):
+        def forward(self, input_ids, position_ids):
+            first = position_ids[0] == 0
+            if first and input_ids.sum() > 3:
+                logger.warning("the first codebook token needs the backbone state")
+            elif input_ids.max() > 9:
+                warnings.warn("large ids")
+            if (input_ids < 0).any():
+                print("negative ids")
+            if input_ids.min() < -5:  # expect: UT101
+                raise ValueError("ids must be non-negative")
+            if input_ids.sum() > 100:  # expect: UT101
+                logger.warning("long input")
+                input_ids = input_ids[:100]
+            return input_ids * 2
+""")
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
