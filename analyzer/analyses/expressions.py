@@ -22,7 +22,7 @@ from analyzer.analyses.expression_operators import OperatorSemantics
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.module_state import submodule_items
-from analyzer.analyses.shapes import row_count_level, row_of
+from analyzer.analyses.shapes import row_count_level, row_of, rows_fixed_by_model
 from analyzer.analyses.summaries import Frame
 from analyzer.analyses.values import (
     DATA,
@@ -180,7 +180,7 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             if row_count_level(iterable) >= DATA:
                 # `for e in t.nonzero()`: the trip count is data (a data loop, UT102).
                 return row, DATA
-            if iterable.certain and id(node) not in self.fixed_arity:
+            if iterable.certain and id(node) not in self.fixed_arity and not rows_fixed_by_model(iterable):
                 self.emit(IterationFact(self.site(span), how, self.text(node)))
             return row, STATIC
         if iterable.type == "container" and iterable.ref == ROWS and id(node) not in self.fixed_arity:

@@ -106,6 +106,30 @@ case("branch-that-only-logs", """
             return input_ids * 2
 """)
 
+# `torch.randperm(n)` / `torch.arange(n)` of an `n` the model fixes has n rows for every
+# input: iterating it is no unrolling over the example's size. Of a size read from the
+# input it is.
+case("counted-range-of-a-model-size", """
+    import torch
+    import torch.nn as nn
+
+    class RandomOrder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+        def forward(self, x):
+            for idx in torch.randperm(len(self.blocks)):
+                x = x * 2
+            for i in torch.arange(0, 3):
+                x = x + i
+            for i in torch.arange(x.shape[0]):  # expect: UT105
+                x = x + i
+            for row in list(torch.arange(x.shape[1])):  # expect: UT105
+                x = x + row
+            return x
+""")
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
