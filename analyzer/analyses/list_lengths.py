@@ -70,9 +70,11 @@ def _loop_head(entry: _Path, back: _Path | None) -> _Path:
     lists = {}
     for name, state in entry.lists.items():
         later = back.lists.get(name)
-        if later == state or later == UNKNOWN:
-            lists[name] = later
-        elif later is not None and state != UNKNOWN:  # empty on first passes, non-empty on later ones
+        if later is None:
+            continue  # no longer followed
+        if later == state or UNKNOWN in (later, state):
+            lists[name] = later if later == state else UNKNOWN
+        else:  # empty on first passes, non-empty on later ones
             lists[name] = ITERATION
     return _Path(lists, {k: v for k, v in entry.extrema.items() if back.extrema.get(k) == v})
 
@@ -192,7 +194,7 @@ class _Walker:
             return
         if isinstance(expr, ir.UnaryOp) and expr.op == "not":
             self.test(expr.operand, path)
-        self.expressions_of(expr, path)
+        self.expressions_of(expr, path, test=expr)
         tested = _emptiness_test(expr)
         if tested is not None:
             name, when_full = tested
@@ -211,7 +213,7 @@ class _Walker:
         for e in ir.child_expressions(s):
             self.expressions_of(e, path)
 
-    def expressions_of(self, expr, path: _Path) -> None:
+    def expressions_of(self, expr, path: _Path, test=None) -> None:
         """Conditional expressions' tests, and the uses that make a list unknown."""
         if expr is None:
             return
@@ -245,7 +247,7 @@ class _Walker:
                 stack.append(node.index)  # `lst[-1]` reads it
                 continue
             if isinstance(node, ir.Name):
-                if node.id in path.lists and not _is_test_position(node, expr):
+                if node.id in path.lists and not _is_test_position(node, test):
                     path.lists.pop(node.id, None)  # aliased or passed on
                 continue
             stack += ir.child_expressions(node)
@@ -366,9 +368,9 @@ def _is_len(expr) -> bool:
             and len(expr.args) == 1 and isinstance(expr.args[0].value, ir.Name) and not expr.args[0].star)
 
 
-def _is_test_position(name: ir.Name, root) -> bool:
+def _is_test_position(name: ir.Name, test) -> bool:
     """A bare name that is the whole predicate (`if lst:`, `not lst`) only tests it."""
-    return root is name or (isinstance(root, ir.UnaryOp) and root.operand is name)
+    return test is not None and (test is name or (isinstance(test, ir.UnaryOp) and test.operand is name))
 
 
 def _assigned_names(target) -> list[str]:

@@ -75,6 +75,13 @@ case("list-emptiness-after-a-pass-that-may-not-append", """
                 parts.pop()
                 if len(parts) > 1:  # expect: UT101
                     parts.append(torch.arange(1))
+            grown = []
+            for i in range(int(input_ids.max())):  # expect: UT201, UT102
+                alias = grown
+                grown.append(input_ids[:1])
+                alias.clear()
+                if len(grown) > 0:  # expect: UT101
+                    grown.append(torch.arange(1))
             return torch.cat(parts)
 """)
 
