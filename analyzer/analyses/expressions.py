@@ -22,7 +22,7 @@ from analyzer.analyses.expression_operators import OperatorSemantics
 from analyzer.analyses.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, Site
 from analyzer.analyses.levels import Level
 from analyzer.analyses.module_state import submodule_items
-from analyzer.analyses.shapes import row_count_level, row_of
+from analyzer.analyses.shapes import row_count_level, row_of, rows_fixed_by_model
 from analyzer.analyses.summaries import Frame
 from analyzer.analyses.values import (
     DATA,
@@ -85,6 +85,8 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         level = value.truth_level()
         if isinstance(test, (ir.BoolOp, ir.UnaryOp)) or value.type == "tensor":
             level = max(level, self._bool_level(test, state))
+        if level >= SHAPE and self.function is not None and self.function.decided_by_iteration(test):
+            level = STATIC  # `len(lst) > 0` at a loop head whose every pass appends: `i > 0`
         if outer is not None:
             folded = level >= SHAPE if report else level >= DATA
             for f in inner:
@@ -178,7 +180,7 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             if row_count_level(iterable) >= DATA:
                 # `for e in t.nonzero()`: the trip count is data (a data loop, UT102).
                 return row, DATA
-            if iterable.certain and id(node) not in self.fixed_arity:
+            if iterable.certain and id(node) not in self.fixed_arity and not rows_fixed_by_model(iterable):
                 self.emit(IterationFact(self.site(span), how, self.text(node)))
             return row, STATIC
         if iterable.type == "container" and iterable.ref == ROWS and id(node) not in self.fixed_arity:

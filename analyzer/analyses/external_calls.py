@@ -15,10 +15,11 @@ from analyzer.analyses.call_values import (
 )
 from analyzer.analyses.facts import EscapeFact, InplaceFact
 from analyzer.analyses.module_state import built_here
-from analyzer.analyses.shapes import call_args, pieces, repeats_are_data, size_level
+from analyzer.analyses.shapes import call_args, counted_range, pieces, repeats_are_data, size_level
 from analyzer.analyses.summaries import BOOL_METHODS
 from analyzer.analyses.values import (
     DATA,
+    FIXED_ROWS,
     KNOWN_WHEN_TRACED,
     NDARRAY,
     PARAM_VALUED,
@@ -105,7 +106,7 @@ class ExternalCallSemantics:
         ref = "bool" if name.rsplit(".", 1)[-1] in BOOL_METHODS else None
         if not api.is_random(name):
             ref = shape_valued(args, kwargs, tensors_needed=False) or ref
-        return Value.tensor(True, shape_level, ref=ref)
+        return Value.tensor(True, shape_level, ref=ref, origin=FIXED_ROWS if counted_range(name, args, kwargs) else None)
 
     def tensor_method(self, recv: Value, name: str, args, kwargs, node) -> Value:
         shape_level = recv.shape_level if recv.type == "tensor" else SHAPE

@@ -16,6 +16,7 @@ from analyzer.analyses.dataflow import Analysis, solve
 from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_base
 from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.levels import Level
+from analyzer.analyses.log_only import only_logs
 from analyzer.analyses.region_writes import written_names
 from analyzer.analyses.summaries import RETURN, Frame, Summary
 from analyzer.analyses.tracing_guards import TracingGuards
@@ -217,7 +218,7 @@ class FunctionAnalysis(TracingGuards):
             if self._decide(s, state):
                 return state  # decided when traced: no hazard, and one side is never run
             level = ev.predicate(s.test, state, "elif" if s.is_elif else "if", s.span,
-                                 report=True, exits_loop=id(s) in self.folded_ifs)
+                                 report=not only_logs(s), exits_loop=id(s) in self.folded_ifs)
             self.raise_region(s, level)
             if ev.sink and level >= DATA:
                 self._record_types(s, state, ev.sink)

@@ -10,7 +10,7 @@ from analyzer.analyses import torch_api as api
 from analyzer.analyses.call_values import as_index_level, max_level, shape_valued, unknown_result
 from analyzer.analyses.facts import EscapeFact, IterationFact
 from analyzer.analyses.project import ClassKey, FunctionKey
-from analyzer.analyses.shapes import row_count_level, row_of
+from analyzer.analyses.shapes import row_count_level, row_of, rows_fixed_by_model
 from analyzer.analyses.values import (
     DATA,
     KNOWN_WHEN_TRACED,
@@ -58,7 +58,7 @@ class PythonCallSemantics:
                 # Over a tensor sized by data (`nonzero`) the number of rows is data: a loop
                 # over them is the data loop's finding (UT102), not a tensor iteration.
                 rows = row_count_level(first)
-                if first.certain and (rows < DATA or name in ("list", "tuple")):
+                if first.certain and (rows < DATA or name in ("list", "tuple")) and not rows_fixed_by_model(first):
                     self.emit(IterationFact(self.site(node.span), name if name in ("list", "tuple", "enumerate") else "for", self.text(node)))
                 row = row_of(first)
                 if name == "enumerate":  # (index, row) pairs: unpacking one is no tensor unpacking
@@ -85,7 +85,7 @@ class PythonCallSemantics:
             by_modules = any(a.type == "modules" for a in args)
             for a in args:
                 if a.type == "tensor":
-                    if a.certain and row_count_level(a) < DATA and not by_modules:
+                    if a.certain and row_count_level(a) < DATA and not by_modules and not rows_fixed_by_model(a):
                         self.emit(IterationFact(self.site(node.span), "zip", self.text(node)))
                     level = max(level, row_count_level(a))
                     elems.append(row_of(a))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from analyzer.analyses.levels import Level
-from analyzer.analyses.values import DATA, KNOWN_WHEN_TRACED, ROWS, SHAPE, STATIC, Value
+from analyzer.analyses.values import DATA, FIXED_ROWS, KNOWN_WHEN_TRACED, ROWS, SHAPE, STATIC, Value
 from analyzer.frontend import ir
 
 
@@ -68,6 +68,19 @@ def row_of(tensor: Value) -> Value:
     """One row of ``tensor``, as iteration yields it: a tensor sized by data (`nonzero`)
     has rows of the sizes of its other dimensions."""
     return Value.tensor(tensor.certain, min(tensor.shape_level, SHAPE), origin="row")
+
+
+def rows_fixed_by_model(tensor: Value) -> bool:
+    """Whether iterating ``tensor`` runs a count the model fixes (`FIXED_ROWS`): no
+    unrolling over the example's size, whatever the rows' values are."""
+    return tensor.origin == FIXED_ROWS
+
+
+def counted_range(name: str, args, kwargs) -> bool:
+    """`torch.arange(n)` / `torch.randperm(n)` of sizes the model fixes."""
+    sizes = list(args) + [v for k, v in kwargs.items() if k in ("start", "end", "step", "n")]
+    return name in ("torch.arange", "torch.randperm") and bool(sizes) and all(
+        v.type == "python" and max(v.level, v.ctl) == STATIC for v in sizes)
 
 
 def row_count_level(tensor: Value) -> Level:

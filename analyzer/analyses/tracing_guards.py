@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.cfg import Node
+from analyzer.analyses.list_lengths import length_tests
 from analyzer.analyses.type_tests import type_test_truth
 from analyzer.frontend import expr_text, ir
 
@@ -27,7 +28,11 @@ class TracingGuards:
         tracing guard (`torch.jit.is_tracing()`, `torch.jit.is_scripting()`, ... see
         `torch_api.TRUE_WHEN_TRACING`), and with ``training`` the training flags:
         `self.training` (or a parameter it was passed to) is False, and so is `labels is
-        not None` for a training-target parameter defaulting to None."""
+        not None` for a training-target parameter defaulting to None. An emptiness test
+        of a local list that every path before it grows is True (`list_lengths`)."""
+        known = length_tests(self.frame.fn).decided.get(id(test))
+        if known is not None:
+            return known
         if isinstance(test, ir.UnaryOp) and test.op == "not":
             inner = self.traced_truth(test.operand, state, training)
             return None if inner is None else not inner
@@ -65,6 +70,10 @@ class TracingGuards:
             return False
         return any(p.name == name and isinstance(p.default, ir.Const) and p.default.value is None
                    for p in self.frame.fn.params)
+
+    def decided_by_iteration(self, test) -> bool:
+        """An emptiness test of a local list that only the loop iteration decides."""
+        return id(test) in length_tests(self.frame.fn).by_iteration
 
     def _decide(self, s, state: dict) -> bool:
         """Mark what a test known under tracing makes unreachable; True if it is known."""

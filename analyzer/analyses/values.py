@@ -153,6 +153,10 @@ def as_setting(v: Value) -> Value:
 # are data; `shape_level` says what its length depends on.
 NDARRAY = "ndarray"
 
+# `origin` of a tensor whose number of rows the model fixes (`torch.randperm(len(self.ops))`,
+# `torch.arange(4)`): iterating it runs that many times for every input.
+FIXED_ROWS = "fixed-rows"
+
 # `ref` of a container of the rows of a tensor along one dimension (`x.unbind(1)`): as
 # many as the example's size there, so iterating it unrolls over that size (UT105).
 ROWS = "rows"
