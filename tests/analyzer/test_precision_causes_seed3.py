@@ -1,0 +1,75 @@
+"""More causes of false alarms found by judging random findings on real code (issue 12,
+`benchmarks/data/precision_sample_seed3.json`), in the form of `test_precision_causes`:
+every line that must be reported ends in `# expect: UTxxx`, its true-positive neighbour
+sits in the same program, and the exact set of (line, code) is asserted."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.analyzer.marked_cases import MarkedCases
+
+CASES = MarkedCases()
+case = CASES.add
+
+
+# What a call into another runtime (TensorFlow, TFLite, ONNX Runtime, ...) returns is that
+# runtime's object, and so is what is read from it and called on it: `x.numpy()` of a
+# TFLite output is no escape of a torch tensor. The escape is where the torch input became
+# NumPy for the runtime; a torch tensor's `.numpy()` beside it stays reported.
+case("foreign-runtime-outputs", """
+    import numpy as np
+    import torch
+
+
+    class TFLiteBackend:
+        def __init__(self, weight, fmt):
+            self.format = fmt
+            self.load_model(weight)
+
+        def load_model(self, weight):
+            if self.format == "saved_model":
+                import tensorflow as tf
+                self.model = tf.saved_model.load(weight)
+            try:
+                from tflite_runtime.interpreter import Interpreter
+            except ImportError:
+                import tensorflow as tf
+                Interpreter = tf.lite.Interpreter
+            self.interpreter = Interpreter(model_path=str(weight))
+            self.output_details = self.interpreter.get_output_details()
+
+        def forward(self, im: torch.Tensor):
+            im = im.cpu().numpy()  # expect: UT202
+            if self.format == "saved_model":
+                y = self.model.serving_default(im)
+                if not isinstance(y, list):
+                    y = [y]
+            else:
+                self.interpreter.set_tensor(0, im)
+                self.interpreter.invoke()
+                y = []
+                for output in self.output_details:
+                    x = self.interpreter.get_tensor(output["index"])
+                    if x.ndim == 3:
+                        x[:, [0, 2]] *= im.shape[2]
+                    y.append(x)
+            return [x if isinstance(x, np.ndarray) else x.numpy() for x in y]
+
+
+    class OnnxRuntimeBackend:
+        def __init__(self, weight):
+            import onnxruntime
+            self.session = onnxruntime.InferenceSession(weight)
+            self.head = torch.nn.Linear(4, 4)
+
+        def forward(self, im: torch.Tensor):
+            y = self.session.run(None, {"images": im.cpu().numpy()})  # expect: UT202
+            feats = self.head(torch.from_numpy(y[0]))
+            return y[0].numpy(), feats.numpy()  # expect: UT202
+""")
+
+
+@pytest.mark.parametrize("name", CASES.names())
+def test_cause(name):
+    CASES.check(name)
