@@ -16,6 +16,7 @@ from analyzer.analyses.dataflow import Analysis, solve
 from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_base
 from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.levels import Level
+from analyzer.analyses.narrowing import TypeNarrowing
 from analyzer.analyses.region_writes import written_names
 from analyzer.analyses.summaries import RETURN, Frame, Summary
 from analyzer.analyses.tracing_guards import TracingGuards
@@ -55,6 +56,7 @@ class FunctionAnalysis(TracingGuards):
         self._solved: dict | None = None  # the solved IN states, once solved (for `_record_types`)
         self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
         self.unread_bases = UnreadBases(frame.fn)
+        self.narrowing = TypeNarrowing()
 
     # ------------------------------------------------------------------ solving
 
@@ -210,6 +212,7 @@ class FunctionAnalysis(TracingGuards):
         s = node.stmt
         if id(s) in self.dead or (id(s) in self.training_only and not self.training_run):
             return state  # never run by the tracer: neither reported nor bound
+        self.narrowing.narrow(node, state)  # `x` inside `if isinstance(x, dict):` is a dict
         ev = self.evaluator
         ev.ctl = self.ctl_level(node)
         ev.unexported = id(s) in self.unexported or id(s) in self.training_only

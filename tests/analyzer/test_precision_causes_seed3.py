@@ -70,6 +70,31 @@ case("foreign-runtime-outputs", """
 """)
 
 
+# Inside `if isinstance(x, dict):` the value is a dict, whatever `x` was annotated: the
+# iteration over its values is no tensor iteration. The tensor side of the same dispatch
+# and a tensor iterated inside the narrowed branch stay reported.
+case("isinstance-narrows-to-a-container", """
+    import torch
+    import torch.nn as nn
+
+    class Decoder(nn.Module):
+        def forward(self, x: torch.Tensor, attention_mask: torch.Tensor | None = None):
+            if isinstance(attention_mask, dict):
+                causal_mask = next(iter(attention_mask.values()))
+                for row in x:  # expect: UT105
+                    causal_mask = causal_mask + row
+            elif isinstance(attention_mask, (list, tuple)):
+                causal_mask = attention_mask[0]
+                for m in attention_mask:
+                    causal_mask = causal_mask * m
+            else:
+                causal_mask = attention_mask
+                for row in attention_mask:  # expect: UT105
+                    causal_mask = causal_mask + row
+            return x * causal_mask
+""")
+
+
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
     CASES.check(name)
