@@ -44,6 +44,7 @@ class FunctionAnalysis(TracingGuards):
         self.training_only: set[int] = set()  # ids of statements only training runs
         self.training_tests: set[int] = set()  # ids of `if`s whose test is decided by training alone
         self._followers: dict[int, list] | None = None
+        self._loss_targets: dict[str, bool] = {}  # parameter -> read only by a loss
         self.frame = frame
         self.args = args
         self.cfg, self.unexported = analyzer.function_graph(frame.fn)

@@ -95,6 +95,39 @@ case("isinstance-narrows-to-a-container", """
 """)
 
 
+# A parameter defaulting to None that only a loss reads (besides its None tests and a
+# validation that only raises) is a training target whatever its name: what its
+# `is not None` test guards is training-only. A prompt read by the model itself
+# (`input_labels`) is an input: a data branch under its None test stays reported.
+LOSS_TARGETS = """
+    import torch
+    import torch.nn as nn
+
+    class Regression(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = nn.Linear(8, 2)
+            self.prompt = nn.Embedding(4, 8)
+            self.loss = nn.MSELoss()
+
+        def forward(self, past_values, target_values=None, return_loss=True, input_labels=None):
+            y_hat = self.head(past_values)
+            if target_values is not None and return_loss is True:
+                if torch.any(target_values < 0):  {expect}
+                    raise ValueError("target_values cannot be negative")
+                loss_val = self.loss(y_hat, target_values)
+            else:
+                loss_val = None
+            if input_labels is not None:
+                if (input_labels > 2).any():  # expect: UT101
+                    y_hat = y_hat + self.head(self.prompt(input_labels))
+            return loss_val, y_hat
+"""
+case("loss-only-parameter-is-a-training-target", LOSS_TARGETS.format(expect=""))
+case("loss-only-parameter-is-a-training-target-reported-as-ut106", LOSS_TARGETS.format(expect="# expect: UT106"),
+     extend_select=["UT106"])
+
+
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
     CASES.check(name)
