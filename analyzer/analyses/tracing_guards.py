@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.cfg import Node
+from analyzer.analyses.constructor_flags import constant_flag
 from analyzer.analyses.loss_targets import reads_only_for_loss
 from analyzer.analyses.type_tests import type_test_truth
 from analyzer.frontend import expr_text, ir
@@ -47,6 +48,9 @@ class TracingGuards:
             if name in api.FALSE_WHEN_TRACING:
                 return False
             return type_test_truth(test, name, state)
+        if isinstance(test, ir.Attribute) and isinstance(test.value, ir.Name) and test.value.id == "self" \
+                and test.attr != "training":
+            return constant_flag(self.analyzer, self.frame.self_value, test.attr)
         if not training:
             return None
         if isinstance(test, ir.Attribute) and test.attr == "training" and isinstance(test.value, ir.Name) \

@@ -131,3 +131,90 @@ case("loss-only-parameter-is-a-training-target-reported-as-ut106", LOSS_TARGETS.
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
     CASES.check(name)
+
+
+# A constructor flag that no construction in the checked tree sets is its default: the
+# in-place side of `x.mul_(g) if self.inplace else x * g` never runs. A flag some
+# construction sets (`Tanh(inplace=True)`), or a class handed on as a value (a registry
+# entry, `partial(...)`), leaves the write reported; so does a class the tree never builds.
+LAYERS = '''
+import torch
+import torch.nn as nn
+
+
+class LayerScale(nn.Module):
+    """LayerScale: scales the channels (a docstring naming LayerScale is no construction)."""
+
+    def __init__(self, dim, init_values=1e-5, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+        self.gamma = nn.Parameter(init_values * torch.ones(dim))
+
+    def forward(self, x):
+        return x.mul_(self.gamma) if self.inplace else x * self.gamma
+
+
+class Tanh(nn.Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return x.tanh_() if self.inplace else x.tanh()
+
+
+class Sigmoid(nn.Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return x.sigmoid_() if self.inplace else x.sigmoid()
+
+
+class Unbuilt(nn.Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return x.relu_() if self.inplace else x.relu()
+'''
+
+BLOCKS = '''
+import torch.nn as nn
+
+from .layers import LayerScale, Sigmoid, Tanh  # LayerScale(dim, inplace=True) in a comment is none
+
+ACTIVATIONS = dict(sigmoid=Sigmoid)
+
+
+class Block(nn.Module):
+    def __init__(self, dim, init_values=None):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.ls1 = LayerScale(dim, init_values=init_values) if init_values else nn.Identity()
+        self.ls2 = LayerScale(dim, 1e-5)
+        self.act = Tanh(inplace=True)
+        self.gate = ACTIVATIONS["sigmoid"]()
+
+    def forward(self, x):
+        return self.gate(self.act(x + self.ls2(self.ls1(self.proj(x)))))
+'''
+
+
+def test_constructor_flag_no_construction_sets(tmp_path, monkeypatch):
+    from analyzer import check_paths
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(LAYERS)
+    (pkg / "blocks.py").write_text(BLOCKS)
+    monkeypatch.chdir(tmp_path)
+    found = check_paths([str(pkg)])
+    assert sorted((d.path.rsplit("/", 1)[-1], d.line, d.code) for d in found) == [
+        ("layers.py", 24, "UT301"), ("layers.py", 33, "UT301"), ("layers.py", 42, "UT301")]
+    # Checked alone, the file holds no construction of LayerScale: its user builds it.
+    alone = check_paths([str(pkg / "layers.py")])
+    assert sorted((d.line, d.code) for d in alone) == [(15, "UT301"), (24, "UT301"), (33, "UT301"), (42, "UT301")]
