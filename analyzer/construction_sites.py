@@ -10,14 +10,15 @@ warm run can re-ask it as cheaply as `module_index`'s questions).
 
     self.ls1 = LayerScale(dim, init_values=init_values) if init_values else nn.Identity()
 
-When every mention of the class's name in the tree's code (not its comments and strings),
-besides its `class` line and its imports, is a call
-that passes neither that keyword nor that many positional arguments (and no `*args` or
-`**kwargs`), `self.inplace` is False in every module the tree builds. Any other mention
-(the class passed as a value, `partial(LayerScale, inplace=True)`, a subclass, a registry
-entry, a docstring naming it) leaves the question open: the answer is no. A class the tree
-never builds is no either: its user builds it. Same-named classes of other modules count
-as mentions too, which can only make the answer no."""
+When every mention of the class's name in the tree's code (its comments and docstrings
+are not code), besides its `class` line and its imports, is a call that passes neither
+that keyword nor that many positional arguments (and no `*args` or `**kwargs`),
+`self.inplace` is False in every module the tree builds. Any other mention (the class
+passed as a value, `partial(LayerScale, inplace=True)`, a subclass, a registry entry, a
+string that is its name, as `__all__` and name registries hold) leaves the question
+open: the answer is no. A class the tree never builds is no either: its user builds it.
+Same-named classes of other modules count as mentions too, which can only make the
+answer no."""
 
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ def constructions(texts, class_name: str) -> list[tuple[int, frozenset]] | None:
             if t.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
                 line_start = i + 1
                 continue
+            if t.type == tokenize.STRING and t.string.lstrip("rbuRBU").strip("'\"") == class_name:
+                return None  # built by its name (`__all__`, a registry, `globals()[name]`): not seen
             if t.type != tokenize.NAME or t.string != class_name:
                 continue
             before = tokens[i - 1].string if i else ""
