@@ -18,8 +18,11 @@ without loading the engine.
 from __future__ import annotations
 
 import os
+import re
 
 from analyzer.construction_sites import constructions, keeps_default
+
+_IDENTIFIER = re.compile(r"\b[A-Z]\w*")  # class names, as the construction questions ask
 
 # A lookup key can never be a file path: no path holds a NUL.
 _LOOKUP = "\0"
@@ -54,7 +57,8 @@ class ModuleIndex:
         self._by_module: dict[str, str] = {}
         self._by_suffix: dict[str, list[str]] = {}
         self._constructions: dict[str, list | None] = {}
-        self._file_texts: list[str] | None = None
+        self._file_texts: list[str] = []
+        self._identifiers: dict[str, list[int]] | None = None  # identifier -> files holding it
         for f in self.files:
             name = module_name_for(f)
             self._by_module.setdefault(name, f)
@@ -79,19 +83,25 @@ class ModuleIndex:
         """Whether every construction of ``class_name`` in the tree leaves its constructor's
         ``param`` (positional index ``position``) at its default (`construction_sites`)."""
         if class_name not in self._constructions:
-            self._constructions[class_name] = constructions(self._texts(), class_name)
+            self._constructions[class_name] = constructions(self._mentioning(class_name), class_name)
         return keeps_default(self._constructions[class_name], param, position)
 
-    def _texts(self):
-        if self._file_texts is None:
-            self._file_texts = []
+    def _mentioning(self, name: str) -> list[str]:
+        """The texts of the files whose text holds the identifier ``name``: one pass over
+        the tree builds the index of identifiers, each question then reads only those."""
+        if self._identifiers is None:
+            self._file_texts, self._identifiers = [], {}
             for f in self.files:
                 try:
                     with open(f, encoding="utf-8", errors="replace") as fh:
-                        self._file_texts.append(fh.read())
+                        text = fh.read()
                 except OSError:
-                    pass
-        return self._file_texts
+                    continue
+                i = len(self._file_texts)
+                self._file_texts.append(text)
+                for word in set(_IDENTIFIER.findall(text)):
+                    self._identifiers.setdefault(word, []).append(i)
+        return [self._file_texts[i] for i in self._identifiers.get(name, ())]
 
     def package_of(self, path: str) -> str:
         name = module_name_for(path)
