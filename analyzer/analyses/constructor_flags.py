@@ -9,11 +9,14 @@
 `self.inplace` is False in every module of the tree when every construction of
 `LayerScale` the tree holds leaves `inplace` unset (`analyzer.construction_sites`, asked
 of the project so that a cached result depends on the answer): the in-place side is
-never run. Only a flag bound once, in the class's own `__init__`, straight from a
-parameter with a constant default, and never assigned elsewhere in the class, is decided."""
+never run. Only a flag that picks an in-place write (the question reads the tree's files, so it
+is asked only where it matters), bound once, in the class's own `__init__`, straight
+from a parameter with a constant default, and never assigned elsewhere in the class, is
+decided."""
 
 from __future__ import annotations
 
+from analyzer.analyses import torch_api as api
 from analyzer.frontend import ir
 
 
@@ -44,6 +47,8 @@ def _decide(analyzer, key, attr: str) -> bool | None:
     writes = [s for m in cls.methods().values() for s in ir.walk_statements(m.body, into_defs=True) if _assigns(s, attr)]
     if len(writes) != 1:
         return None
+    if not _guards_inplace_write(cls, attr):
+        return None  # asked only where it matters: the question reads the tree's files
     position = positional.index(param) if param in positional else 1 << 20
     if not analyzer.project.keeps_default(key.name, param.name, position):
         return None
@@ -54,3 +59,26 @@ def _assigns(s, attr: str) -> bool:
     targets = s.targets if isinstance(s, ir.Assign) else [s.target] if isinstance(s, ir.AugAssign) else []
     return any(isinstance(t, ir.Attribute) and t.attr == attr and isinstance(t.value, ir.Name) and t.value.id == "self"
                for t in targets)
+
+
+def _guards_inplace_write(cls: ir.ClassDef, attr: str) -> bool:
+    """Whether a test of `self.<attr>` in the class picks an in-place tensor method
+    (`x.mul_(g) if self.inplace else x * g`, or an `if` around one)."""
+    def is_flag(test) -> bool:
+        return any(isinstance(x, ir.Attribute) and x.attr == attr and isinstance(x.value, ir.Name)
+                   and x.value.id == "self" for x in ir.walk_expression(test))
+
+    def writes_inplace(exprs) -> bool:
+        return any(isinstance(x, ir.Call) and isinstance(x.func, ir.Attribute) and api.is_inplace_method(x.func.attr)
+                   for e in exprs for x in ir.walk_expression(e))
+
+    for m in cls.methods().values():
+        for s in ir.walk_statements(m.body):
+            if isinstance(s, ir.If) and is_flag(s.test) and writes_inplace(
+                    e for st in ir.walk_statements(s.body + s.orelse) for e in ir.child_expressions(st)):
+                return True
+            for e in ir.child_expressions(s):
+                for x in ir.walk_expression(e):
+                    if isinstance(x, ir.IfExp) and is_flag(x.test) and writes_inplace([x.body, x.orelse]):
+                        return True
+    return False
