@@ -18,6 +18,11 @@ without loading the engine.
 from __future__ import annotations
 
 import os
+import re
+
+from analyzer.construction_sites import constructions, keeps_default
+
+_IDENTIFIER = re.compile(r"\b[A-Z]\w*")  # class names, as the construction questions ask
 
 # A lookup key can never be a file path: no path holds a NUL.
 _LOOKUP = "\0"
@@ -38,7 +43,7 @@ def module_name_for(path: str) -> str:
 
 
 def lookup_key(kind: str, argument: str) -> str:
-    """The dependency key of one question (`kind` is "module" or "package")."""
+    """The dependency key of one question (`kind` is "module", "package" or "default")."""
     return f"{_LOOKUP}{kind}{_LOOKUP}{argument}"
 
 
@@ -51,6 +56,9 @@ class ModuleIndex:
         self.files = [os.path.abspath(str(f)) for f in files]
         self._by_module: dict[str, str] = {}
         self._by_suffix: dict[str, list[str]] = {}
+        self._constructions: dict[str, list | None] = {}
+        self._file_texts: list[str] = []
+        self._identifiers: dict[str, list[int]] | None = None  # identifier -> files holding it
         for f in self.files:
             name = module_name_for(f)
             self._by_module.setdefault(name, f)
@@ -71,6 +79,30 @@ class ModuleIndex:
                 return candidates[0]
         return None
 
+    def keeps_default(self, class_name: str, param: str, position: int) -> bool:
+        """Whether every construction of ``class_name`` in the tree leaves its constructor's
+        ``param`` (positional index ``position``) at its default (`construction_sites`)."""
+        if class_name not in self._constructions:
+            self._constructions[class_name] = constructions(self._mentioning(class_name), class_name)
+        return keeps_default(self._constructions[class_name], param, position)
+
+    def _mentioning(self, name: str) -> list[str]:
+        """The texts of the files whose text holds the identifier ``name``: one pass over
+        the tree builds the index of identifiers, each question then reads only those."""
+        if self._identifiers is None:
+            self._file_texts, self._identifiers = [], {}
+            for f in self.files:
+                try:
+                    with open(f, encoding="utf-8", errors="replace") as fh:
+                        text = fh.read()
+                except OSError:
+                    continue
+                i = len(self._file_texts)
+                self._file_texts.append(text)
+                for word in set(_IDENTIFIER.findall(text)):
+                    self._identifiers.setdefault(word, []).append(i)
+        return [self._file_texts[i] for i in self._identifiers.get(name, ())]
+
     def package_of(self, path: str) -> str:
         name = module_name_for(path)
         if os.path.basename(path) == "__init__.py":
@@ -84,4 +116,7 @@ class ModuleIndex:
             return self.find_module(argument) or ""
         if kind == "package":
             return self.package_of(argument)
+        if kind == "default":
+            class_name, param, position = argument.split(":")
+            return "yes" if self.keeps_default(class_name, param, int(position)) else ""
         raise ValueError(f"unknown lookup {kind!r}")

@@ -14,6 +14,7 @@ from analyzer.analyses.call_values import (
     written_kind,
 )
 from analyzer.analyses.facts import EscapeFact, InplaceFact
+from analyzer.analyses.foreign_runtimes import foreign_result, is_foreign
 from analyzer.analyses.module_state import built_here
 from analyzer.analyses.shapes import call_args, counted_range, pieces, repeats_are_data, size_level
 from analyzer.analyses.summaries import BOOL_METHODS
@@ -48,6 +49,8 @@ class ExternalCallSemantics:
             qualname_is_functional = False
         if qualname.startswith("torch."):
             return self.call_torch(qualname, name, args, kwargs, node, qualname_is_functional)
+        if is_foreign(qualname):
+            return Value.ext(foreign_result(qualname))  # that runtime's object, not a torch tensor
         tensor_args = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor" and a.certain]
         root = qualname.split(".")[0]
         if root in ("numpy", "np"):

@@ -17,6 +17,7 @@ from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_
 from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.levels import Level
 from analyzer.analyses.log_only import only_logs
+from analyzer.analyses.narrowing import TypeNarrowing
 from analyzer.analyses.region_writes import written_names
 from analyzer.analyses.summaries import RETURN, Frame, Summary
 from analyzer.analyses.tracing_guards import TracingGuards
@@ -44,6 +45,7 @@ class FunctionAnalysis(TracingGuards):
         self.training_only: set[int] = set()  # ids of statements only training runs
         self.training_tests: set[int] = set()  # ids of `if`s whose test is decided by training alone
         self._followers: dict[int, list] | None = None
+        self._loss_targets: dict[str, bool] = {}  # parameter -> read only by a loss
         self.frame = frame
         self.args = args
         self.cfg, self.unexported = analyzer.function_graph(frame.fn)
@@ -56,6 +58,7 @@ class FunctionAnalysis(TracingGuards):
         self._solved: dict | None = None  # the solved IN states, once solved (for `_record_types`)
         self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
         self.unread_bases = UnreadBases(frame.fn)
+        self.narrowing = TypeNarrowing()
 
     # ------------------------------------------------------------------ solving
 
@@ -211,6 +214,7 @@ class FunctionAnalysis(TracingGuards):
         s = node.stmt
         if id(s) in self.dead or (id(s) in self.training_only and not self.training_run):
             return state  # never run by the tracer: neither reported nor bound
+        self.narrowing.narrow(node, state)  # `x` inside `if isinstance(x, dict):` is a dict
         ev = self.evaluator
         ev.ctl = self.ctl_level(node)
         ev.unexported = id(s) in self.unexported or id(s) in self.training_only

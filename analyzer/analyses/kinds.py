@@ -53,6 +53,7 @@ from analyzer.frontend import expr_text, ir
 class KindAnalyzer(ModuleScopes, ClassTables):
     def __init__(self, project: Project):
         self.project = project
+        self.constant_flags: dict[tuple, bool | None] = {}  # (class, attribute) -> `constructor_flags`
         self._globals: dict[str, dict[str, Value]] = {}
         self._classes: dict[ClassKey, ClassInfo] = {}
         self._summaries: dict[tuple, Summary] = {}

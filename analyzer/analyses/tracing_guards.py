@@ -8,6 +8,8 @@ from __future__ import annotations
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.cfg import Node
 from analyzer.analyses.list_lengths import length_tests
+from analyzer.analyses.constructor_flags import constant_flag
+from analyzer.analyses.loss_targets import reads_only_for_loss
 from analyzer.analyses.type_tests import type_test_truth
 from analyzer.frontend import expr_text, ir
 
@@ -51,6 +53,9 @@ class TracingGuards:
             if name in api.FALSE_WHEN_TRACING:
                 return False
             return type_test_truth(test, name, state)
+        if isinstance(test, ir.Attribute) and isinstance(test.value, ir.Name) and test.value.id == "self" \
+                and test.attr != "training":
+            return constant_flag(self.analyzer, self.frame.self_value, test.attr)
         if not training:
             return None
         if isinstance(test, ir.Attribute) and test.attr == "training" and isinstance(test.value, ir.Name) \
@@ -66,10 +71,17 @@ class TracingGuards:
         return None
 
     def _unset_training_target(self, name: str, state: dict) -> bool:
-        if name not in api.TRAINING_TARGET_PARAMETERS or name not in self.args or state.get(name) is not self.args[name]:
+        """A training target (by its name, or read only by a loss) still at its default None."""
+        if name not in self.args or state.get(name) is not self.args[name]:
             return False
-        return any(p.name == name and isinstance(p.default, ir.Const) and p.default.value is None
-                   for p in self.frame.fn.params)
+        if not any(p.name == name and isinstance(p.default, ir.Const) and p.default.value is None
+                   for p in self.frame.fn.params):
+            return False
+        if name in api.TRAINING_TARGET_PARAMETERS:
+            return True
+        if name not in self._loss_targets:
+            self._loss_targets[name] = reads_only_for_loss(self.frame.fn, name)
+        return self._loss_targets[name]
 
     def decided_by_iteration(self, test) -> bool:
         """An emptiness test of a local list that only the loop iteration decides."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from analyzer.analyses.foreign_runtimes import foreign_join, is_foreign
 from analyzer.analyses.levels import Level
 
 STATIC, SHAPE, DATA = Level.STATIC, Level.SHAPE, Level.DATA
@@ -174,6 +175,8 @@ def join(a: Value | None, b: Value | None) -> Value | None:
     level = max(a.level, b.level)
     ctl = max(a.ctl, b.ctl)
     types = {a.type, b.type}
+    if types == {"ext"} and a.ref != b.ref and is_foreign(a.ref) and is_foreign(b.ref):
+        return Value.ext(foreign_join(a.ref, b.ref))  # either runtime's object: no torch tensor
     if len(types) == 1 and a.ref != b.ref and a.type in ("ext", "class", "function", "method", "pymodule", "import", "super"):
         return Value("unknown", level, ctl=ctl)  # two different callables: nothing to resolve
     if len(types) == 1:
