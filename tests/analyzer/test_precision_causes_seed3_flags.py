@@ -1,4 +1,5 @@
-"""Causes of false alarms (training targets, constructor flags, other runtimes, isinstance narrowing) found by judging random findings on real code (issue 12,
+"""Causes of false alarms (training targets, constructor flags, other runtimes, isinstance
+narrowing) found by judging random findings on real code (issue 12,
 `benchmarks/data/precision_sample_seed3.json`), in the form of `test_precision_causes`:
 every line that must be reported ends in `# expect: UTxxx`, its true-positive neighbour
 sits in the same program, and the exact set of (line, code) is asserted."""
