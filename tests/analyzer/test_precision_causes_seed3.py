@@ -138,6 +138,208 @@ case("counted-range-of-a-model-size", """
 """)
 
 
+# What a call into another runtime (TensorFlow, TFLite, ONNX Runtime, ...) returns is that
+# runtime's object, and so is what is read from it and called on it: `x.numpy()` of a
+# TFLite output is no escape of a torch tensor. The escape is where the torch input became
+# NumPy for the runtime; a torch tensor's `.numpy()` beside it stays reported.
+case("foreign-runtime-outputs", """
+    import numpy as np
+    import torch
+
+
+    class TFLiteBackend:
+        def __init__(self, weight, fmt):
+            self.format = fmt
+            self.load_model(weight)
+
+        def load_model(self, weight):
+            if self.format == "saved_model":
+                import tensorflow as tf
+                self.model = tf.saved_model.load(weight)
+            try:
+                from tflite_runtime.interpreter import Interpreter
+            except ImportError:
+                import tensorflow as tf
+                Interpreter = tf.lite.Interpreter
+            self.interpreter = Interpreter(model_path=str(weight))
+            self.output_details = self.interpreter.get_output_details()
+
+        def forward(self, im: torch.Tensor):
+            im = im.cpu().numpy()  # expect: UT202
+            if self.format == "saved_model":
+                y = self.model.serving_default(im)
+                if not isinstance(y, list):
+                    y = [y]
+            else:
+                self.interpreter.set_tensor(0, im)
+                self.interpreter.invoke()
+                y = []
+                for output in self.output_details:
+                    x = self.interpreter.get_tensor(output["index"])
+                    if x.ndim == 3:
+                        x[:, [0, 2]] *= im.shape[2]
+                    y.append(x)
+            return [x if isinstance(x, np.ndarray) else x.numpy() for x in y]
+
+
+    class OnnxRuntimeBackend:
+        def __init__(self, weight):
+            import onnxruntime
+            self.session = onnxruntime.InferenceSession(weight)
+            self.head = torch.nn.Linear(4, 4)
+
+        def forward(self, im: torch.Tensor):
+            y = self.session.run(None, {"images": im.cpu().numpy()})  # expect: UT202
+            feats = self.head(torch.from_numpy(y[0]))
+            return y[0].numpy(), feats.numpy()  # expect: UT202
+""")
+
+
+# Inside `if isinstance(x, dict):` the value is a dict, whatever `x` was annotated: the
+# iteration over its values is no tensor iteration. The tensor side of the same dispatch
+# and a tensor iterated inside the narrowed branch stay reported.
+case("isinstance-narrows-to-a-container", """
+    import torch
+    import torch.nn as nn
+
+    class Decoder(nn.Module):
+        def forward(self, x: torch.Tensor, attention_mask: torch.Tensor | None = None):
+            if isinstance(attention_mask, dict):
+                causal_mask = next(iter(attention_mask.values()))
+                for row in x:  # expect: UT105
+                    causal_mask = causal_mask + row
+            elif isinstance(attention_mask, (list, tuple)):
+                causal_mask = attention_mask[0]
+                for m in attention_mask:
+                    causal_mask = causal_mask * m
+            else:
+                causal_mask = attention_mask
+                for row in attention_mask:  # expect: UT105
+                    causal_mask = causal_mask + row
+            return x * causal_mask
+""")
+
+
+# A parameter defaulting to None that only a loss reads (besides its None tests and a
+# validation that only raises) is a training target whatever its name: what its
+# `is not None` test guards is training-only. A prompt read by the model itself
+# (`input_labels`) is an input: a data branch under its None test stays reported.
+LOSS_TARGETS = """
+    import torch
+    import torch.nn as nn
+
+    class Regression(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = nn.Linear(8, 2)
+            self.prompt = nn.Embedding(4, 8)
+            self.loss = nn.MSELoss()
+
+        def forward(self, past_values, target_values=None, return_loss=True, input_labels=None):
+            y_hat = self.head(past_values)
+            if target_values is not None and return_loss is True:
+                if torch.any(target_values < 0):  {expect}
+                    raise ValueError("target_values cannot be negative")
+                loss_val = self.loss(y_hat, target_values)
+            else:
+                loss_val = None
+            if input_labels is not None:
+                if (input_labels > 2).any():  # expect: UT101
+                    y_hat = y_hat + self.head(self.prompt(input_labels))
+            return loss_val, y_hat
+"""
+case("loss-only-parameter-is-a-training-target", LOSS_TARGETS.format(expect=""))
+case("loss-only-parameter-is-a-training-target-reported-as-ut106", LOSS_TARGETS.format(expect="# expect: UT106"),
+     extend_select=["UT106"])
+
+
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
     CASES.check(name)
+
+
+# A constructor flag that no construction in the checked tree sets is its default: the
+# in-place side of `x.mul_(g) if self.inplace else x * g` never runs. A flag some
+# construction sets (`Tanh(inplace=True)`), or a class handed on as a value (a registry
+# entry, `partial(...)`), leaves the write reported; so does a class the tree never builds.
+LAYERS = '''
+import torch
+import torch.nn as nn
+
+
+class LayerScale(nn.Module):
+    """LayerScale: scales the channels (a docstring naming LayerScale is no construction)."""
+
+    def __init__(self, dim, init_values=1e-5, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+        self.gamma = nn.Parameter(init_values * torch.ones(dim))
+
+    def forward(self, x):
+        return x.mul_(self.gamma) if self.inplace else x * self.gamma
+
+
+class Tanh(nn.Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return x.tanh_() if self.inplace else x.tanh()
+
+
+class Sigmoid(nn.Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return x.sigmoid_() if self.inplace else x.sigmoid()
+
+
+class Unbuilt(nn.Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return x.relu_() if self.inplace else x.relu()
+'''
+
+BLOCKS = '''
+import torch.nn as nn
+
+from .layers import LayerScale, Sigmoid, Tanh  # LayerScale(dim, inplace=True) in a comment is none
+
+ACTIVATIONS = dict(sigmoid=Sigmoid)
+
+
+class Block(nn.Module):
+    def __init__(self, dim, init_values=None):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.ls1 = LayerScale(dim, init_values=init_values) if init_values else nn.Identity()
+        self.ls2 = LayerScale(dim, 1e-5)
+        self.act = Tanh(inplace=True)
+        self.gate = ACTIVATIONS["sigmoid"]()
+
+    def forward(self, x):
+        return self.gate(self.act(x + self.ls2(self.ls1(self.proj(x)))))
+'''
+
+
+def test_constructor_flag_no_construction_sets(tmp_path, monkeypatch):
+    from analyzer import check_paths
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(LAYERS)
+    (pkg / "blocks.py").write_text(BLOCKS)
+    monkeypatch.chdir(tmp_path)
+    found = check_paths([str(pkg)])
+    assert sorted((d.path.rsplit("/", 1)[-1], d.line, d.code) for d in found) == [
+        ("layers.py", 24, "UT301"), ("layers.py", 33, "UT301"), ("layers.py", 42, "UT301")]
+    # Checked alone, the file holds no construction of LayerScale: its user builds it.
+    alone = check_paths([str(pkg / "layers.py")])
+    assert sorted((d.line, d.code) for d in alone) == [(15, "UT301"), (24, "UT301"), (33, "UT301"), (42, "UT301")]
