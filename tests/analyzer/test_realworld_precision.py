@@ -17,17 +17,45 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import realworld_precision  # noqa: E402
 
-# Measured on the judged findings still reported: 36/36 (seed 0), 81/81 (seed 1) and 92/98
-# (seed 2, the sample drawn after issue 12's changes: 92/100 as judged).
+# The samples whose causes have been worked on: the judged findings still reported must
+# stay at least this precise (measured: seed 0 33/33, seed 1 78/78, seed 2 88/88, seed 3
+# 85/88 after the fixes its judging led to; as judged when drawn 0.37, 0.92, 0.92, 0.85).
+WORKED = [ROOT / "benchmarks" / "data" / f"precision_sample_seed{s}.json" for s in range(4)]
 MIN_PRECISION = 0.93
+# The sample drawn after the last changes, judged as drawn: issue 12's bar is 0.95 on it.
+FRESH = ROOT / "benchmarks" / "data" / "precision_sample_seed4.json"
+BAR = 0.95
 MISSING = [d for d in realworld_precision.DEFAULT_PACKAGES if not Path(d).is_dir()]
+needs_trees = pytest.mark.xfail(bool(MISSING), run=False,
+                                reason=f"needs the unpacked wheels {MISSING} (see benchmarks/realworld_precision.py)")
+
+
+def _compare(*arguments) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "realworld_precision.py"), *map(str, arguments)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One cold run of the default rules over the five trees, compared with the worked samples."""
+    saved = tmp_path_factory.mktemp("precision") / "run.json"
+    done = _compare("--save-run", saved, "--min-precision", MIN_PRECISION, "--judgements", *WORKED)
+    return saved, done
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(bool(MISSING), run=False,
-                   reason=f"needs the unpacked wheels {MISSING} (see benchmarks/realworld_precision.py)")
-def test_judged_samples_hold():
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "realworld_precision.py"),
-                           "--min-precision", str(MIN_PRECISION)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+@needs_trees
+def test_judged_samples_hold(run):
+    _, done = run
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+@pytest.mark.slow
+@needs_trees
+@pytest.mark.xfail(strict=True, reason="the fresh sample (seed 4) judged 89/100: invariant-fixed tests (an MoE loop's "
+                   "`expert_idx == self.num_experts` sentinel, emptiness of a set known non-empty), counts fixed by the "
+                   "config, `.item()` of an arange of cache length, repeated escapes: the causes in issue 12's note")
+def test_fresh_sample_meets_the_bar(run):
+    saved, _ = run
+    done = _compare("--from-run", saved, "--min-precision", BAR, "--judgements", FRESH)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
