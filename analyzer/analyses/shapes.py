@@ -66,8 +66,10 @@ def size_level(shape_level: Level, dim) -> Level:
 
 def row_of(tensor: Value) -> Value:
     """One row of ``tensor``, as iteration yields it: a tensor sized by data (`nonzero`)
-    has rows of the sizes of its other dimensions."""
-    return Value.tensor(tensor.certain, min(tensor.shape_level, SHAPE), origin="row")
+    has rows of the sizes of its other dimensions; the rows of a tensor known when traced
+    (`torch.arange(x.shape[1]) + past_length`) are known when traced too."""
+    ref = tensor.ref if tensor.ref in KNOWN_WHEN_TRACED else None
+    return Value.tensor(tensor.certain, min(tensor.shape_level, SHAPE), ref=ref, origin="row")
 
 
 def rows_fixed_by_model(tensor: Value) -> bool:
