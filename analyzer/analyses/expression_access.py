@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from analyzer.analyses import index_bounds
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.call_values import index_shape_level, view_origin
 from analyzer.analyses.expression_operators import all_shape_valued
@@ -123,7 +124,8 @@ class AccessSemantics:
             known = base.ref in KNOWN_WHEN_TRACED and base.ctl <= known_level(base.ref)
             ref = all_shape_valued([base, *(p for p in parts if p.type == "tensor")],
                                     [p for p in parts if p.type != "tensor"]) if known else None
-            return Value.tensor(base.certain, shape_level, ref=ref, origin="copy" if has_tensor(index) else view_origin(base))
+            return replace(Value.tensor(base.certain, shape_level, ref=ref, origin="copy" if has_tensor(index) else view_origin(base)),
+                           bound=index_bounds.picked(base.bound, index_node))
         if t == "container":
             if base.ref == "shape" and base.level >= DATA and size_level(base.level, index_node) < DATA:
                 return Value.python(SHAPE)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from analyzer.analyses import index_bounds
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.arity import has_star
 from analyzer.analyses.call_values import as_attribute, written_kind
@@ -85,6 +86,8 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         level = value.truth_level()
         if isinstance(test, (ir.BoolOp, ir.UnaryOp)) or value.type == "tensor":
             level = max(level, self._bool_level(test, state))
+        if level >= SHAPE and self._decided_by_bound(test, state):
+            level = STATIC  # `expert_idx == self.num_experts` of a row index of that many rows
         if level >= SHAPE and self.function is not None and self.function.decided_by_iteration(test):
             level = STATIC  # `len(lst) > 0` at a loop head whose every pass appends: `i > 0`
         if outer is not None:
@@ -102,6 +105,15 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
                 outer.append(BranchFact(site, construct, level, self.text(test), exits_loop,
                                         types=(("$pred", type_tag(value)),)))
         return level
+
+    def _decided_by_bound(self, test, state) -> bool:
+        if not isinstance(test, ir.Compare):
+            return False
+        sink, self.sink = self.sink, None
+        try:
+            return index_bounds.decided(test, self.ev(test.left, dict(state)).bound)
+        finally:
+            self.sink = sink
 
     def _bool_level(self, test, state) -> Level:
         if isinstance(test, ir.BoolOp):
@@ -243,13 +255,28 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
                 state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added))
                 return NONE
         result = self.call(func, args, kwargs, e, state)
+        if result.type == "tensor" and (result.bound is not None or func.type in ("ext", "method")):
+            result = replace(result, bound=_bound_after(func, args, e))
         if (isinstance(e.func, ir.Attribute) and isinstance(e.func.value, ir.Name) and func.type == "method"
                 and (api.is_inplace_method(e.func.attr) or e.func.attr in api.INDEX_PUT_METHODS)):
             owner = state.get(e.func.value.id)
             if owner is not None and owner.type == "tensor" and owner.ref in KNOWN_WHEN_TRACED \
                     and not all(a.ref in KNOWN_WHEN_TRACED or a.type in ("python", "none") for a in args):
                 state[e.func.value.id] = replace(owner, ref=None)  # `acc.add_(x)`: no longer shape-valued
+            if owner is not None and owner.type == "tensor" and owner.bound is not None:
+                state[e.func.value.id] = replace(state[e.func.value.id], bound=None)  # written: no longer bounded
         return result
+
+
+def _bound_after(func: Value, args, node) -> tuple | None:
+    """The static bound (`index_bounds`) of the tensor a torch function or a tensor method returns."""
+    if func.type == "ext":
+        recv = args[0] if args else None
+        return index_bounds.after_call(func.ref, recv.bound if recv is not None and recv.type == "tensor" else None, node)
+    recv = func.elem
+    if func.type == "method" and recv is not None and recv.type == "tensor" and isinstance(func.ref, str):
+        return index_bounds.after_call(func.ref, recv.bound, node)
+    return None
 
 
 def view_base(expr) -> str | None:

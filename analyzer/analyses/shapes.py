@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from analyzer.analyses import index_bounds
 from analyzer.analyses.levels import Level
 from analyzer.analyses.values import DATA, FIXED_ROWS, KNOWN_WHEN_TRACED, ROWS, SHAPE, STATIC, Value
 from analyzer.frontend import ir
@@ -69,7 +70,8 @@ def row_of(tensor: Value) -> Value:
     has rows of the sizes of its other dimensions; the rows of a tensor known when traced
     (`torch.arange(x.shape[1]) + past_length`) are known when traced too."""
     ref = tensor.ref if tensor.ref in KNOWN_WHEN_TRACED else None
-    return Value.tensor(tensor.certain, min(tensor.shape_level, SHAPE), ref=ref, origin="row")
+    return replace(Value.tensor(tensor.certain, min(tensor.shape_level, SHAPE), ref=ref, origin="row"),
+                   bound=index_bounds.row(tensor.bound))
 
 
 def rows_fixed_by_model(tensor: Value) -> bool:

@@ -18,6 +18,8 @@ on it depends on:
   `SHAPE_VALUED` when its values come from shapes and constants only;
 - `elems` / `elem`: a container's items when known, else its common element;
 - `origin`: "input" for forward parameters and their aliases;
+- `bound`: for tensors, a static bound on an axis size or on index values
+  (`index_bounds`);
 - `nullable`: for tensors, None on some paths (`t = f(x) if m is not None else None`):
   `if t:` then is a None test, as it is written for.
 
@@ -47,6 +49,7 @@ class Value:
     elem: "Value | None" = None
     origin: str | None = None
     nullable: bool = False
+    bound: tuple | None = None
 
     # -------------------------------------------------------------- constructors
 
@@ -190,7 +193,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         return Value(
             a.type, level, a.certain and b.certain, max(a.shape_level, b.shape_level), ctl,
             a.ref if a.ref == b.ref else None, elems, elem, a.origin if a.origin == b.origin else None,
-            a.nullable or b.nullable,
+            a.nullable or b.nullable, a.bound if a.bound == b.bound else None,
         )
     if "none" in types and len(types) == 2:
         other = a if b.type == "none" else b
