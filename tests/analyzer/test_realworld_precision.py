@@ -53,9 +53,10 @@ def test_judged_samples_hold(run):
 
 @pytest.mark.slow
 @needs_trees
-@pytest.mark.xfail(strict=True, reason="the fresh sample (seed 4) judged 90/100 (90/98 still reported): invariant-fixed tests (an MoE loop's "
-                   "`expert_idx == self.num_experts` sentinel, emptiness of a set known non-empty), counts fixed by the "
-                   "config, `.item()` of an arange of cache length, repeated escapes: the causes in issue 12's note")
+@pytest.mark.xfail(strict=True, reason="the fresh sample (seed 4) judged 90/100 (90/98 still reported): tests fixed "
+                   "by invariants of the code (a sentinel expert index over N + 1 classes the router never yields, an "
+                   "emptiness test of a set known non-empty, a value that cannot be zero), counts fixed by the config, "
+                   "an opt-in flag no caller sets, an escape repeating an earlier one: the causes in issue 12's note")
 def test_fresh_sample_meets_the_bar(run):
     saved, _ = run
     done = _compare("--from-run", saved, "--min-precision", BAR, "--judgements", FRESH)
