@@ -18,6 +18,7 @@ import torch
 from lowering import dynamic_axes, forks
 from lowering.errors import LoweringError
 from lowering.graph import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder, Value
+from lowering.interp.functions import ReadSources
 from lowering.interpreter import Interpreter, Stacked, _flatten
 
 
@@ -43,9 +44,10 @@ def export(
     if not isinstance(args, (tuple, list)):
         args = (args,)
     kwargs = dict(kwargs or {})
+    sources = ReadSources()  # every lowering below reads the same files: each is parsed once
     lower = lambda: forks.lower_once_per_side(  # noqa: E731
         lambda decisions: _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_names, probes,
-                                 decisions), opset)
+                                 decisions, sources), opset)
     model, interp = lower()
     left = interp.changed_state()
     if left is None:
@@ -72,7 +74,7 @@ def export(
         hint="restore it before forward returns (try / finally), or keep per-call state in local variables")
 
 
-def _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_names, probes, decisions):
+def _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_names, probes, decisions, sources):
     """One lowering of forward, taking the sides `decisions` gives of the `if`s whose code
     after them is lowered once per side (`lowering.forks`): the graph with its outputs,
     and the interpreter whose journal holds the changes forward left (already undone when
@@ -89,7 +91,7 @@ def _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_name
     graph_args: dict[str, Any] = {}
     for name, value in arguments.items():
         graph_args[name] = _inputs(g, name, value, dynamic.get(name), names)
-    interp = Interpreter(module, g, decisions)
+    interp = Interpreter(module, g, decisions, sources)
     interp.probes_enabled = probes
     params = list(signature.parameters.values())[1:]
     call_args, call_kwargs = [], {}

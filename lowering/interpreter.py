@@ -45,7 +45,7 @@ from lowering.interp.exceptions import Exceptions
 from lowering.interp.fork_points import ForkPoints
 from lowering.interp.module_hooks import ModuleHooks
 from lowering.interp.object_state import ObjectState
-from lowering.interp.functions import UserCode, _is_user_function, annotate_and_structure
+from lowering.interp.functions import ReadSources, UserCode, _is_user_function, annotate_and_structure
 from lowering.interp.inplace_updates import InPlaceUpdates
 from lowering.interp.memo_caches import MemoCaches
 from lowering.interp.module_attributes import ModuleAttributes
@@ -70,7 +70,8 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""
 
-    def __init__(self, root: torch.nn.Module, graph: GraphBuilder, decisions: dict[int, bool] | None = None):
+    def __init__(self, root: torch.nn.Module, graph: GraphBuilder, decisions: dict[int, bool] | None = None,
+                 sources: ReadSources | None = None):
         self.root = root
         self.g = graph
         self.module_paths = {id(m): name for name, m in root.named_modules()}
@@ -79,8 +80,9 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
             self.tensor_names.setdefault(id(p), name)
         for name, b in root.named_buffers(remove_duplicate=False):
             self.tensor_names.setdefault(id(b), name)
-        self._sources: dict[str, SourceFile] = {}  # by path
-        self._functions: dict[Any, ir.FunctionDef] = {}
+        sources = sources or ReadSources()
+        self._sources: dict[str, SourceFile] = sources.files
+        self._functions: dict[Any, ir.FunctionDef] = sources.functions
         self.depth = 0
         self.location: tuple[str, int] = ("<unknown>", 0)
         self.frames: list[Frame] = []  # active frames, for in-place updates of aliases

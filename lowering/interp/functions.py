@@ -3,6 +3,7 @@ once, then interpreted in a new frame; closures and lambdas defined in forward."
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import sysconfig
@@ -102,6 +103,16 @@ class _AutogradContext:
 
     def set_materialize_grads(self, value):
         pass
+
+
+@dataclasses.dataclass
+class ReadSources:
+    """The files read and the functions parsed, structured and annotated from them: shared
+    by the lowerings of one export (a fork or a lazy set-up lowers forward again), which
+    read the same files and only read the IR."""
+
+    files: dict[str, SourceFile] = dataclasses.field(default_factory=dict)  # by path
+    functions: dict = dataclasses.field(default_factory=dict)  # by (file, first line, name)
 
 
 class UserCode:

@@ -277,3 +277,26 @@ def test_lowerings_that_differ_before_the_fork_are_an_internal_error():
     with pytest.raises(GraphConstructionError, match="the lowerings of the two sides of the data-dependent `if` at "
                                                      "m.py:3 differ before it"):
         assemble(site, lowered("Mul"), lowered("Add"))
+
+
+def test_the_lowerings_of_one_export_read_and_parse_each_file_once(monkeypatch):
+    """Every lowering of a forked export reads the same files: they share what was parsed."""
+    from analyzer.frontend import function_source
+    from lowering.interp import functions
+
+    read, cut = [], []
+
+    class Counted(function_source.SourceFile):
+        def __init__(self, data, path):
+            read.append(path)
+            super().__init__(data, path)
+
+        def function(self, code):
+            cut.append(code.co_name)
+            return super().function(code)
+
+    monkeypatch.setattr(functions, "SourceFile", Counted)
+    proto = export(RankChangingReshape(), (torch.randn(6, 8),), dynamic_shapes=ROWS)
+    assert _ifs(proto.graph) == 1  # forward was lowered three times: undecided, then once per side
+    assert read == [__file__]
+    assert sorted(cut) == ["_decode", "forward"]
