@@ -6,12 +6,17 @@ test appends (`lst.append(bos)` just above), or none does, the outcome is the sa
 every input: the trace takes the branch every input takes. At the head of a loop whose
 every pass appends, the list is empty exactly on the first pass: the outcome is fixed
 by the iteration (`_ > 0`), the loop's own trip count being its own finding (UT102).
+After that loop it is empty exactly when the loop never ran: fixed by the trip count too.
 
 A must-analysis over the structured IR, one state per path: each tracked list is
-`EMPTY`, `FULL` or `ITERATION` (empty exactly on first passes of enclosing loops);
-anything else (an append under a data-dependent `if`, a `pop`) makes it `UNKNOWN` until
-the next append; an alias or a call it is handed to stops the tracking. Two paths joining after an `if` agree or lose the list; a loop head joins the
-list on entry (empty) with the list after a pass (non-empty) into `ITERATION`.
+`EMPTY`, `FULL` or an `Iteration` (empty or not by the passes of the loops it names
+alone); anything else (an append under a data-dependent `if`, a `pop`) makes it
+`UNKNOWN` until the next append; an alias or a call it is handed to stops the tracking.
+Two paths joining after an `if` agree or lose the list. A loop head, and the loop's
+exit (reached from its head), join the list on entry (empty) with the list after a pass
+(non-empty) into an `Iteration` naming that loop: two of them agree only when they name
+the same loops (after `if c: <loop A appends>` `else: <loop B appends>` the list is
+empty by `c` too).
 
 An `if`/`elif` chain without `else` whose tests are `m == a`, `m == b`, ... for
 `m = min(a, b, ...)` (or `max`) has no fall-through path: one of them is `m`."""
@@ -23,9 +28,16 @@ from functools import lru_cache
 
 from analyzer.frontend import expr_text, ir
 
-EMPTY, FULL, ITERATION, UNKNOWN = "empty", "full", "iteration", "unknown"
+EMPTY, FULL, UNKNOWN = "empty", "full", "unknown"
 _GROWERS = frozenset({"append", "insert"})
 _READERS = frozenset({"index", "count", "copy"})
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """Empty or not by how many passes the loops `loops` (ids of `ir.Loop`) made alone."""
+
+    loops: frozenset
 
 
 @dataclass(frozen=True)
@@ -39,12 +51,12 @@ def length_tests(fn: ir.FunctionDef) -> LengthTests:
     walker = _Walker()
     walker.block(fn.body, _Path())
     decided = {k: v for k, v in walker.found.items() if isinstance(v, bool)}
-    return LengthTests(decided, frozenset(k for k, v in walker.found.items() if v == ITERATION))
+    return LengthTests(decided, frozenset(k for k, v in walker.found.items() if isinstance(v, Iteration)))
 
 
 @dataclass
 class _Path:
-    lists: dict = field(default_factory=dict)  # name -> EMPTY | FULL | ITERATION
+    lists: dict = field(default_factory=dict)  # name -> EMPTY | FULL | UNKNOWN | Iteration
     extrema: dict = field(default_factory=dict)  # `m = min(a, b)`: m -> frozenset({a, b})
 
     def copy(self) -> _Path:
@@ -63,7 +75,7 @@ def _join(paths: list) -> _Path | None:
     return _Path(lists, extrema)
 
 
-def _loop_head(entry: _Path, back: _Path | None) -> _Path:
+def _loop_head(entry: _Path, back: _Path | None, loop: ir.Loop) -> _Path:
     """The state at a loop head: on entry on the first pass, after a pass on the others."""
     if back is None:
         return entry
@@ -74,8 +86,8 @@ def _loop_head(entry: _Path, back: _Path | None) -> _Path:
             continue  # no longer followed
         if later == state or UNKNOWN in (later, state):
             lists[name] = later if later == state else UNKNOWN
-        else:  # empty on first passes, non-empty on later ones
-            lists[name] = ITERATION
+        else:  # one on first passes, the other on later ones
+            lists[name] = Iteration(_loops_of(state) | _loops_of(later) | {id(loop)})
     return _Path(lists, {k: v for k, v in entry.extrema.items() if back.extrema.get(k) == v})
 
 
@@ -90,7 +102,7 @@ class _Flow:
 
 class _Walker:
     def __init__(self):
-        self.found: dict = {}  # id(test) -> bool | ITERATION | None (re-walks overwrite)
+        self.found: dict = {}  # id(test) -> bool | Iteration | None (re-walks overwrite)
 
     def block(self, stmts, path: _Path | None) -> _Flow:
         flow = _Flow(path)
@@ -173,14 +185,17 @@ class _Walker:
                 self.test(s.test, head)
             flow = self.block(s.body, head.copy())
             back = _join([flow.out, *flow.continues])
-            new_head = _loop_head(entry, back)
+            new_head = _loop_head(entry, back, s)
             if new_head == head:
                 break
             head = new_head
         else:  # not settled: nothing known inside
             head = _Path({k: UNKNOWN for k in entry.lists})
             flow = self.block(s.body, head.copy())
-        exhausted = _join([entry, flow.out, *flow.continues])
+        # The loop is left at its head, after no pass or after some: a list every pass
+        # grows is empty there exactly when the loop never ran (an Iteration), decided by the
+        # trip count, which is the loop's own finding.
+        exhausted = head
         after = self.block(s.orelse, exhausted) if s.orelse else _Flow(exhausted)
         return _Flow(_join([after.out, *flow.breaks]), after.breaks, after.continues)
 
@@ -200,7 +215,7 @@ class _Walker:
             name, when_full = tested
             state = path.lists.get(name)
             self.found[id(expr)] = (when_full if state == FULL else (not when_full) if state == EMPTY
-                                    else state if state == ITERATION else None)
+                                    else state if isinstance(state, Iteration) else None)
 
     def truth(self, expr, path: _Path) -> bool | None:
         tested = _emptiness_test(expr)
@@ -297,6 +312,10 @@ class _Walker:
             for t in s.targets:
                 for name in _names_in_expr(t) & set(path.lists):
                     path.lists[name] = UNKNOWN
+
+
+def _loops_of(state) -> frozenset:
+    return state.loops if isinstance(state, Iteration) else frozenset()
 
 
 def _grown_list(s, path: _Path) -> str | None:

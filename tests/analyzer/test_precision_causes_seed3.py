@@ -16,8 +16,9 @@ case = CASES.add
 # Emptiness tests of a list the function builds: where every path before the test appends
 # (the bos entry just above) the outcome is the same for every input; at the head of a
 # loop whose every pass appends (an `if`/`elif` chain over `m == a`, `m == b` for
-# `m = min(a, b)` has no fall-through) it is empty exactly on the first pass, `_ > 0`.
-# After an append under a data-dependent `if`, and after a data loop, the length is data.
+# `m = min(a, b)` has no fall-through) it is empty exactly on the first pass, `_ > 0`, and
+# after the loop exactly when it never ran (the loop's UT102). After an append under a
+# data-dependent `if` the length is data.
 case("list-emptiness-fixed-by-position", """
     import torch
     import torch.nn as nn
@@ -51,7 +52,7 @@ case("list-emptiness-fixed-by-position", """
                     if not parts:
                         parts.append(torch.arange(3))
                     st = first + 1
-            if len(parts) > 0:  # expect: UT101
+            if len(parts) > 0:
                 start = parts[-1].max() + 1
             return torch.cat(parts)
 """)
