@@ -51,6 +51,9 @@ class PythonCallSemantics:
                 return Value.python(max(first.level, first.ctl))
             return STATIC_PY
         if name == "range":
+            # A tensor bound is read through `__index__`, as `int()` reads it: the trace
+            # bakes the example's count in, without a TracerWarning.
+            args = [self.call_builtin("int", [a], {}, node) if a.type == "tensor" else a for a in args]
             level = max((as_index_level(a) for a in args), default=STATIC)
             return Value.container(Value.python(level), level=level, ref="range")
         if name in ("enumerate", "reversed", "iter", "sorted", "list", "tuple", "set", "frozenset"):

@@ -94,6 +94,31 @@ case("list-emptiness-after-a-loop-that-may-not-grow-it", """
             return first
 """)
 
+# The loops those tests rest on: `range(n)` of a 0-d tensor reads it through `__index__`
+# (a trace bakes the example's count in without a warning: eager 10, trace 6 for a count
+# of positives 4 -> 3), so it is an escape (UT201) and a data loop (UT102), as
+# `range(int(n))` is. A shape bound, or a tensor of constants, is neither.
+case("range-of-a-tensor-count", """
+    import torch
+    import torch.nn as nn
+
+    class Items(nn.Module):
+        def forward(self, input_ids, grid):
+            parts = []
+            count = (input_ids == 5).sum()
+            for _ in range(count):  # expect: UT201, UT102
+                parts.append(input_ids[:1])
+            if len(parts) > 0:
+                parts.append(input_ids[:2])
+            for _ in range(grid.shape[0]):
+                parts.append(input_ids[:1])
+            for _ in range(torch.tensor(3)):
+                parts.append(input_ids[:1])
+            for _ in range(0, count, 2):  # expect: UT201, UT102
+                parts.append(input_ids[:1])
+            return torch.cat(parts)
+""")
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
