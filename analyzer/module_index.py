@@ -43,7 +43,7 @@ def module_name_for(path: str) -> str:
 
 
 def lookup_key(kind: str, argument: str) -> str:
-    """The dependency key of one question (`kind` is "module", "package" or "default")."""
+    """The dependency key of one question (`kind` is "module", "package", "default" or "builders")."""
     return f"{_LOOKUP}{kind}{_LOOKUP}{argument}"
 
 
@@ -86,11 +86,20 @@ class ModuleIndex:
             self._constructions[class_name] = constructions(self._mentioning(class_name), class_name)
         return keeps_default(self._constructions[class_name], param, position)
 
-    def _mentioning(self, name: str) -> list[str]:
-        """The texts of the files whose text holds the identifier ``name``: one pass over
-        the tree builds the index of identifiers, each question then reads only those."""
+    def builders(self, class_name: str) -> tuple[str, ...] | None:
+        """The files that build ``class_name``, when every mention of it in the tree is a
+        construction (`construction_sites`); None when some is not, or there is none."""
+        mentions = self._mentioning(class_name, with_paths=True)
+        if not constructions([text for _, text in mentions], class_name):
+            return None
+        return tuple(sorted(path for path, _ in mentions))
+
+    def _mentioning(self, name: str, with_paths: bool = False) -> list:
+        """The texts of the files whose text holds the identifier ``name`` (with their paths
+        when ``with_paths``): one pass over the tree builds the index of identifiers, each
+        question then reads only those."""
         if self._identifiers is None:
-            self._file_texts, self._identifiers = [], {}
+            self._file_texts, self._file_paths, self._identifiers = [], [], {}
             for f in self.files:
                 try:
                     with open(f, encoding="utf-8", errors="replace") as fh:
@@ -99,9 +108,13 @@ class ModuleIndex:
                     continue
                 i = len(self._file_texts)
                 self._file_texts.append(text)
+                self._file_paths.append(f)
                 for word in set(_IDENTIFIER.findall(text)):
                     self._identifiers.setdefault(word, []).append(i)
-        return [self._file_texts[i] for i in self._identifiers.get(name, ())]
+        found = self._identifiers.get(name, ())
+        if with_paths:
+            return [(self._file_paths[i], self._file_texts[i]) for i in found]
+        return [self._file_texts[i] for i in found]
 
     def package_of(self, path: str) -> str:
         name = module_name_for(path)
@@ -116,6 +129,8 @@ class ModuleIndex:
             return self.find_module(argument) or ""
         if kind == "package":
             return self.package_of(argument)
+        if kind == "builders":
+            return "\n".join(self.builders(argument) or ())
         if kind == "default":
             class_name, param, position = argument.split(":")
             return "yes" if self.keeps_default(class_name, param, int(position)) else ""

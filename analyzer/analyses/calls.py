@@ -20,6 +20,7 @@ from analyzer.analyses.facts import OpFact
 from analyzer.analyses.module_state import built_here
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.python_calls import PythonCallSemantics
+from analyzer.analyses.submodule_sizes import inward, outward
 from analyzer.analyses.summaries import Summary
 from analyzer.analyses.values import NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value
 from analyzer.frontend import expr_text, ir
@@ -109,7 +110,15 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
             summary = self.analyzer.base_helper(key, fn, class_key, args, kwargs, collect)
             self._forward_facts(summary)
             return summary.returns
+        accessor = self._other_self(fn, self_value, node)
+        if accessor is not None:
+            caller = self.frame.self_value.ref if self.frame is not None and self.frame.self_value is not None else None
+            args = [inward(self.analyzer, caller, accessor, self_value.ref, a) for a in args]
+            kwargs = {k: inward(self.analyzer, caller, accessor, self_value.ref, v) for k, v in kwargs.items()}
         bound = bind_arguments(fn, args, kwargs, self_value)
+        recording = self.analyzer.recording
+        if recording is not None and id(node) in recording:
+            recording[id(node)].append(bound)
         module = self.analyzer.module_ir(key.path)
         if collecting:
             # A helper called from __init__ (`self._build()`): its `self.x = ...` count too.
@@ -120,7 +129,20 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         # branches and loops are kept; only the ops it exports are facts.
         scripted = any(expr_text(d).rsplit(".", 1)[-1] in api.SCRIPTED_WHEN_TRACING_DECORATORS for d in fn.decorators)
         self._forward_facts(summary, ops_only=scripted)
-        return summary.returns
+        return summary.returns if accessor is None else outward(summary.returns, accessor)
+
+    def _other_self(self, fn: ir.FunctionDef, self_value, node):
+        """The expression of the module a call runs a method of, when that module is not
+        this frame's `self` (`self.gate(h)`, `self.gate.route(h)`): sizes in values that
+        cross the call are written from the other side (`submodule_sizes`)."""
+        if self_value is None or self_value.type != "module" or not isinstance(self_value.ref, ClassKey):
+            return None
+        if self.frame is not None and self.frame.self_value == self_value:
+            return None
+        func = node.func if isinstance(node, ir.Call) else None
+        if isinstance(func, ir.Attribute) and func.attr == fn.name:
+            return func.value  # `self.gate.forward(h)`: the module is what the method is read from
+        return func if func is not None else ir.Name("?")
 
     def _forward_facts(self, summary: Summary, ops_only: bool = False) -> None:
         if self.sink is None or self.frame is None:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import re
 
+from analyzer.analyses.caller_bounds import bounded_entry
 from analyzer.analyses.calls import bind_arguments
 from analyzer.analyses.cfg import Cfg
 from analyzer.analyses.class_tables import ClassTables
@@ -73,6 +74,8 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         # id(FunctionDef) -> (the function, its Cfg, its unexported statements): a function
         # is run once per distinct arguments and per class whose __init__ reaches it.
         self._graphs: dict[int, tuple[ir.FunctionDef, Cfg, set[int]]] = {}
+        self.caller_bounds: dict[ClassKey, tuple] = {}  # `caller_bounds`: (bounds, files read)
+        self.recording: dict[int, list] | None = None  # id(call) -> arguments bound there (`record_calls`)
         # Which file is which module depends on the files named (analyzer.module_index):
         # every question asked of the index is a dependency too, recorded as a read.
         project.on_lookup = lambda key: self._reads[-1].add(key)
@@ -139,8 +142,22 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         key = ClassKey(module.path, cls.name)
         self_value = Value("module", ref=key)
         frame = Frame(module.path, forward.qualname, forward, module, self_value, key)
-        args = self._entry_arguments(frame)
+        args = bounded_entry(self, key, forward, self._entry_arguments(frame))
         return self._run(frame, args, memo_key=None).facts
+
+    def record_calls(self, key: ClassKey, calls: list) -> list[tuple[int, dict]] | None:
+        """(id of the call, the arguments bound to the callee's parameters) for every time
+        a run of the class's own `forward` reached one of ``calls``."""
+        module = self.module_ir(key.path)
+        cls = module.classes().get(key.name) if module is not None else None
+        if cls is None:
+            return None
+        outer, self.recording = self.recording, {id(c): [] for c in calls}
+        try:
+            self._forward_facts(module, cls)
+        finally:
+            recorded, self.recording = self.recording, outer
+        return [(i, bound) for i, bounds in recorded.items() for bound in bounds]
 
     def _entry_arguments(self, frame: Frame) -> dict[str, Value]:
         """Forward's parameters: tensors unless annotated or defaulted otherwise."""

@@ -97,6 +97,10 @@ class Project:
         self._asked("default", f"{class_name}:{param}:{position}")
         return self.index.keeps_default(class_name, param, position)
 
+    def builders(self, class_name: str) -> tuple[str, ...] | None:
+        self._asked("builders", class_name)
+        return self.index.builders(class_name)
+
     def package_of(self, path: str) -> str:
         self._asked("package", os.path.abspath(path))
         return self.index.package_of(path)
