@@ -78,14 +78,14 @@ def after_call(name: str, arg_bounds: list, node) -> tuple | None:
         other = _argument(node, 0 if "." not in name else 1, "other")
         if not isinstance(other, ir.Const) or not isinstance(other.value, (int, float)) or isinstance(other.value, bool):
             return None
-        return recv_bound if kind == "axis" or _zero_stays_false(short, other.value) else None
+        return recv_bound if kind == "axis" or zero_stays_false(short, other.value) else None
     if short == "nonzero" and not any(a.keyword == "as_tuple" for a in node.args):
         axis = axis if axis >= 0 else (ndim + axis if ndim is not None else None)
         return ("column", axis, size) if axis is not None else None
     return None
 
 
-def _zero_stays_false(comparison: str, other) -> bool:
+def zero_stays_false(comparison: str, other) -> bool:
     """Whether comparing 0 with ``other`` is false, so that cold positions stay cold."""
     if comparison in ("greater", "gt"):
         return other >= 0

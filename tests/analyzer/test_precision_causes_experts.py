@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from analyzer import check_paths
-from tests.analyzer.marked_cases import expected
+from tests.analyzer.marked_cases import MarkedCases, expected
 
 HEADER = """
     import torch
@@ -145,3 +145,103 @@ def test_cause(name, tmp_path, monkeypatch):
     want = Counter(expected(source))
     assert sorted((got - want).elements()) == [], "reported but not marked (or reported twice)"
     assert sorted((want - got).elements()) == [], "marked but not reported"
+
+
+# The emptiness test on the nonzeros of an expert the loop visits because it was hit:
+# its mask row sums to more than 0, so `torch.where` of it is never empty. A mask row not
+# tied to that hit test (another mask, a mask written into, a sum a zero passes) stays.
+HITS = MarkedCases()
+HITS.add("hit-expert-is-never-empty", """
+    import torch
+    import torch.nn as nn
+
+    class Experts(nn.Module):
+        def __init__(self, num_experts: int = 4):
+            super().__init__()
+            self.num_experts = num_experts
+
+        def forward(self, hidden_states, top_k_index):
+            out = torch.zeros_like(hidden_states)
+            with torch.no_grad():
+                expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=self.num_experts)
+                expert_mask = expert_mask.permute(2, 1, 0)
+                expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero().squeeze(-1)
+            for expert_idx in expert_hit:  # expect: UT102
+                expert_idx = expert_idx.item()  # expect: UT201
+                top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
+                if token_idx.numel() == 0:
+                    continue
+                out = out + token_idx.sum()
+            return out
+
+    class RowsAsTensors(nn.Module):
+        def forward(self, hidden_states, top_k_index):
+            out = torch.zeros_like(hidden_states)
+            expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=8).permute(2, 1, 0)
+            expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero(as_tuple=False)
+            for expert_idx_tensor in expert_hit:  # expect: UT102
+                expert_idx = int(expert_idx_tensor.item())  # expect: UT201
+                selection_idx, token_idx = torch.where(expert_mask[expert_idx].squeeze(0))
+                if token_idx.numel() == 0:
+                    continue
+                out = out + token_idx.sum()
+            return out
+
+    class AnotherMask(nn.Module):
+        def forward(self, hidden_states, top_k_index, other):
+            out = torch.zeros_like(hidden_states)
+            expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=8).permute(2, 1, 0)
+            expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+            for expert_idx in expert_hit:  # expect: UT102
+                expert_idx = expert_idx[0]
+                top_k_pos, token_idx = torch.where(other[expert_idx])
+                if token_idx.numel() == 0:  # expect: UT101
+                    continue
+                out = out + token_idx.sum()
+            return out
+
+    class MaskWrittenInto(nn.Module):
+        def forward(self, hidden_states, top_k_index):
+            out = torch.zeros_like(hidden_states)
+            expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=8).permute(2, 1, 0)
+            expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+            expert_mask[0] = 0
+            for expert_idx in expert_hit:  # expect: UT102
+                expert_idx = expert_idx[0]
+                top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
+                if token_idx.numel() == 0:  # expect: UT101
+                    continue
+                out = out + token_idx.sum()
+            return out
+
+    class ZeroPassesTheTest(nn.Module):
+        def forward(self, hidden_states, top_k_index):
+            out = torch.zeros_like(hidden_states)
+            expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=8).permute(2, 1, 0)
+            expert_hit = torch.greater_equal(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+            for expert_idx in expert_hit:  # expect: UT102
+                expert_idx = expert_idx[0]
+                top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
+                if token_idx.numel() == 0:  # expect: UT101
+                    continue
+                out = out + token_idx.sum()
+            return out
+
+    class NotEverySummedAxis(nn.Module):
+        def forward(self, hidden_states, top_k_index):
+            out = torch.zeros_like(hidden_states)
+            expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=8).permute(2, 1, 0)
+            expert_hit = torch.greater(expert_mask.sum(dim=-1), 0).nonzero()
+            for expert_idx in expert_hit:  # expect: UT102
+                expert_idx = expert_idx[0]
+                top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
+                if token_idx.numel() == 0:  # expect: UT101
+                    continue
+                out = out + token_idx.sum()
+            return out
+""")
+
+
+@pytest.mark.parametrize("name", HITS.names())
+def test_hit_rows(name):
+    HITS.check(name)
