@@ -59,6 +59,7 @@ class ModuleIndex:
         self._constructions: dict[str, list | None] = {}
         self._file_texts: list[str] = []
         self._identifiers: dict[str, list[int]] | None = None  # identifier -> files holding it
+        self._outside_calls: dict[str, bool] = {}
         for f in self.files:
             name = module_name_for(f)
             self._by_module.setdefault(name, f)
@@ -93,6 +94,20 @@ class ModuleIndex:
         if not constructions([text for _, text in mentions], class_name):
             return None
         return tuple(sorted(path for path, _ in mentions))
+
+    def subclassed(self, class_name: str) -> bool:
+        """Whether a `class` statement of the tree names ``class_name`` among its bases."""
+        base = re.compile(r"^\s*class\s+\w+\s*\([^)]*(?<![\w])" + re.escape(class_name) + r"\b", re.M)
+        return any(base.search(text) for text in self._mentioning(class_name))
+
+    def called_elsewhere(self, attr: str) -> bool:
+        """Whether the tree calls a submodule ``attr`` of anything but `self`
+        (`layer.mlp.experts(h)`), or reads it by name (`getattr(m, "experts")`)."""
+        if attr not in self._outside_calls:
+            self._mentioning("")  # reads the tree once
+            other = re.compile(r"(?<!\bself)\." + re.escape(attr) + r"\s*\(|getattr\([^,()]+,\s*[\"']" + re.escape(attr) + r"[\"']")
+            self._outside_calls[attr] = any(other.search(text) for text in self._file_texts)
+        return self._outside_calls[attr]
 
     def _mentioning(self, name: str, with_paths: bool = False) -> list:
         """The texts of the files whose text holds the identifier ``name`` (with their paths
@@ -129,6 +144,10 @@ class ModuleIndex:
             return self.find_module(argument) or ""
         if kind == "package":
             return self.package_of(argument)
+        if kind == "subclassed":
+            return "yes" if self.subclassed(argument) else ""
+        if kind == "called-elsewhere":
+            return "yes" if self.called_elsewhere(argument) else ""
         if kind == "builders":
             return "\n".join(self.builders(argument) or ())
         if kind == "default":

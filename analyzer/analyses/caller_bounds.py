@@ -18,7 +18,10 @@ block passes them. A parameter gets the bound every in-tree caller passes when:
 - every mention of the class in the tree is a construction (`Project.builders`), and
   each is `self.<attr> = Experts(...)` in the `__init__` of a class with a `forward`;
 - every use of `self.<attr>` in that class is a call in its `forward` itself (not in a
-  helper, not passed along), and the run of that `forward` reached each of them;
+  helper, not passed along), and the run of that `forward` reached each of them; no
+  class of the tree derives from that class (its `forward` could call it otherwise), and
+  nothing in the tree calls `<attr>` of another object (`layer.mlp.experts(h)`) or names
+  it in a string (`getattr(m, "experts")`);
 - each of those calls passes a value with one same bound, translated to the callee's
   side (`submodule_sizes`).
 
@@ -80,6 +83,8 @@ def _collect(analyzer, key: ClassKey, forward) -> dict | None:
         return None
     passed: list[dict] = []
     for caller, attr in sites:
+        if analyzer.project.subclassed(caller.name) or analyzer.project.called_elsewhere(attr):
+            return None  # a subclass's forward, or another module, may call it too
         calls = _calls_of(analyzer, caller, attr)
         if calls is None:
             return None

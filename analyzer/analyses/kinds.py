@@ -96,6 +96,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         self._collect_runs.clear()  # the tables they wrote into may be gone with the classes
         self._base_helper_runs.clear()
         self._graphs.clear()  # graphs of the replaced text's functions
+        self.caller_bounds.clear()  # the callers' runs may have read the replaced text
 
     # ================================================================ dependencies
 

@@ -101,6 +101,14 @@ class Project:
         self._asked("builders", class_name)
         return self.index.builders(class_name)
 
+    def subclassed(self, class_name: str) -> bool:
+        self._asked("subclassed", class_name)
+        return self.index.subclassed(class_name)
+
+    def called_elsewhere(self, attr: str) -> bool:
+        self._asked("called-elsewhere", attr)
+        return self.index.called_elsewhere(attr)
+
     def package_of(self, path: str) -> str:
         self._asked("package", os.path.abspath(path))
         return self.index.package_of(path)

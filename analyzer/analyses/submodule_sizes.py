@@ -21,6 +21,7 @@ always sound."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from analyzer.analyses.project import ClassKey
@@ -32,7 +33,7 @@ def outward(value, accessor):
     its sizes written from the caller's side; sizes are dropped when ``accessor`` is not
     an attribute chain of `self`."""
     prefix = expr_text(accessor) if _self_chain(accessor) else None
-    return _rewrite(value, lambda size: prefix + size[4:] if prefix is not None and size.startswith("self.") else
+    return _rewrite(value, lambda size: prefix + size[4:] if prefix is not None and _ATTRIBUTE_CHAIN.match(size) else
                     size if _constant(size) else None)
 
 
@@ -105,6 +106,9 @@ def _rewrite(value, translate):
 def _translated(bound: tuple, translate) -> tuple | None:
     size = translate(bound[-1])
     return None if size is None else (*bound[:-1], size)
+
+
+_ATTRIBUTE_CHAIN = re.compile(r"self(\.\w+)+$")
 
 
 def _constant(size: str) -> bool:
