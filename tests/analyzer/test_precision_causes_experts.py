@@ -118,6 +118,24 @@ FACTORY = """
         return Experts(config)
 """
 
+# A subclass of the block inherits the construction and calls the experts its own way
+# (with `*args`, a call the analysis does not follow: only the subclass test sees it).
+SUBCLASS = """
+
+    class PassThroughBlock(Block):
+        def forward(self, *args):
+            return self.experts(*args)
+"""
+
+# Another module reaches into a block's experts with its own input (a block it is
+# handed, so the call is not followed: only the test for such calls sees it).
+REACHING_IN = """
+
+    class Layer(nn.Module):
+        def forward(self, hidden_states, indices, weights, block):
+            return block.experts(hidden_states, indices, weights)
+"""
+
 REPORTED = "  # expect: UT101"
 
 CASES = {
@@ -131,6 +149,10 @@ CASES = {
                                     + BLOCK + INPUT_BLOCK),
     "built-outside-a-module": (HEADER.format(sentinel=REPORTED) + ROUTER.format(router_size="num_local_experts")
                                + BLOCK + FACTORY),
+    "caller-is-subclassed": (HEADER.format(sentinel=REPORTED) + ROUTER.format(router_size="num_local_experts")
+                             + BLOCK + SUBCLASS),
+    "called-through-another-module": (HEADER.format(sentinel=REPORTED) + ROUTER.format(router_size="num_local_experts")
+                                      + BLOCK + REACHING_IN),
     # No caller in the tree: the indices are whatever its user passes.
     "no-caller": HEADER.format(sentinel=REPORTED),
 }
