@@ -40,7 +40,7 @@ def outward(value, accessor):
 def inward(analyzer, caller: ClassKey | None, accessor, callee: ClassKey, value):
     """``value`` (passed by a method of ``caller`` to the submodule ``accessor``, of class
     ``callee``) with its sizes written from the callee's side, or dropped (`source`)."""
-    if caller is None or not _self_chain(accessor):
+    if caller is None or not _built_as(analyzer, caller, accessor, callee):
         return _rewrite(value, lambda size: size if _constant(size) else None)
     prefix = expr_text(accessor)
 
@@ -88,6 +88,17 @@ def source(analyzer, key: ClassKey, text: str) -> tuple | None:
     return (outer[0], ".".join(f for f in (outer[1], field) if f))
 
 
+def _built_as(analyzer, caller: ClassKey, accessor, callee: ClassKey) -> bool:
+    """Whether ``accessor`` is `self.<attr>`, built once in ``caller``'s `__init__` as an
+    instance of ``callee`` itself (so that its attributes are the callee's)."""
+    if not (isinstance(accessor, ir.Attribute) and isinstance(accessor.value, ir.Name) and accessor.value.id == "self"):
+        return False
+    if own_init(analyzer, caller) is None:
+        return False
+    value = _single_write(analyzer, caller, accessor.attr)
+    return isinstance(value, ir.Call) and class_of(analyzer, caller, value.func) == callee
+
+
 def _rewrite(value, translate):
     if value is None:
         return value
@@ -131,7 +142,7 @@ def _single_write(analyzer, key: ClassKey, attr: str):
     writes = [s for m in info.node.methods().values() for s in ir.walk_statements(m.body, into_defs=True)
               if _writes(s, attr)]
     init = own_init(analyzer, key)
-    if len(writes) != 1 or writes[0] not in init.body or not isinstance(writes[0], ir.Assign) or len(writes[0].targets) != 1:
+    if init is None or len(writes) != 1 or writes[0] not in init.body or not isinstance(writes[0], ir.Assign) or len(writes[0].targets) != 1:
         return None
     return writes[0].value
 
