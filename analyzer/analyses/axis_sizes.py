@@ -12,7 +12,8 @@ so every entry of `top_k_index` is below `self.num_experts`, for every input.
 
 Sizes are known from: a tensor factory with literal sizes (`torch.zeros(n, h)`: axis 0 of
 2 has size n), `nn.Parameter` / `nn.Buffer` of one, `F.linear(x, w)` (its last axis is
-the first of `w`), `view` / `reshape` whose last size is fixed. They survive dtype casts,
+the first of `w`), `torch.mm(x, w.t())` / `torch.matmul` (the last of the second),
+`view` / `reshape` whose last size is fixed. They survive dtype casts,
 elementwise functions of one tensor, and a broadcasting operation only when every tensor
 operand has the same last-axis size (broadcasting a size-1 axis against another size
 would change it). `topk` / `argmax` / `argmin` / `argsort` / `sort` along that axis give
@@ -25,6 +26,7 @@ from analyzer.frontend import expr_text, ir
 _FACTORIES = ("torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand")
 _WRAPPERS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer")
 _LINEAR = ("torch.nn.functional.linear",)
+_PRODUCTS = ("torch.mm", "torch.matmul")
 # Functions of one tensor that keep its shape (the casts and elementwise maps a router
 # applies between its logits and its top-k).
 _SAME_SHAPE = frozenset({
@@ -48,6 +50,11 @@ def sized_result(name: str, args: list, node) -> tuple | None:
     if name in _LINEAR:
         weight = args[1] if len(args) > 1 else None
         return ("axis", -1, None, weight[3]) if weight is not None and weight[0] == "axis" and (weight[1], weight[2]) == (0, 2) else None
+    if name in _PRODUCTS:
+        other = args[1] if len(args) > 1 else None  # `torch.mm(x, w.t())`: the columns of a matrix
+        return _last_axis(other) if other is not None and other[0] == "axis" and other[2] == 2 else None
+    if short == "t" and method:
+        return _transposed(args[0]) if args else None
     if short in ("view", "reshape") and method:
         return _reshaped(node)
     if short == "masked_fill" and method:
@@ -80,6 +87,12 @@ def index_piece(name: str, recv, node) -> tuple[int, tuple] | None:
     if dim is not None and int_value(dim) != -1:
         return None
     return _INDEX_POSITION.get(short, -1), ("index", last[3])
+
+
+def _transposed(bound) -> tuple | None:
+    if bound is None or bound[0] != "axis" or bound[2] != 2 or bound[1] not in (0, 1, -1, -2):
+        return None
+    return ("axis", 1 - bound[1] % 2, 2, bound[3])
 
 
 def _last_axis(bound) -> tuple | None:
