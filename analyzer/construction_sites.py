@@ -35,10 +35,12 @@ def keeps_default(calls, param: str, position: int) -> bool:
     return bool(calls) and all(param not in keywords and positional <= position for positional, keywords in calls)
 
 
-def constructions(texts, class_name: str) -> list[tuple[int, frozenset]] | None:
+def constructions(texts, class_name: str, bases_too: bool = False) -> list[tuple[int, frozenset]] | None:
     """(number of positional arguments, keywords) of every call of ``class_name`` in
     ``texts`` (file contents); None when a mention other than its definition and imports
-    is not such a call, or a call passes `*args` / `**kwargs`."""
+    is not such a call, or a call passes `*args` / `**kwargs`. With ``bases_too`` a
+    mention among the bases of a `class` statement is allowed too (the caller looks at
+    the subclasses itself)."""
     mention = re.compile(r"(?<![\w.])" + re.escape(class_name) + r"\b")
     calls = []
     for text in texts:
@@ -65,6 +67,8 @@ def constructions(texts, class_name: str) -> list[tuple[int, frozenset]] | None:
             if tokens[line_start].string in ("from", "import"):
                 if after == "as":
                     return None  # used under another name
+                continue
+            if bases_too and tokens[line_start].string == "class":
                 continue
             if before != "." and _in_type_test(tokens, i):
                 continue  # `isinstance(m, LayerScale)` neither builds nor runs one

@@ -88,17 +88,17 @@ class ModuleIndex:
         return keeps_default(self._constructions[class_name], param, position)
 
     def builders(self, class_name: str) -> tuple[str, ...] | None:
-        """The files that build ``class_name``, when every mention of it in the tree is a
-        construction (`construction_sites`); None when some is not, or there is none."""
+        """The files that mention ``class_name``, when every mention of it in the tree is a
+        construction (`construction_sites`) or a base of a class; None when some is not."""
         mentions = self._mentioning(class_name, with_paths=True)
-        if not constructions([text for _, text in mentions], class_name):
+        if constructions([text for _, text in mentions], class_name, bases_too=True) is None:
             return None
         return tuple(sorted(path for path, _ in mentions))
 
-    def subclassed(self, class_name: str) -> bool:
-        """Whether a `class` statement of the tree names ``class_name`` among its bases."""
+    def deriving(self, class_name: str) -> tuple[str, ...]:
+        """The files with a `class` statement that names ``class_name`` among its bases."""
         base = re.compile(r"^\s*class\s+\w+\s*\([^)]*(?<![\w])" + re.escape(class_name) + r"\b", re.M)
-        return any(base.search(text) for text in self._mentioning(class_name))
+        return tuple(sorted(path for path, text in self._mentioning(class_name, with_paths=True) if base.search(text)))
 
     def called_elsewhere(self, attr: str) -> bool:
         """Whether the tree calls a submodule ``attr`` of anything but `self`
@@ -144,8 +144,8 @@ class ModuleIndex:
             return self.find_module(argument) or ""
         if kind == "package":
             return self.package_of(argument)
-        if kind == "subclassed":
-            return "yes" if self.subclassed(argument) else ""
+        if kind == "deriving":
+            return "\n".join(self.deriving(argument))
         if kind == "called-elsewhere":
             return "yes" if self.called_elsewhere(argument) else ""
         if kind == "builders":

@@ -17,9 +17,12 @@ block passes them. A parameter gets the bound every in-tree caller passes when:
 
 - every mention of the class in the tree is a construction (`Project.builders`), and
   each is `self.<attr> = Experts(...)` in the `__init__` of a class with a `forward`;
-- every use of `self.<attr>` in that class is a call in its `forward` itself (not in a
-  helper, not passed along), and the run of that `forward` reached each of them; no
-  class of the tree derives from that class (its `forward` could call it otherwise), and
+  a subclass that only renames it (`class OtherExperts(Experts): pass`) is the class
+  under another name: its constructions count too; any other subclass leaves it free;
+- for that class and every class the tree derives from it (their instances hold one
+  too), every use of `self.<attr>` in their methods is a call in the `forward` they run
+  (own or inherited; not in a helper, not passed along), and a run of that `forward`
+  with such a `self` reached each of them; and
   nothing in the tree calls `<attr>` of another object (`layer.mlp.experts(h)`) or names
   it in a string (`getattr(m, "experts")`);
 - each of those calls passes a value with one same bound, translated to the callee's
@@ -35,8 +38,9 @@ from dataclasses import replace
 
 from analyzer.analyses.axis_sizes import fixed_size
 from analyzer.analyses.project import ClassKey
-from analyzer.analyses.submodule_sizes import class_of, own_init
-from analyzer.frontend import ir
+from analyzer.analyses.submodule_sizes import class_of
+from analyzer.analyses.submodule_sizes import renames_only as renames_only_statement
+from analyzer.frontend import expr_text, ir
 
 
 def bounded_entry(analyzer, key: ClassKey, forward: ir.FunctionDef, args: dict) -> dict:
@@ -67,36 +71,68 @@ def _caller_bounds(analyzer, key: ClassKey, forward) -> dict:
 
 
 def _collect(analyzer, key: ClassKey, forward) -> dict | None:
-    files = analyzer.project.builders(key.name)
-    if not files:
+    kinds = _derived(analyzer, key, renames_only=True)
+    if kinds is None:
         return None
     sites = []
-    for path in files:
-        module = analyzer.module_ir(path)
-        if module is None:
+    for kind in kinds:
+        files = analyzer.project.builders(kind.name)
+        if files is None:
             return None
-        found = _building_sites(analyzer, module, key)
-        if found is None:
-            return None
-        sites.extend(found)
+        for path in files:
+            module = analyzer.module_ir(path)
+            found = _building_sites(analyzer, module, kind) if module is not None else None
+            if found is None:
+                return None
+            sites.extend(found)
     if not sites:
         return None
     passed: list[dict] = []
-    for caller, attr in sites:
-        if analyzer.project.subclassed(caller.name) or analyzer.project.called_elsewhere(attr):
-            return None  # a subclass's forward, or another module, may call it too
-        calls = _calls_of(analyzer, caller, attr)
-        if calls is None:
-            return None
-        seen = analyzer.record_calls(caller, calls)
-        if seen is None or {i for i, _ in seen} != {id(c) for c in calls}:
-            return None  # a call the run did not reach
-        passed.extend(bound for _, bound in seen)
+    for site, attr in sites:
+        holders = _derived(analyzer, site, renames_only=False)  # their instances hold one too
+        if holders is None or analyzer.project.called_elsewhere(attr):
+            return None  # another module may call it
+        for caller in holders:
+            calls = _calls_of(analyzer, caller, attr)
+            if calls is None:
+                return None
+            seen = analyzer.record_calls(caller, calls)
+            if seen is None or {i for i, _ in seen} != {id(c) for c in calls}:
+                return None  # a call the run did not reach
+            passed.extend(bound for _, bound in seen)
     out = {}
     for p in forward.params[1:]:
         bounds = {b.get(p.name).bound if b.get(p.name) is not None and b[p.name].type == "tensor" else None for b in passed}
         if len(bounds) == 1 and None not in bounds:
             out[p.name] = bounds.pop()
+    return out
+
+
+def _derived(analyzer, key: ClassKey, renames_only: bool) -> list[ClassKey] | None:
+    """The class and the classes the tree derives from it (transitively). With
+    ``renames_only``, None unless every one of those only renames it (a body of `pass` or
+    a docstring: its instances are built and behave as the class's)."""
+    out, pending = [key], [key]
+    while pending:
+        base = pending.pop()
+        for path in analyzer.project.deriving(base.name):
+            module = analyzer.module_ir(path)
+            if module is None:
+                return None
+            for name, cls in module.classes().items():
+                if not any(expr_text(b).rsplit(".", 1)[-1] == base.name for b in cls.bases):
+                    continue
+                sub = ClassKey(module.path, name)
+                resolved = [analyzer.resolve(b) for b in analyzer.class_info(sub).bases]
+                if not any(b.type == "class" and b.ref == base for b in resolved):
+                    if all(b.type == "class" for b in resolved):
+                        continue  # a same-named class of another module
+                    return None
+                if len(out) > 64 or renames_only and (
+                        cls.decorators or len(cls.bases) != 1 or not all(renames_only_statement(s) for s in cls.body)):
+                    return None
+                out.append(sub)
+                pending.append(sub)
     return out
 
 
@@ -107,10 +143,10 @@ def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
              for e in ir.walk_expression(c) if isinstance(e, ir.Call) and isinstance(e.func, ir.Name) and e.func.id == key.name]
     sites, accounted = [], 0
     for name, cls in module.classes().items():
-        if "forward" not in cls.methods():
-            continue
         caller = ClassKey(module.path, name)
-        init = own_init(analyzer, caller)
+        if analyzer.find_method(caller, "forward")[1] is None:
+            continue
+        init = cls.methods().get("__init__")
         for s in init.body if init is not None else ():
             if (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.value, ir.Call)
                     and any(s.value is b for b in built) and _is_self_attr(s.targets[0])):
@@ -124,23 +160,25 @@ def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
 
 
 def _calls_of(analyzer, caller: ClassKey, attr: str) -> list | None:
-    """The calls `self.<attr>(...)` in the caller's own `forward`, when that is every read
-    of `self.<attr>` in its class apart from the construction."""
-    cls = analyzer.class_info(caller).node
+    """The calls `self.<attr>(...)` in the `forward` the caller's instances run, when that
+    is every read of `self.<attr>` in the methods of its classes (besides the assignments
+    of `__init__`)."""
+    forward = analyzer.find_method(caller, "forward")[1]
     calls, reads = [], 0
-    for name, method in cls.methods().items():
-        for s in ir.walk_statements(method.body, into_defs=True):
-            for e in ir.child_expressions(s):
-                for sub in ir.walk_expression(e):
-                    if _is_self_attr(sub) and sub.attr == attr:
-                        reads += 1
-                    if isinstance(sub, ir.Call) and _is_self_attr(sub.func) and sub.func.attr == attr:
-                        if name != "forward":
-                            return None
-                        calls.append(sub)
-        if name == "__init__":
-            reads -= sum(1 for s in method.body if isinstance(s, ir.Assign) and any(
-                _is_self_attr(t) and t.attr == attr for t in s.targets))
+    for info in analyzer.mro(caller):
+        for name, method in info.node.methods().items():
+            for s in ir.walk_statements(method.body, into_defs=True):
+                for e in ir.child_expressions(s):
+                    for sub in ir.walk_expression(e):
+                        if _is_self_attr(sub) and sub.attr == attr:
+                            reads += 1
+                        if isinstance(sub, ir.Call) and _is_self_attr(sub.func) and sub.func.attr == attr:
+                            if method is not forward:
+                                return None
+                            calls.append(sub)
+            if name == "__init__":
+                reads -= sum(1 for s in method.body if isinstance(s, ir.Assign) and any(
+                    _is_self_attr(t) and t.attr == attr for t in s.targets))
     return calls if calls and reads == len(calls) else None
 
 

@@ -148,14 +148,16 @@ class KindAnalyzer(ModuleScopes, ClassTables):
 
     def record_calls(self, key: ClassKey, calls: list) -> list[tuple[int, dict]] | None:
         """(id of the call, the arguments bound to the callee's parameters) for every time
-        a run of the class's own `forward` reached one of ``calls``."""
-        module = self.module_ir(key.path)
-        cls = module.classes().get(key.name) if module is not None else None
-        if cls is None:
+        a run of the `forward` the class's instances run (own or inherited), with such a
+        `self`, reached one of ``calls``."""
+        owner, forward = self.find_method(key, "forward")
+        module = self.module_ir(owner.key.path) if forward is not None else None
+        if module is None:
             return None
+        frame = Frame(module.path, forward.qualname, forward, module, Value("module", ref=key), owner.key)
         outer, self.recording = self.recording, {id(c): [] for c in calls}
         try:
-            self._forward_facts(module, cls)
+            self._run(frame, self._entry_arguments(frame), memo_key=None)
         finally:
             recorded, self.recording = self.recording, outer
         return [(i, bound) for i, bounds in recorded.items() for bound in bounds]

@@ -101,9 +101,9 @@ class Project:
         self._asked("builders", class_name)
         return self.index.builders(class_name)
 
-    def subclassed(self, class_name: str) -> bool:
-        self._asked("subclassed", class_name)
-        return self.index.subclassed(class_name)
+    def deriving(self, class_name: str) -> tuple[str, ...]:
+        self._asked("deriving", class_name)
+        return self.index.deriving(class_name)
 
     def called_elsewhere(self, attr: str) -> bool:
         self._asked("called-elsewhere", attr)

@@ -63,6 +63,7 @@ def source(analyzer, key: ClassKey, text: str) -> tuple | None:
     parts = text.split(".")
     if len(parts) < 2 or parts[0] != "self":
         return None
+    key = renamed(analyzer, key)
     init = own_init(analyzer, key)
     if init is None:
         return None
@@ -95,8 +96,9 @@ def _built_as(analyzer, caller: ClassKey, accessor, callee: ClassKey) -> bool:
         return False
     if own_init(analyzer, caller) is None:
         return False
-    value = _single_write(analyzer, caller, accessor.attr)
-    return isinstance(value, ir.Call) and class_of(analyzer, caller, value.func) == callee
+    value = _single_write(analyzer, renamed(analyzer, caller), accessor.attr)
+    built = class_of(analyzer, renamed(analyzer, caller), value.func) if isinstance(value, ir.Call) else None
+    return built is not None and renamed(analyzer, built) == renamed(analyzer, callee)
 
 
 def _rewrite(value, translate):
@@ -131,8 +133,29 @@ def _self_chain(e) -> bool:
 
 
 def own_init(analyzer, key: ClassKey):
+    key = renamed(analyzer, key)
     owner, init = analyzer.find_method(key, "__init__")
     return init if init is not None and owner.key == key else None
+
+
+def renamed(analyzer, key: ClassKey) -> ClassKey:
+    """The class ``key`` only renames (`class OtherExperts(Experts): pass`, followed
+    through such chains), else ``key`` itself: the one whose `__init__` and attributes
+    its instances have."""
+    for _ in range(8):
+        info = analyzer.class_info(key)
+        if info is None or info.node.decorators or len(info.bases) != 1 or not all(renames_only(s) for s in info.node.body):
+            return key
+        base = analyzer.resolve(info.bases[0])
+        if base.type != "class" or not isinstance(base.ref, ClassKey):
+            return key
+        key = base.ref
+    return key
+
+
+def renames_only(s) -> bool:
+    """A statement of a class body that leaves the class as its base: `pass`, a docstring."""
+    return isinstance(s, ir.Pass) or isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Const) and isinstance(s.value.value, str)
 
 
 def _single_write(analyzer, key: ClassKey, attr: str):
@@ -203,6 +226,7 @@ def class_of(analyzer, key: ClassKey, func) -> ClassKey | None:
 
 def _init_fields(analyzer, key: ClassKey) -> list[str]:
     """The attributes the class's own `__init__` assigns at its top level, in order."""
+    key = renamed(analyzer, key)
     init = own_init(analyzer, key)
     if init is None:
         return []

@@ -136,6 +136,49 @@ REACHING_IN = """
             return block.experts(hidden_states, indices, weights)
 """
 
+# The experts under another name (a subclass that only renames them), built by blocks
+# of their own: the router's indices, or arguments the analysis does not follow.
+RENAMED = """
+
+    class OtherExperts(Experts):
+        \"\"\"The experts under another name.\"\"\"
+
+
+    class OtherBlock(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.gate = Router(config)
+            self.experts = OtherExperts(config)
+
+        def forward(self, hidden_states):
+            _, weights, indices = self.gate(hidden_states)
+            return self.experts(hidden_states, indices, weights)
+"""
+
+RENAMED_PASSED_ON = """
+
+    class OtherExperts(Experts):
+        pass
+
+
+    class OtherBlock(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.experts = OtherExperts(config)
+
+        def forward(self, *args):
+            return self.experts(*args)
+"""
+
+# A subclass that changes the experts (another number of them): not the same class.
+CHANGED = """
+
+    class MoreExperts(Experts):
+        def __init__(self, config):
+            super().__init__(config)
+            self.num_experts = config.num_local_experts + 1
+"""
+
 REPORTED = "  # expect: UT101"
 
 CASES = {
@@ -153,6 +196,12 @@ CASES = {
                              + BLOCK + SUBCLASS),
     "called-through-another-module": (HEADER.format(sentinel=REPORTED) + ROUTER.format(router_size="num_local_experts")
                                       + BLOCK + REACHING_IN),
+    "renamed-experts-built-with-the-router": (HEADER.format(sentinel="") + ROUTER.format(router_size="num_local_experts")
+                                              + BLOCK + RENAMED),
+    "renamed-experts-passed-other-arguments": (HEADER.format(sentinel=REPORTED)
+                                               + ROUTER.format(router_size="num_local_experts") + BLOCK + RENAMED_PASSED_ON),
+    "experts-subclass-changes-them": (HEADER.format(sentinel=REPORTED) + ROUTER.format(router_size="num_local_experts")
+                                      + BLOCK + CHANGED),
     # No caller in the tree: the indices are whatever its user passes.
     "no-caller": HEADER.format(sentinel=REPORTED),
 }
