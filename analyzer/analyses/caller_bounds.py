@@ -38,7 +38,7 @@ from dataclasses import replace
 
 from analyzer.analyses.axis_sizes import fixed_size
 from analyzer.analyses.project import ClassKey
-from analyzer.analyses.submodule_sizes import class_of
+from analyzer.analyses.submodule_sizes import class_of, same_class
 from analyzer.analyses.submodule_sizes import renames_only as renames_only_statement
 from analyzer.frontend import expr_text, ir
 
@@ -124,7 +124,7 @@ def _derived(analyzer, key: ClassKey, renames_only: bool) -> list[ClassKey] | No
                     continue
                 sub = ClassKey(module.path, name)
                 resolved = [analyzer.resolve(b) for b in analyzer.class_info(sub).bases]
-                if not any(b.type == "class" and b.ref == base for b in resolved):
+                if not any(b.type == "class" and isinstance(b.ref, ClassKey) and same_class(b.ref, base) for b in resolved):
                     if all(b.type == "class" for b in resolved):
                         continue  # a same-named class of another module
                     return None
@@ -154,7 +154,7 @@ def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
                 built_class = class_of(analyzer, caller, s.value.func)
                 if built_class is None:
                     return None
-                if built_class == key:  # else a same-named class of this module: not a caller
+                if same_class(built_class, key):  # else a same-named class of this module: not a caller
                     sites.append((caller, s.targets[0].attr))
     return sites if accounted == len(built) else None
 

@@ -21,6 +21,7 @@ always sound."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 
@@ -98,7 +99,7 @@ def _built_as(analyzer, caller: ClassKey, accessor, callee: ClassKey) -> bool:
         return False
     value = _single_write(analyzer, renamed(analyzer, caller), accessor.attr)
     built = class_of(analyzer, renamed(analyzer, caller), value.func) if isinstance(value, ir.Call) else None
-    return built is not None and renamed(analyzer, built) == renamed(analyzer, callee)
+    return built is not None and same_class(renamed(analyzer, built), renamed(analyzer, callee))
 
 
 def _rewrite(value, translate):
@@ -136,6 +137,11 @@ def own_init(analyzer, key: ClassKey):
     key = renamed(analyzer, key)
     owner, init = analyzer.find_method(key, "__init__")
     return init if init is not None and owner.key == key else None
+
+
+def same_class(a: ClassKey, b: ClassKey) -> bool:
+    """Whether two keys name one class (a file is named relative or absolute)."""
+    return a.name == b.name and os.path.abspath(a.path) == os.path.abspath(b.path)
 
 
 def renamed(analyzer, key: ClassKey) -> ClassKey:
