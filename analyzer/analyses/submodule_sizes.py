@@ -130,7 +130,7 @@ def _constant(size: str) -> bool:
 
 
 def _self_chain(e) -> bool:
-    return isinstance(e, ir.Attribute) and (isinstance(e.value, ir.Name) and e.value.id == "self" or _self_chain(e.value))
+    return e is not None and isinstance(e, ir.Attribute) and (isinstance(e.value, ir.Name) and e.value.id == "self" or _self_chain(e.value))
 
 
 def own_init(analyzer, key: ClassKey):
