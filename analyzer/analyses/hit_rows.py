@@ -49,14 +49,13 @@ def emptiness_tests(fn: ir.FunctionDef) -> dict:
                 truth = _emptiness(s.test, nonempty)
                 if truth is not None:
                     out[id(s.test)] = truth
-                continue
-            bound = _bound_names(s)
+            bound = {n for inner in ir.walk_statements([s], into_defs=True) for n in _bound_names(inner)}
             if isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ir.Name) and _picks(s.value, rows):
                 rows = {s.targets[0].id}
             elif isinstance(s, ir.Assign) and len(s.targets) == 1 and _where_of_row(s.value, mask, rows):
                 nonempty = {e.id for e in s.targets[0].elts} if isinstance(s.targets[0], ir.Tuple) else set()
             else:
-                rows -= bound
+                rows -= bound  # anything else that binds a name (in a branch too) forgets it
                 nonempty -= bound
                 if mask in bound:
                     break
