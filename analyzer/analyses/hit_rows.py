@@ -41,7 +41,7 @@ def emptiness_tests(fn: ir.FunctionDef) -> dict:
                 and isinstance(loop.iter, ir.Name)):
             continue
         mask = _hit_mask(loop.iter.id, assigned)
-        if mask is None or mask in written:
+        if mask is None or _may_be_written(mask, assigned, written):
             continue
         rows, nonempty = {loop.target.id}, set()
         for s in loop.body:
@@ -87,6 +87,20 @@ def _hit_mask(hits: str, assigned: dict) -> str | None:
     if any(not isinstance(w, ir.Assign) or i >= at for i, w in mask_writes):
         return None  # the mask is bound before the rows, and kept
     return mask
+
+
+def _may_be_written(mask: str, assigned: dict, written: set) -> bool:
+    """Whether the mask's storage may be written: through its name, through what it was
+    computed from (it may be a view of it), or through a name computed from it."""
+    sources = {n for _, w in assigned.get(mask, []) for n in _names_read(w.value)}
+    if mask in written or sources & written:
+        return True
+    return any(mask in _names_read(w.value) for name in written for _, w in assigned.get(name, [])
+               if isinstance(w, ir.Assign))
+
+
+def _names_read(e) -> set:
+    return {sub.id for sub in ir.walk_expression(e) if isinstance(sub, ir.Name)} if e is not None else set()
 
 
 def _positive_test(e) -> ir.Call | None:

@@ -298,6 +298,21 @@ HITS.add("hit-expert-is-never-empty", """
                 out = out + token_idx.sum()
             return out
 
+    class WrittenThroughAView(nn.Module):
+        def forward(self, hidden_states, top_k_index):
+            out = torch.zeros_like(hidden_states)
+            encoded = torch.nn.functional.one_hot(top_k_index, num_classes=8)
+            expert_mask = encoded.permute(2, 1, 0)
+            expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+            encoded.zero_()
+            for expert_idx in expert_hit:  # expect: UT102
+                expert_idx = expert_idx[0]
+                top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
+                if token_idx.numel() == 0:  # expect: UT101
+                    continue
+                out = out + token_idx.sum()
+            return out
+
     class ReboundInABranch(nn.Module):
         def forward(self, hidden_states, top_k_index, other):
             out = torch.zeros_like(hidden_states)
