@@ -22,9 +22,9 @@ block passes them. A parameter gets the bound every in-tree caller passes when:
 - for that class and every class the tree derives from it (their instances hold one
   too), every use of `self.<attr>` in their methods is a call in the `forward` they run
   (own or inherited; not in a helper, not passed along), and a run of that `forward`
-  with such a `self` reached each of them; and
-  nothing in the tree calls `<attr>` of another object (`layer.mlp.experts(h)`) or names
-  it in a string (`getattr(m, "experts")`);
+  with such a `self` reached each of them;
+- nothing in the tree calls `<attr>` of another object (`layer.mlp.experts(h)`) or
+  reads it by name (`getattr(m, "experts")`);
 - each of those calls passes a value with one same bound, translated to the callee's
   side (`submodule_sizes`).
 
