@@ -18,7 +18,8 @@ passed as a value, `partial(LayerScale, inplace=True)`, a subclass, a registry e
 string that is its name, as `__all__` and name registries hold) leaves the question
 open: the answer is no. A class the tree never builds is no either: its user builds it.
 Same-named classes of other modules count as mentions too, which can only make the
-answer no."""
+answer no. A type test (`isinstance(m, LayerScale)`) is not a mention: it neither builds
+nor runs one."""
 
 from __future__ import annotations
 
@@ -34,10 +35,12 @@ def keeps_default(calls, param: str, position: int) -> bool:
     return bool(calls) and all(param not in keywords and positional <= position for positional, keywords in calls)
 
 
-def constructions(texts, class_name: str) -> list[tuple[int, frozenset]] | None:
+def constructions(texts, class_name: str, bases_too: bool = False) -> list[tuple[int, frozenset]] | None:
     """(number of positional arguments, keywords) of every call of ``class_name`` in
     ``texts`` (file contents); None when a mention other than its definition and imports
-    is not such a call, or a call passes `*args` / `**kwargs`."""
+    is not such a call, or a call passes `*args` / `**kwargs`. With ``bases_too`` a
+    mention among the bases of a `class` statement is allowed too (the caller looks at
+    the subclasses itself)."""
     mention = re.compile(r"(?<![\w.])" + re.escape(class_name) + r"\b")
     calls = []
     for text in texts:
@@ -65,11 +68,41 @@ def constructions(texts, class_name: str) -> list[tuple[int, frozenset]] | None:
                 if after == "as":
                     return None  # used under another name
                 continue
+            if bases_too and tokens[line_start].string == "class":
+                continue
+            if before != "." and _in_type_test(tokens, i):
+                continue  # `isinstance(m, LayerScale)` neither builds nor runs one
             call = _call(_arguments(tokens, i + 1)) if before != "." and after == "(" else None
             if call is None:
                 return None
             calls.append(call)
     return calls
+
+
+def _in_type_test(tokens, at: int) -> bool:
+    """Whether ``tokens[at]`` is the class argument of `isinstance` / `issubclass`, alone
+    or in a tuple of classes: `isinstance(m, C)`, `isinstance(m, (C, D))`."""
+    if at + 1 >= len(tokens) or tokens[at + 1].string not in (",", ")") or tokens[at - 1].string not in (",", "("):
+        return False
+    depth, i = 0, at - 1
+    while i >= 0:
+        t = tokens[i].string
+        if t in (")", "]", "}"):
+            depth += 1
+        elif t in ("(", "[", "{"):
+            if depth == 0:
+                before = tokens[i - 1] if i else None
+                if before is not None and before.string in ("isinstance", "issubclass"):
+                    return True
+                if t == "(" and before is not None and before.string == ",":
+                    i -= 1  # a tuple of classes: its call is one level up
+                    continue
+                return False
+            depth -= 1
+        elif tokens[i].type == tokenize.NEWLINE:
+            return False
+        i -= 1
+    return False
 
 
 def _arguments(tokens, open_at: int) -> list[list]:

@@ -43,7 +43,7 @@ def module_name_for(path: str) -> str:
 
 
 def lookup_key(kind: str, argument: str) -> str:
-    """The dependency key of one question (`kind` is "module", "package" or "default")."""
+    """The dependency key of one question (`kind` is "module", "package", "default" or "builders")."""
     return f"{_LOOKUP}{kind}{_LOOKUP}{argument}"
 
 
@@ -59,6 +59,7 @@ class ModuleIndex:
         self._constructions: dict[str, list | None] = {}
         self._file_texts: list[str] = []
         self._identifiers: dict[str, list[int]] | None = None  # identifier -> files holding it
+        self._outside_calls: dict[str, bool] = {}
         for f in self.files:
             name = module_name_for(f)
             self._by_module.setdefault(name, f)
@@ -86,11 +87,34 @@ class ModuleIndex:
             self._constructions[class_name] = constructions(self._mentioning(class_name), class_name)
         return keeps_default(self._constructions[class_name], param, position)
 
-    def _mentioning(self, name: str) -> list[str]:
-        """The texts of the files whose text holds the identifier ``name``: one pass over
-        the tree builds the index of identifiers, each question then reads only those."""
+    def builders(self, class_name: str) -> tuple[str, ...] | None:
+        """The files that mention ``class_name``, when every mention of it in the tree is a
+        construction (`construction_sites`) or a base of a class; None when some is not."""
+        mentions = self._mentioning(class_name, with_paths=True)
+        if constructions([text for _, text in mentions], class_name, bases_too=True) is None:
+            return None
+        return tuple(sorted(path for path, _ in mentions))
+
+    def deriving(self, class_name: str) -> tuple[str, ...]:
+        """The files with a `class` statement that names ``class_name`` among its bases."""
+        base = re.compile(r"^\s*class\s+\w+\s*\([^)]*(?<![\w])" + re.escape(class_name) + r"\b", re.M)
+        return tuple(sorted(path for path, text in self._mentioning(class_name, with_paths=True) if base.search(text)))
+
+    def called_elsewhere(self, attr: str) -> bool:
+        """Whether the tree calls a submodule ``attr`` of anything but `self`
+        (`layer.mlp.experts(h)`), or reads it by name (`getattr(m, "experts")`)."""
+        if attr not in self._outside_calls:
+            self._mentioning("")  # reads the tree once
+            other = re.compile(r"(?<!\bself)\." + re.escape(attr) + r"\s*\(|getattr\([^,()]+,\s*[\"']" + re.escape(attr) + r"[\"']")
+            self._outside_calls[attr] = any(other.search(text) for text in self._file_texts)
+        return self._outside_calls[attr]
+
+    def _mentioning(self, name: str, with_paths: bool = False) -> list:
+        """The texts of the files whose text holds the identifier ``name`` (with their paths
+        when ``with_paths``): one pass over the tree builds the index of identifiers, each
+        question then reads only those."""
         if self._identifiers is None:
-            self._file_texts, self._identifiers = [], {}
+            self._file_texts, self._file_paths, self._identifiers = [], [], {}
             for f in self.files:
                 try:
                     with open(f, encoding="utf-8", errors="replace") as fh:
@@ -99,9 +123,13 @@ class ModuleIndex:
                     continue
                 i = len(self._file_texts)
                 self._file_texts.append(text)
+                self._file_paths.append(f)
                 for word in set(_IDENTIFIER.findall(text)):
                     self._identifiers.setdefault(word, []).append(i)
-        return [self._file_texts[i] for i in self._identifiers.get(name, ())]
+        found = self._identifiers.get(name, ())
+        if with_paths:
+            return [(self._file_paths[i], self._file_texts[i]) for i in found]
+        return [self._file_texts[i] for i in found]
 
     def package_of(self, path: str) -> str:
         name = module_name_for(path)
@@ -116,6 +144,12 @@ class ModuleIndex:
             return self.find_module(argument) or ""
         if kind == "package":
             return self.package_of(argument)
+        if kind == "deriving":
+            return "\n".join(self.deriving(argument))
+        if kind == "called-elsewhere":
+            return "yes" if self.called_elsewhere(argument) else ""
+        if kind == "builders":
+            return "\n".join(self.builders(argument) or ())
         if kind == "default":
             class_name, param, position = argument.split(":")
             return "yes" if self.keeps_default(class_name, param, int(position)) else ""

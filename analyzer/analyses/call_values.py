@@ -25,7 +25,9 @@ def as_attribute(value: Value, item: bool = False) -> Value:
     tensors; Python values computed in __init__ are configuration (static). A container
     may grow after __init__; the common `item` of one keeps its count (`picks`)."""
     if value.type == "tensor":
-        return Value.tensor(True, SHAPE, origin="parameter", ref=PARAM_VALUED)
+        # Its size survives (`nn.Parameter(torch.zeros(n, h))`: `index_bounds`); values do not.
+        size = value.bound if value.bound is not None and value.bound[0] == "axis" else None
+        return replace(Value.tensor(True, SHAPE, origin="parameter", ref=PARAM_VALUED), bound=size)
     if value.type in ("python", "none", "container"):
         return replace(value, level=STATIC, ctl=STATIC) if value.type != "container" else replace(
             value, level=STATIC, ctl=STATIC, elems=tuple(map(as_attribute, value.elems)) if item and value.elems else None,

@@ -20,6 +20,7 @@ from analyzer.analyses.facts import OpFact
 from analyzer.analyses.module_state import built_here
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.python_calls import PythonCallSemantics
+from analyzer.analyses.submodule_sizes import inward, outward
 from analyzer.analyses.summaries import Summary
 from analyzer.analyses.values import NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value
 from analyzer.frontend import expr_text, ir
@@ -109,7 +110,16 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
             summary = self.analyzer.base_helper(key, fn, class_key, args, kwargs, collect)
             self._forward_facts(summary)
             return summary.returns
+        crossing = self._other_self(self_value)
+        accessor = _module_expression(fn, node) if crossing else None
+        if crossing:
+            caller = self.frame.self_value.ref if self.frame is not None and self.frame.self_value is not None else None
+            args = [inward(self.analyzer, caller, accessor, self_value.ref, a) for a in args]
+            kwargs = {k: inward(self.analyzer, caller, accessor, self_value.ref, v) for k, v in kwargs.items()}
         bound = bind_arguments(fn, args, kwargs, self_value)
+        recording = self.analyzer.recording
+        if recording is not None and id(node) in recording:
+            recording[id(node)].append(bound)
         module = self.analyzer.module_ir(key.path)
         if collecting:
             # A helper called from __init__ (`self._build()`): its `self.x = ...` count too.
@@ -120,7 +130,15 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         # branches and loops are kept; only the ops it exports are facts.
         scripted = any(expr_text(d).rsplit(".", 1)[-1] in api.SCRIPTED_WHEN_TRACING_DECORATORS for d in fn.decorators)
         self._forward_facts(summary, ops_only=scripted)
-        return summary.returns
+        return outward(summary.returns, accessor) if crossing else summary.returns
+
+    def _other_self(self, self_value) -> bool:
+        """Whether the call runs a method of a module that is not this frame's `self`
+        (`self.gate(h)`): sizes in values that cross it are written from the other side
+        (`submodule_sizes`)."""
+        if self_value is None or self_value.type != "module" or not isinstance(self_value.ref, ClassKey):
+            return False
+        return self.frame is None or self.frame.self_value != self_value
 
     def _forward_facts(self, summary: Summary, ops_only: bool = False) -> None:
         if self.sink is None or self.frame is None:
@@ -139,6 +157,15 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         keywords = tuple((a.keyword, a.value.value) for a in node.args
                          if a.keyword is not None and isinstance(a.value, ir.Const))
         self.emit(OpFact(self.site(node.span), op, self.text(node.func), keywords))
+
+
+def _module_expression(fn: ir.FunctionDef, node):
+    """The expression of the module whose method ``fn`` the call ``node`` runs: `self.gate`
+    for `self.gate(h)` and `self.gate.forward(h)`; None when there is no such call."""
+    func = node.func if isinstance(node, ir.Call) else None
+    if isinstance(func, ir.Attribute) and func.attr == fn.name:
+        return func.value
+    return func
 
 
 def bind_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self_value: Value | None) -> dict[str, Value]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from analyzer.analyses.axis_sizes import broadcast
 from analyzer.analyses.facts import BranchFact, EscapeFact, OpFact
 from analyzer.analyses.values import (
     DATA,
@@ -43,7 +44,8 @@ class OperatorSemantics:
                 return UNKNOWN.tainted(max(a.ctl, b.ctl))
             ref = "bool" if op in ("&", "|", "^") and all(v.ref == "bool" for v in tensors) else None
             ref = all_shape_valued(tensors, others) or ref
-            return Value.tensor(certain, max(v.shape_level for v in tensors), ref=ref)
+            bound = broadcast([v.bound for v in tensors]) if op in ("+", "-", "*", "/") else None
+            return replace(Value.tensor(certain, max(v.shape_level for v in tensors), ref=ref), bound=bound)
         if a.type == "container" and b.type == "container" and op == "+":
             elems = a.elems + b.elems if a.elems is not None and b.elems is not None else None
             return Value.container(join(a.elem, b.elem), elems=elems, level=max(a.level, b.level), ref=a.ref)
@@ -61,6 +63,8 @@ class OperatorSemantics:
             if v.is_certain_tensor:
                 self.emit(EscapeFact(self.site(e.span), "bool", "python", self.text(e)))
             return Value.python(v.truth_level())
+        if v.type == "tensor" and v.bound is not None and v.bound[0] != "axis":
+            v = replace(v, bound=None)  # same shape, other values: a size stays, a bound on values does not
         if v.type == "tensor" and e.op == "~":
             return v
         return v if v.type in ("tensor", "python", "unknown") else UNKNOWN

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from analyzer.analyses import index_bounds
+from analyzer.analyses import axis_sizes, index_bounds
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.arity import has_star
 from analyzer.analyses.call_values import as_attribute, written_kind
@@ -257,6 +257,8 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         result = self.call(func, args, kwargs, e, state)
         if result.type == "tensor" and (result.bound is not None or func.type in ("ext", "method")):
             result = replace(result, bound=_bound_after(func, args, e))
+        elif result.type == "container" and func.type in ("ext", "method"):
+            result = _indices_bounded(func, args, e, result)
         if (isinstance(e.func, ir.Attribute) and isinstance(e.func.value, ir.Name) and func.type == "method"
                 and (api.is_inplace_method(e.func.attr) or e.func.attr in api.INDEX_PUT_METHODS)):
             owner = state.get(e.func.value.id)
@@ -270,13 +272,29 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
 
 def _bound_after(func: Value, args, node) -> tuple | None:
     """The static bound (`index_bounds`) of the tensor a torch function or a tensor method returns."""
+    bounds = [a.bound if a.type == "tensor" else None for a in args]
     if func.type == "ext":
-        recv = args[0] if args else None
-        return index_bounds.after_call(func.ref, recv.bound if recv is not None and recv.type == "tensor" else None, node)
+        return index_bounds.after_call(func.ref, bounds, node)
     recv = func.elem
     if func.type == "method" and recv is not None and recv.type == "tensor" and isinstance(func.ref, str):
-        return index_bounds.after_call(func.ref, recv.bound, node)
+        return index_bounds.after_call(func.ref, [recv.bound, *bounds], node)
     return None
+
+
+def _indices_bounded(func: Value, args, node, result: Value) -> Value:
+    """``result`` (the tuple `topk` / `sort` return) with its indices' bound (`axis_sizes`)."""
+    if func.type == "ext":
+        name, recv = func.ref, args[0] if args else None
+    else:
+        name, recv = func.ref, func.elem
+    if not isinstance(name, str) or recv is None or recv.type != "tensor":
+        return result
+    piece = axis_sizes.index_piece(name, recv.bound, node)
+    if piece is None or piece[0] < 0 or result.elem is None:
+        return result
+    elems = [result.elem, result.elem]
+    elems[piece[0]] = replace(result.elem, bound=piece[1])
+    return replace(result, elems=tuple(elems))
 
 
 def view_base(expr) -> str | None:

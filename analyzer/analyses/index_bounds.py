@@ -13,7 +13,10 @@ The mixture-of-experts loop reads
 
 The loop is the finding (UT102); the test in it is not: the trace's "not taken" is what
 eager does for every input. With `num_classes=self.num_experts + 1` the test can be true
-and stays a finding.
+and stays a finding -- unless the indices one-hot encodes are themselves known to be below
+`self.num_experts` (`axis_sizes`: the router's `topk` over its `num_experts` logits, passed
+in by every caller, `caller_bounds`): then only the first `self.num_experts` classes can
+be hot, and the test is again never true.
 
 A tensor's `Value.bound` carries what is known, as a tagged tuple:
 
@@ -22,7 +25,10 @@ A tensor's `Value.bound` carries what is known, as a tagged tuple:
 - `("column", col, size)`: the result of `nonzero()`: column ``col`` holds indices along
   an axis of size ``size``, so they are below it;
 - `("row", col, size)`: one row of that result, as iteration yields it;
-- `("below", size)`: a single index below ``size``.
+- `("below", size)`: a single index below ``size``;
+- `("index", size)`: every entry of the tensor is an index below ``size``;
+- `("hot", axis, ndim, size)`: along dimension ``axis``, only the first ``size``
+  positions can hold a nonzero (the one-hot encoding of an `("index", size)` tensor).
 
 ``size`` is the text of the expression: only attributes of `self` and integer constants
 with arithmetic on them, which a forward does not rebind, so the same text at the test
@@ -30,37 +36,66 @@ is the same number."""
 
 from __future__ import annotations
 
+from analyzer.analyses.axis_sizes import argument as _argument
+from analyzer.analyses.axis_sizes import fixed_size as _fixed_size
+from analyzer.analyses.axis_sizes import int_value as _int
+from analyzer.analyses.axis_sizes import index_piece, sized_result
 from analyzer.frontend import expr_text, ir
 
 _ONE_HOT = ("torch.nn.functional.one_hot",)
 _GREATER = ("greater", "gt", "ne", "not_equal", "ge", "greater_equal", "lt", "le", "less", "less_equal", "eq")
 
 
-def after_call(name: str, recv_bound, node) -> tuple | None:
+def after_call(name: str, arg_bounds: list, node) -> tuple | None:
     """The bound of the result of a call to ``name`` (a qualified torch function, or a
-    tensor method when ``recv_bound`` is the receiver's bound), ``node`` its expression."""
+    tensor method), ``arg_bounds`` the bounds of its arguments (the receiver first for a
+    method), ``node`` its expression."""
     if not isinstance(node, ir.Call):
         return None
+    recv_bound = arg_bounds[0] if arg_bounds else None
     if name in _ONE_HOT:
+        if recv_bound is not None and recv_bound[0] == "index":
+            return ("hot", -1, None, recv_bound[1])  # classes past the indices' bound stay cold
         classes = _argument(node, 1, "num_classes")
         if classes is not None and _fixed_size(classes) and not _is_negative_one(classes):
             return ("axis", -1, None, expr_text(classes))
         return None
-    if recv_bound is None or recv_bound[0] != "axis":
+    sized = sized_result(name, arg_bounds, node)
+    if sized is not None:
+        return sized
+    indices = index_piece(name, recv_bound, node)
+    if indices is not None and indices[0] < 0:
+        return indices[1]  # `argmax(-1)`, `argsort(-1)`: one tensor of indices
+    if recv_bound is None or recv_bound[0] not in ("axis", "hot"):
         return None
     short = name.rsplit(".", 1)[-1]
-    _, axis, ndim, size = recv_bound
+    kind, axis, ndim, size = recv_bound
     if short == "permute":
-        return _permuted(axis, ndim, size, _ints(node, skip=0 if "." not in name else 1))
+        return _permuted(kind, axis, ndim, size, _ints(node, skip=0 if "." not in name else 1))
     if short == "sum":
-        return _summed(axis, ndim, size, node, skip=0 if "." not in name else 1)
+        return _summed(kind, axis, ndim, size, node, skip=0 if "." not in name else 1)
     if short in _GREATER:
         other = _argument(node, 0 if "." not in name else 1, "other")
-        return recv_bound if isinstance(other, ir.Const) and isinstance(other.value, (int, float)) else None
+        if not isinstance(other, ir.Const) or not isinstance(other.value, (int, float)) or isinstance(other.value, bool):
+            return None
+        return recv_bound if kind == "axis" or zero_stays_false(short, other.value) else None
     if short == "nonzero" and not any(a.keyword == "as_tuple" for a in node.args):
         axis = axis if axis >= 0 else (ndim + axis if ndim is not None else None)
         return ("column", axis, size) if axis is not None else None
     return None
+
+
+def zero_stays_false(comparison: str, other) -> bool:
+    """Whether comparing 0 with ``other`` is false, so that cold positions stay cold."""
+    if comparison in ("greater", "gt"):
+        return other >= 0
+    if comparison in ("ge", "greater_equal"):
+        return other > 0
+    if comparison in ("ne", "not_equal"):
+        return other == 0
+    if comparison == "eq":
+        return other != 0
+    return False
 
 
 def row(bound) -> tuple | None:
@@ -85,17 +120,17 @@ def decided(test, bound) -> bool:
         and expr_text(test.comparators[0]) == bound[1]
 
 
-def _permuted(axis, ndim, size, order) -> tuple | None:
+def _permuted(kind, axis, ndim, size, order) -> tuple | None:
     if not order or (ndim is not None and ndim != len(order)):
         return None
     n = len(order)
     order = [p % n for p in order]
     if sorted(order) != list(range(n)):
         return None
-    return ("axis", order.index(axis % n), n, size)
+    return (kind, order.index(axis % n), n, size)
 
 
-def _summed(axis, ndim, size, node, skip) -> tuple | None:
+def _summed(kind, axis, ndim, size, node, skip) -> tuple | None:
     dims = _argument(node, skip, "dim")
     keep = _argument(node, skip + 1, "keepdim")
     if ndim is None or dims is None:
@@ -109,15 +144,7 @@ def _summed(axis, ndim, size, node, skip) -> tuple | None:
     axis %= ndim
     if axis in removed:
         return None
-    return ("axis", axis - sum(1 for d in removed if d < axis), ndim - len(removed), size)
-
-
-def _argument(node: ir.Call, position: int, keyword: str):
-    for a in node.args:
-        if a.keyword == keyword:
-            return a.value
-    positional = [a.value for a in node.args if a.keyword is None and not a.star]
-    return positional[position] if len(positional) > position else None
+    return (kind, axis - sum(1 for d in removed if d < axis), ndim - len(removed), size)
 
 
 def _ints(node: ir.Call, skip: int) -> list[int] | None:
@@ -138,26 +165,5 @@ def _int_list(node) -> list[int] | None:
     return out
 
 
-def _int(e) -> int | None:
-    if isinstance(e, ir.Const) and type(e.value) is int:
-        return e.value
-    if isinstance(e, ir.UnaryOp) and e.op == "-" and isinstance(e.operand, ir.Const) and type(e.operand.value) is int:
-        return -e.operand.value
-    return None
-
-
 def _is_negative_one(e) -> bool:
     return _int(e) == -1
-
-
-def _fixed_size(e) -> bool:
-    """An expression a forward does not rebind: attributes of `self`, integer constants
-    and arithmetic on them."""
-    if isinstance(e, ir.Const):
-        return type(e.value) is int
-    if isinstance(e, ir.Attribute):
-        return isinstance(e.value, ir.Name) and e.value.id == "self" or (
-            isinstance(e.value, ir.Attribute) and _fixed_size(e.value))
-    if isinstance(e, ir.BinOp):
-        return e.op in ("+", "-", "*", "//") and _fixed_size(e.left) and _fixed_size(e.right)
-    return False

@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import re
 
+from analyzer.analyses.caller_bounds import bounded_entry
 from analyzer.analyses.calls import bind_arguments
 from analyzer.analyses.cfg import Cfg
 from analyzer.analyses.class_tables import ClassTables
@@ -73,6 +74,8 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         # id(FunctionDef) -> (the function, its Cfg, its unexported statements): a function
         # is run once per distinct arguments and per class whose __init__ reaches it.
         self._graphs: dict[int, tuple[ir.FunctionDef, Cfg, set[int]]] = {}
+        self.caller_bounds: dict[ClassKey, tuple] = {}  # `caller_bounds`: (bounds, files read)
+        self.recording: dict[int, list] | None = None  # id(call) -> arguments bound there (`record_calls`)
         # Which file is which module depends on the files named (analyzer.module_index):
         # every question asked of the index is a dependency too, recorded as a read.
         project.on_lookup = lambda key: self._reads[-1].add(key)
@@ -93,6 +96,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         self._collect_runs.clear()  # the tables they wrote into may be gone with the classes
         self._base_helper_runs.clear()
         self._graphs.clear()  # graphs of the replaced text's functions
+        self.caller_bounds.clear()  # the callers' runs may have read the replaced text
 
     # ================================================================ dependencies
 
@@ -139,8 +143,24 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         key = ClassKey(module.path, cls.name)
         self_value = Value("module", ref=key)
         frame = Frame(module.path, forward.qualname, forward, module, self_value, key)
-        args = self._entry_arguments(frame)
+        args = bounded_entry(self, key, forward, self._entry_arguments(frame))
         return self._run(frame, args, memo_key=None).facts
+
+    def record_calls(self, key: ClassKey, calls: list) -> list[tuple[int, dict]] | None:
+        """(id of the call, the arguments bound to the callee's parameters) for every time
+        a run of the `forward` the class's instances run (own or inherited), with such a
+        `self`, reached one of ``calls``."""
+        owner, forward = self.find_method(key, "forward")
+        module = self.module_ir(owner.key.path) if forward is not None else None
+        if module is None:
+            return None
+        frame = Frame(module.path, forward.qualname, forward, module, Value("module", ref=key), owner.key)
+        outer, self.recording = self.recording, {id(c): [] for c in calls}
+        try:
+            self._run(frame, self._entry_arguments(frame), memo_key=None)
+        finally:
+            recorded, self.recording = self.recording, outer
+        return [(i, bound) for i, bounds in recorded.items() for bound in bounds]
 
     def _entry_arguments(self, frame: Frame) -> dict[str, Value]:
         """Forward's parameters: tensors unless annotated or defaulted otherwise."""

@@ -97,6 +97,18 @@ class Project:
         self._asked("default", f"{class_name}:{param}:{position}")
         return self.index.keeps_default(class_name, param, position)
 
+    def builders(self, class_name: str) -> tuple[str, ...] | None:
+        self._asked("builders", class_name)
+        return self.index.builders(class_name)
+
+    def deriving(self, class_name: str) -> tuple[str, ...]:
+        self._asked("deriving", class_name)
+        return self.index.deriving(class_name)
+
+    def called_elsewhere(self, attr: str) -> bool:
+        self._asked("called-elsewhere", attr)
+        return self.index.called_elsewhere(attr)
+
     def package_of(self, path: str) -> str:
         self._asked("package", os.path.abspath(path))
         return self.index.package_of(path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.cfg import Node
+from analyzer.analyses.hit_rows import emptiness_tests
 from analyzer.analyses.list_lengths import length_tests
 from analyzer.analyses.constructor_flags import constant_flag
 from analyzer.analyses.loss_targets import reads_only_for_loss
@@ -31,8 +32,11 @@ class TracingGuards:
         `torch_api.TRUE_WHEN_TRACING`), and with ``training`` the training flags:
         `self.training` (or a parameter it was passed to) is False, and so is `labels is
         not None` for a training-target parameter defaulting to None. An emptiness test
-        of a local list that every path before it grows is True (`list_lengths`)."""
+        of a local list that every path before it grows is True (`list_lengths`), and one of the
+nonzeros of a row visited because it has some is False (`hit_rows`)."""
         known = length_tests(self.frame.fn).decided.get(id(test))
+        if known is None:
+            known = emptiness_tests(self.frame.fn).get(id(test))
         if known is not None:
             return known
         if isinstance(test, ir.UnaryOp) and test.op == "not":

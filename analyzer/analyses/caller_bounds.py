@@ -1,0 +1,196 @@
+"""Static bounds (`index_bounds`) of a `forward`'s parameters, taken from the forwards in
+the scanned tree that call it.
+
+Every class with a `forward` is an entry of its own, its parameters free. An experts
+module is only ever run by its block:
+
+    class Block(nn.Module):
+        def __init__(self, config):
+            self.gate = Router(config)
+            self.experts = Experts(config)
+        def forward(self, h):
+            _, w, idx = self.gate(h)          # topk over num_experts logits
+            return self.experts(h, idx, w)
+
+so in `Experts.forward`, `top_k_index` holds indices below `self.num_experts`, as the
+block passes them. A parameter gets the bound every in-tree caller passes when:
+
+- every mention of the class in the tree is a construction (`Project.builders`), and
+  each is `self.<attr> = Experts(...)` in the `__init__` of a class with a `forward`;
+  a subclass that only renames it (`class OtherExperts(Experts): pass`) is the class
+  under another name: its constructions count too; any other subclass leaves it free;
+- for that class and every class the tree derives from it (their instances hold one
+  too), every use of `self.<attr>` in their methods is a call in the `forward` they run
+  (own or inherited; not in a helper, not passed along), and a run of that `forward`
+  with such a `self` reached each of them;
+- nothing in the tree calls `<attr>` of another object (`layer.mlp.experts(h)`) or
+  reads it by name (`getattr(m, "experts")`);
+- each of those calls passes a value with one same bound, translated to the callee's
+  side (`submodule_sizes`).
+
+Anything else (no caller in the tree, a caller passing a forward input, a bound over
+another size) leaves the parameter free. Asked only of a forward with a test an index
+bound can decide (`if i == self.n`), since it runs the callers' forwards."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analyzer.analyses.axis_sizes import fixed_size
+from analyzer.analyses.project import ClassKey
+from analyzer.analyses.submodule_sizes import class_of, same_class
+from analyzer.analyses.submodule_sizes import renames_only as renames_only_statement
+from analyzer.frontend import expr_text, ir
+
+
+def bounded_entry(analyzer, key: ClassKey, forward: ir.FunctionDef, args: dict) -> dict:
+    """``args`` (the entry's parameter values) with the bounds the in-tree callers pass."""
+    free = [p.name for p in forward.params[1:] if args.get(p.name) is not None and args[p.name].type == "tensor"]
+    if not free or not _has_bound_test(forward):
+        return args
+    bounds = _caller_bounds(analyzer, key, forward)
+    if not bounds:
+        return args
+    return {name: replace(v, bound=bounds[name]) if name in bounds and name in free else v for name, v in args.items()}
+
+
+def _caller_bounds(analyzer, key: ClassKey, forward) -> dict:
+    memo = analyzer.caller_bounds
+    if key in memo:
+        found, reads = memo[key]
+        analyzer._reads[-1] |= reads
+        return found or {}
+    memo[key] = (None, frozenset())  # a caller reached again while its bounds are asked: free
+    analyzer._begin_reads()
+    try:
+        found = _collect(analyzer, key, forward)
+    finally:
+        reads = analyzer._end_reads()
+    memo[key] = (found, reads)
+    return found or {}
+
+
+def _collect(analyzer, key: ClassKey, forward) -> dict | None:
+    kinds = _derived(analyzer, key, renames_only=True)
+    if kinds is None:
+        return None
+    sites = []
+    for kind in kinds:
+        files = analyzer.project.builders(kind.name)
+        if files is None:
+            return None
+        for path in files:
+            module = analyzer.module_ir(path)
+            found = _building_sites(analyzer, module, kind) if module is not None else None
+            if found is None:
+                return None
+            sites.extend(found)
+    if not sites:
+        return None
+    passed: list[dict] = []
+    for site, attr in sites:
+        holders = _derived(analyzer, site, renames_only=False)  # their instances hold one too
+        if holders is None or analyzer.project.called_elsewhere(attr):
+            return None  # another module may call it
+        for caller in holders:
+            calls = _calls_of(analyzer, caller, attr)
+            if calls is None:
+                return None
+            seen = analyzer.record_calls(caller, calls)
+            if seen is None or {i for i, _ in seen} != {id(c) for c in calls}:
+                return None  # a call the run did not reach
+            passed.extend(bound for _, bound in seen)
+    out = {}
+    for p in forward.params[1:]:
+        bounds = {b.get(p.name).bound if b.get(p.name) is not None and b[p.name].type == "tensor" else None for b in passed}
+        if len(bounds) == 1 and None not in bounds:
+            out[p.name] = bounds.pop()
+    return out
+
+
+def _derived(analyzer, key: ClassKey, renames_only: bool) -> list[ClassKey] | None:
+    """The class and the classes the tree derives from it (transitively). With
+    ``renames_only``, None unless every one of those only renames it (a body of `pass` or
+    a docstring: its instances are built and behave as the class's)."""
+    out, pending = [key], [key]
+    while pending:
+        base = pending.pop()
+        for path in analyzer.project.deriving(base.name):
+            module = analyzer.module_ir(path)
+            if module is None:
+                return None
+            for name, cls in module.classes().items():
+                if not any(expr_text(b).rsplit(".", 1)[-1] == base.name for b in cls.bases):
+                    continue
+                sub = ClassKey(module.path, name)
+                resolved = [analyzer.resolve(b) for b in analyzer.class_info(sub).bases]
+                if not any(b.type == "class" and isinstance(b.ref, ClassKey) and same_class(b.ref, base) for b in resolved):
+                    if all(b.type == "class" for b in resolved):
+                        continue  # a same-named class of another module
+                    return None
+                if len(out) > 64 or renames_only and (
+                        cls.decorators or len(cls.bases) != 1 or not all(renames_only_statement(s) for s in cls.body)):
+                    return None
+                out.append(sub)
+                pending.append(sub)
+    return out
+
+
+def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
+    """(class, attribute) of every `self.<attribute> = <key>(...)` in the module; None when
+    the module builds the class in another way, or the name is another class here."""
+    built = [e for s in ir.walk_statements(module.body, into_defs=True) for c in ir.child_expressions(s)
+             for e in ir.walk_expression(c) if isinstance(e, ir.Call) and isinstance(e.func, ir.Name) and e.func.id == key.name]
+    sites, accounted = [], 0
+    for name, cls in module.classes().items():
+        caller = ClassKey(module.path, name)
+        if analyzer.find_method(caller, "forward")[1] is None:
+            continue
+        init = cls.methods().get("__init__")
+        for s in init.body if init is not None else ():
+            if (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.value, ir.Call)
+                    and any(s.value is b for b in built) and _is_self_attr(s.targets[0])):
+                accounted += 1
+                built_class = class_of(analyzer, caller, s.value.func)
+                if built_class is None:
+                    return None
+                if same_class(built_class, key):  # else a same-named class of this module: not a caller
+                    sites.append((caller, s.targets[0].attr))
+    return sites if accounted == len(built) else None
+
+
+def _calls_of(analyzer, caller: ClassKey, attr: str) -> list | None:
+    """The calls `self.<attr>(...)` in the `forward` the caller's instances run, when that
+    is every read of `self.<attr>` in the methods of its classes (besides the assignments
+    of `__init__`)."""
+    forward = analyzer.find_method(caller, "forward")[1]
+    calls, reads = [], 0
+    for info in analyzer.mro(caller):
+        for name, method in info.node.methods().items():
+            for s in ir.walk_statements(method.body, into_defs=True):
+                for e in ir.child_expressions(s):
+                    for sub in ir.walk_expression(e):
+                        if _is_self_attr(sub) and sub.attr == attr:
+                            reads += 1
+                        if isinstance(sub, ir.Call) and _is_self_attr(sub.func) and sub.func.attr == attr:
+                            if method is not forward:
+                                return None
+                            calls.append(sub)
+            if name == "__init__":
+                reads -= sum(1 for s in method.body if isinstance(s, ir.Assign) and any(
+                    _is_self_attr(t) and t.attr == attr for t in s.targets))
+    return calls if calls and reads == len(calls) else None
+
+
+def _is_self_attr(e) -> bool:
+    return isinstance(e, ir.Attribute) and isinstance(e.value, ir.Name) and e.value.id == "self"
+
+
+def _has_bound_test(forward: ir.FunctionDef) -> bool:
+    """Whether the forward holds an `if` comparing a name with a fixed size (`index_bounds`)."""
+    for s in ir.walk_statements(forward.body):
+        test = s.test if isinstance(s, ir.If) else None
+        if (isinstance(test, ir.Compare) and len(test.ops) == 1 and isinstance(test.left, ir.Name)
+                and isinstance(test.comparators[0], ir.Attribute) and fixed_size(test.comparators[0])):
+            return True
+    return False

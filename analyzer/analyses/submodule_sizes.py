@@ -1,0 +1,240 @@
+"""Static sizes (`index_bounds`) across a call into a submodule, whose `self` is another
+object: a size is the text of an attribute chain of `self`, so it means something else
+on the other side.
+
+A block builds its router and its experts from one configuration,
+
+    class Block(nn.Module):
+        def __init__(self, config):
+            self.gate = Router(config)        # self.num_experts = config.num_local_experts
+            self.experts = Experts(config)    # self.num_experts = config.num_local_experts
+        def forward(self, h):
+            _, w, idx = self.gate(h)          # idx < self.gate.num_experts
+            return self.experts(h, idx, w)    # ... so idx < self.num_experts in Experts
+
+Out of a submodule, a size `self.n` becomes `self.gate.n` (the chain the call was made
+through). Into one, a size is kept only when it and an attribute of the callee come
+from the same configuration field (`source`): the same parameter of the caller's
+`__init__` (never rebound nor written to there), the same field of it, each attribute
+written once, in its class's own `__init__`. Anything else loses the size: unknown is
+always sound."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+
+from analyzer.analyses.project import ClassKey
+from analyzer.frontend import expr_text, ir
+
+
+def outward(value, accessor):
+    """``value`` (returned by a submodule reached through the expression ``accessor``) with
+    its sizes written from the caller's side; sizes are dropped when ``accessor`` is not
+    an attribute chain of `self`."""
+    prefix = expr_text(accessor) if _self_chain(accessor) else None
+    return _rewrite(value, lambda size: prefix + size[4:] if prefix is not None and _ATTRIBUTE_CHAIN.match(size) else
+                    size if _constant(size) else None)
+
+
+def inward(analyzer, caller: ClassKey | None, accessor, callee: ClassKey, value):
+    """``value`` (passed by a method of ``caller`` to the submodule ``accessor``, of class
+    ``callee``) with its sizes written from the callee's side, or dropped (`source`)."""
+    if caller is None or not _built_as(analyzer, caller, accessor, callee):
+        return _rewrite(value, lambda size: size if _constant(size) else None)
+    prefix = expr_text(accessor)
+
+    def translate(size: str) -> str | None:
+        if _constant(size):
+            return size
+        wanted = source(analyzer, caller, size) if size.startswith("self.") else None
+        if wanted is None:
+            return None
+        for attr in _init_fields(analyzer, callee):
+            if source(analyzer, caller, prefix + "." + attr) == wanted:
+                return "self." + attr
+        return None
+    return _rewrite(value, translate)
+
+
+def source(analyzer, key: ClassKey, text: str) -> tuple | None:
+    """(parameter of ``key``'s `__init__`, dotted field) that the attribute chain ``text``
+    (`self.a` or `self.sub.a`) was read from when the module was built; None when unsure."""
+    parts = text.split(".")
+    if len(parts) < 2 or parts[0] != "self":
+        return None
+    key = renamed(analyzer, key)
+    init = own_init(analyzer, key)
+    if init is None:
+        return None
+    value = _single_write(analyzer, key, parts[1])
+    if value is None:
+        return None
+    if len(parts) == 2:
+        return _field_of_parameter(init, value)
+    if not isinstance(value, ir.Call) or any(a.star for a in value.args):
+        return None
+    built = class_of(analyzer, key, value.func)
+    if built is None:
+        return None
+    inner = source(analyzer, built, "self." + ".".join(parts[2:]))
+    inner_init = own_init(analyzer, built)
+    if inner is None or inner_init is None:
+        return None
+    param, field = inner
+    argument = _argument_for(inner_init, value, param)
+    outer = _field_of_parameter(init, argument) if argument is not None else None
+    if outer is None:
+        return None
+    return (outer[0], ".".join(f for f in (outer[1], field) if f))
+
+
+def _built_as(analyzer, caller: ClassKey, accessor, callee: ClassKey) -> bool:
+    """Whether ``accessor`` is `self.<attr>`, built once in ``caller``'s `__init__` as an
+    instance of ``callee`` itself (so that its attributes are the callee's)."""
+    if not (isinstance(accessor, ir.Attribute) and isinstance(accessor.value, ir.Name) and accessor.value.id == "self"):
+        return False
+    if own_init(analyzer, caller) is None:
+        return False
+    value = _single_write(analyzer, renamed(analyzer, caller), accessor.attr)
+    built = class_of(analyzer, renamed(analyzer, caller), value.func) if isinstance(value, ir.Call) else None
+    return built is not None and same_class(renamed(analyzer, built), renamed(analyzer, callee))
+
+
+def _rewrite(value, translate):
+    if value is None:
+        return value
+    changed = {}
+    if value.bound is not None:
+        changed["bound"] = _translated(value.bound, translate)
+    if value.elem is not None:
+        changed["elem"] = _rewrite(value.elem, translate)
+    if value.elems is not None:
+        changed["elems"] = tuple(_rewrite(e, translate) for e in value.elems)
+    if not changed or all(changed[k] == getattr(value, k) for k in changed):
+        return value
+    return replace(value, **changed)
+
+
+def _translated(bound: tuple, translate) -> tuple | None:
+    size = translate(bound[-1])
+    return None if size is None else (*bound[:-1], size)
+
+
+_ATTRIBUTE_CHAIN = re.compile(r"self(\.\w+)+$")
+
+
+def _constant(size: str) -> bool:
+    return size.lstrip("-").isdigit()
+
+
+def _self_chain(e) -> bool:
+    return e is not None and isinstance(e, ir.Attribute) and (isinstance(e.value, ir.Name) and e.value.id == "self" or _self_chain(e.value))
+
+
+def own_init(analyzer, key: ClassKey):
+    key = renamed(analyzer, key)
+    owner, init = analyzer.find_method(key, "__init__")
+    return init if init is not None and owner.key == key else None
+
+
+def same_class(a: ClassKey, b: ClassKey) -> bool:
+    """Whether two keys name one class (a file is named relative or absolute)."""
+    return a.name == b.name and os.path.abspath(a.path) == os.path.abspath(b.path)
+
+
+def renamed(analyzer, key: ClassKey) -> ClassKey:
+    """The class ``key`` only renames (`class OtherExperts(Experts): pass`, followed
+    through such chains), else ``key`` itself: the one whose `__init__` and attributes
+    its instances have."""
+    for _ in range(8):
+        info = analyzer.class_info(key)
+        if info is None or info.node.decorators or len(info.bases) != 1 or not all(renames_only(s) for s in info.node.body):
+            return key
+        base = analyzer.resolve(info.bases[0])
+        if base.type != "class" or not isinstance(base.ref, ClassKey):
+            return key
+        key = base.ref
+    return key
+
+
+def renames_only(s) -> bool:
+    """A statement of a class body that leaves the class as its base: `pass`, a docstring."""
+    return isinstance(s, ir.Pass) or isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Const) and isinstance(s.value.value, str)
+
+
+def _single_write(analyzer, key: ClassKey, attr: str):
+    """The value of the one `self.<attr> = value` of the class, when it is in `__init__`'s
+    own body (not under a branch or loop) and the class writes that attribute nowhere else."""
+    info = analyzer.class_info(key)
+    writes = [s for m in info.node.methods().values() for s in ir.walk_statements(m.body, into_defs=True)
+              if _writes(s, attr)]
+    init = own_init(analyzer, key)
+    if init is None or len(writes) != 1 or writes[0] not in init.body or not isinstance(writes[0], ir.Assign) or len(writes[0].targets) != 1:
+        return None
+    return writes[0].value
+
+
+def _writes(s, attr: str) -> bool:
+    return any(isinstance(t, ir.Attribute) and t.attr == attr and isinstance(t.value, ir.Name) and t.value.id == "self"
+               for target in _targets(s) for t in ir.walk_expression(target))
+
+
+def _field_of_parameter(init: ir.FunctionDef, e) -> tuple | None:
+    """(parameter, dotted field) for `param` or `param.a.b`, with ``param`` a parameter of
+    ``init`` that its body neither rebinds nor writes a field of."""
+    path = []
+    while isinstance(e, ir.Attribute):
+        path.append(e.attr)
+        e = e.value
+    if not isinstance(e, ir.Name) or e.id not in {p.name for p in init.params[1:]}:
+        return None
+    for s in ir.walk_statements(init.body, into_defs=True):
+        for target in _targets(s):
+            for t in ir.walk_expression(target):
+                if isinstance(t, ir.Name) and t.id == e.id:
+                    return None  # rebound, or a field of it written (`config.n = 4`)
+    return (e.id, ".".join(reversed(path)))
+
+
+def _targets(s) -> list:
+    if isinstance(s, ir.Assign):
+        return list(s.targets)
+    if isinstance(s, ir.AugAssign):
+        return [s.target]
+    if isinstance(s, ir.Loop) and s.target is not None:
+        return [s.target]
+    return []
+
+
+def _argument_for(init: ir.FunctionDef, call: ir.Call, param: str):
+    """The expression ``call`` (a construction) passes for ``init``'s parameter ``param``."""
+    params = [p for p in init.params[1:] if p.kind in ("positional", "posonly")]
+    positional = [a.value for a in call.args if a.keyword is None]
+    for a in call.args:
+        if a.keyword == param:
+            return a.value
+    names = [p.name for p in params]
+    if param in names and names.index(param) < len(positional):
+        return positional[names.index(param)]
+    return None
+
+
+def class_of(analyzer, key: ClassKey, func) -> ClassKey | None:
+    if not isinstance(func, ir.Name):
+        return None
+    module = analyzer.module_ir(key.path)
+    value = analyzer.globals_of(module).get(func.id) if module is not None else None
+    value = analyzer.resolve(value) if value is not None else None
+    return value.ref if value is not None and value.type == "class" and isinstance(value.ref, ClassKey) else None
+
+
+def _init_fields(analyzer, key: ClassKey) -> list[str]:
+    """The attributes the class's own `__init__` assigns at its top level, in order."""
+    key = renamed(analyzer, key)
+    init = own_init(analyzer, key)
+    if init is None:
+        return []
+    return [t.attr for s in init.body if isinstance(s, ir.Assign) for t in s.targets
+            if isinstance(t, ir.Attribute) and isinstance(t.value, ir.Name) and t.value.id == "self"]
