@@ -72,7 +72,8 @@ def source(analyzer, key: ClassKey, text: str) -> tuple | None:
     if value is None:
         return None
     if len(parts) == 2:
-        return _field_of_parameter(init, value)
+        found = _field_of_parameter(init, value)
+        return (found[0], _canonical_field(analyzer, key, init, *found)) if found is not None else None
     if not isinstance(value, ir.Call) or any(a.star for a in value.args):
         return None
     built = class_of(analyzer, key, value.func)
@@ -196,6 +197,30 @@ def _field_of_parameter(init: ir.FunctionDef, e) -> tuple | None:
                 if isinstance(t, ir.Name) and t.id == e.id:
                     return None  # rebound, or a field of it written (`config.n = 4`)
     return (e.id, ".".join(reversed(path)))
+
+
+def _canonical_field(analyzer, key: ClassKey, init: ir.FunctionDef, param: str, field: str) -> str:
+    """``field`` of the configuration ``param`` under the name its class stores it by: a
+    transformers configuration maps aliases to attributes (`attribute_map =
+    {"num_local_experts": "num_experts"}`), so two modules reading `config.num_experts`
+    and `config.num_local_experts` read one value. Only a class-level dict of string
+    literals on the class ``param`` is annotated with (or its bases in the tree) counts."""
+    if not field or "." in field:
+        return field
+    annotation = next((p.annotation for p in init.params if p.name == param), None)
+    config = class_of(analyzer, key, annotation) if annotation is not None else None
+    if config is None:
+        return field
+    for info in analyzer.mro(config):
+        for s in info.node.body:
+            if (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ir.Name)
+                    and s.targets[0].id == "attribute_map" and isinstance(s.value, ir.Dict)):
+                aliases = {k.value: v.value for k, v in s.value.items
+                           if isinstance(k, ir.Const) and isinstance(v, ir.Const) and isinstance(k.value, str) and isinstance(v.value, str)}
+                if len(aliases) != len(s.value.items):
+                    return field  # a computed entry: unsure
+                return aliases.get(field, field)
+    return field
 
 
 def _targets(s) -> list:

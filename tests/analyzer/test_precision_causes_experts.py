@@ -179,6 +179,53 @@ CHANGED = """
             self.num_experts = config.num_local_experts + 1
 """
 
+# The configuration maps an alias to the attribute it stores (transformers'
+# `attribute_map`): a router reading `config.num_experts` and experts reading
+# `config.num_local_experts` read one number. The experts and the renamed experts of
+# another model are built by blocks of their own; each block's run covers its own.
+ALIASED = """
+
+    class Config:
+        attribute_map = {aliases}
+
+        def __init__(self, num_experts=8, num_experts_per_tok=2, hidden_size=16):
+            self.num_experts = num_experts
+            self.num_experts_per_tok = num_experts_per_tok
+            self.hidden_size = hidden_size
+
+
+    class AliasRouter(nn.Module):
+        def __init__(self, config: Config):
+            super().__init__()
+            self.top_k = config.num_experts_per_tok
+            self.num_experts = config.num_experts
+            self.weight = nn.Parameter(torch.zeros(self.num_experts, config.hidden_size))
+
+        def forward(self, hidden_states):
+            logits = F.linear(hidden_states, self.weight)
+            values, indices = torch.topk(logits, self.top_k, dim=-1)
+            return logits, values, indices
+
+
+    class AliasExperts(Experts):
+        pass
+
+
+    class AliasBlock(nn.Module):
+        def __init__(self, config: Config):
+            super().__init__()
+            self.gate = AliasRouter(config)
+            self.experts = AliasExperts(config)
+
+        def forward(self, hidden_states):
+            _, weights, indices = self.gate(hidden_states)
+            return self.experts(hidden_states, indices, weights)
+"""
+
+
+def annotated(source: str) -> str:
+    return source.replace("def __init__(self, config):", "def __init__(self, config: Config):")
+
 REPORTED = "  # expect: UT101"
 
 CASES = {
@@ -202,6 +249,13 @@ CASES = {
                                                + ROUTER.format(router_size="num_local_experts") + BLOCK + RENAMED_PASSED_ON),
     "experts-subclass-changes-them": (HEADER.format(sentinel=REPORTED) + ROUTER.format(router_size="num_local_experts")
                                       + BLOCK + CHANGED),
+    "renamed-experts-with-a-router-reading-an-alias": annotated(
+        HEADER.format(sentinel="") + ROUTER.format(router_size="num_local_experts") + BLOCK
+        + ALIASED.format(aliases='{"num_local_experts": "num_experts"}')),
+    # A configuration without that alias: two fields, maybe two numbers.
+    "router-reading-a-field-no-alias-joins": annotated(
+        HEADER.format(sentinel=REPORTED) + ROUTER.format(router_size="num_local_experts") + BLOCK
+        + ALIASED.format(aliases="{}")),
     # No caller in the tree: the indices are whatever its user passes.
     "no-caller": HEADER.format(sentinel=REPORTED),
 }
