@@ -60,7 +60,19 @@ def inward(analyzer, caller: ClassKey | None, accessor, callee: ClassKey, value)
 
 def source(analyzer, key: ClassKey, text: str) -> tuple | None:
     """(parameter of ``key``'s `__init__`, dotted field) that the attribute chain ``text``
-    (`self.a` or `self.sub.a`) was read from when the module was built; None when unsure."""
+    (`self.a` or `self.sub.a`) was read from when the module was built; None when unsure.
+    A one-part field is named as the configuration's class stores it (`_canonical_field`),
+    that class being the annotation of the parameter at the outermost `__init__` along the
+    chain that annotates it (the same object is handed down unchanged)."""
+    found = _source(analyzer, key, text)
+    if found is None:
+        return None
+    param, field, config = found
+    return (param, _canonical_field(analyzer, config, field))
+
+
+def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
+    """(parameter, dotted field, the parameter's annotated class or None)."""
     parts = text.split(".")
     if len(parts) < 2 or parts[0] != "self":
         return None
@@ -73,22 +85,26 @@ def source(analyzer, key: ClassKey, text: str) -> tuple | None:
         return None
     if len(parts) == 2:
         found = _field_of_parameter(init, value)
-        return (found[0], _canonical_field(analyzer, key, init, *found)) if found is not None else None
+        return (*found, _annotated_class(analyzer, key, init, found[0])) if found is not None else None
     if not isinstance(value, ir.Call) or any(a.star for a in value.args):
         return None
     built = class_of(analyzer, key, value.func)
     if built is None:
         return None
-    inner = source(analyzer, built, "self." + ".".join(parts[2:]))
+    inner = _source(analyzer, built, "self." + ".".join(parts[2:]))
     inner_init = own_init(analyzer, built)
     if inner is None or inner_init is None:
         return None
-    param, field = inner
+    param, field, config = inner
     argument = _argument_for(inner_init, value, param)
     outer = _field_of_parameter(init, argument) if argument is not None else None
     if outer is None:
         return None
-    return (outer[0], ".".join(f for f in (outer[1], field) if f))
+    if outer[1]:
+        config = None  # a part of the configuration (`config.text_config`): its own class
+    else:
+        config = _annotated_class(analyzer, key, init, outer[0]) or config
+    return (outer[0], ".".join(f for f in (outer[1], field) if f), config)
 
 
 def _built_as(analyzer, caller: ClassKey, accessor, callee: ClassKey) -> bool:
@@ -199,17 +215,18 @@ def _field_of_parameter(init: ir.FunctionDef, e) -> tuple | None:
     return (e.id, ".".join(reversed(path)))
 
 
-def _canonical_field(analyzer, key: ClassKey, init: ir.FunctionDef, param: str, field: str) -> str:
-    """``field`` of the configuration ``param`` under the name its class stores it by: a
+def _annotated_class(analyzer, key: ClassKey, init: ir.FunctionDef, param: str) -> ClassKey | None:
+    annotation = next((p.annotation for p in init.params if p.name == param), None)
+    return class_of(analyzer, key, annotation) if annotation is not None else None
+
+
+def _canonical_field(analyzer, config: ClassKey | None, field: str) -> str:
+    """``field`` under the name the configuration class ``config`` stores it by: a
     transformers configuration maps aliases to attributes (`attribute_map =
     {"num_local_experts": "num_experts"}`), so two modules reading `config.num_experts`
     and `config.num_local_experts` read one value. Only a class-level dict of string
-    literals on the class ``param`` is annotated with (or its bases in the tree) counts."""
-    if not field or "." in field:
-        return field
-    annotation = next((p.annotation for p in init.params if p.name == param), None)
-    config = class_of(analyzer, key, annotation) if annotation is not None else None
-    if config is None:
+    literals on the class (or its bases in the tree) counts."""
+    if config is None or not field or "." in field:
         return field
     for info in analyzer.mro(config):
         for s in info.node.body:
