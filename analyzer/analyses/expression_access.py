@@ -13,7 +13,7 @@ from analyzer.analyses.module_state import parameter_of, state_of_unknown
 from analyzer.analyses.picks import picked_item
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.shapes import size_level
-from analyzer.analyses.values import DATA, KNOWN_WHEN_TRACED, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, known_level
+from analyzer.analyses.values import DATA, KNOWN_WHEN_TRACED, SHAPE, STATIC, STATIC_PY, UNKNOWN, VALUES_INDICES, Value, known_level
 from analyzer.frontend import expr_text, ir
 
 TRAINING_FLAG = Value("python", STATIC, ref="training")
@@ -67,6 +67,8 @@ class AccessSemantics:
                     return Value("function", ref=FunctionKey(owner.key.path, method.qualname))
             return STATIC_PY
         if t in ("container", "python", "none"):
+            if t == "container" and base.ref == VALUES_INDICES and attr in ("values", "indices"):
+                return base.elem or UNKNOWN
             if t == "container" and attr in ("shape",):
                 return Value.container(Value.python(base.level), level=base.level, ref="shape")
             return Value("method", ref=attr, elem=base)

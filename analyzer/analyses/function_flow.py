@@ -15,6 +15,7 @@ from analyzer.analyses.cfg import Node
 from analyzer.analyses.dataflow import Analysis, solve
 from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_base
 from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
+from analyzer.analyses.foreign_runtimes import entered
 from analyzer.analyses.levels import Level
 from analyzer.analyses.log_only import only_logs
 from analyzer.analyses.narrowing import TypeNarrowing
@@ -267,7 +268,7 @@ class FunctionAnalysis(TracingGuards):
             for ctx, target in s.items:
                 value = ev.ev(ctx, state)
                 if target is not None:
-                    ev.bind(target, UNKNOWN if value.type != "tensor" else value, state)
+                    ev.bind(target, value if value.type == "tensor" else entered(value) or UNKNOWN, state)
             return state
         self.statement(s, state)
         return state

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from analyzer.analyses import index_bounds
 from analyzer.analyses.levels import Level
-from analyzer.analyses.values import DATA, FIXED_ROWS, KNOWN_WHEN_TRACED, ROWS, SHAPE, STATIC, Value
+from analyzer.analyses.values import DATA, FIXED_ROWS, KNOWN_WHEN_TRACED, ROWS, SHAPE, STATIC, VALUES_INDICES, Value
 from analyzer.frontend import ir
 
 
@@ -29,7 +29,11 @@ def pieces(name: str, args, kwargs, piece: Value, arg_nodes=()) -> Value:
         sizes = args[0] if args else next((v for k, v in kwargs.items() if k in _SPLIT_SIZES), None)
         if sizes is not None and _values_are_data(sizes):
             return Value.container(replace(piece, shape_level=DATA), level=DATA)
-    return Value.container(piece)
+    return Value.container(piece, ref=VALUES_INDICES if name in _VALUES_INDICES else None)
+
+
+# The splits whose result is the named tuple `(values, indices)`.
+_VALUES_INDICES = frozenset({"topk", "sort", "kthvalue", "mode", "cummax", "cummin", "max", "min", "median", "nanmedian"})
 
 
 def call_args(node) -> list:

@@ -165,6 +165,10 @@ FIXED_ROWS = "fixed-rows"
 # many as the example's size there, so iterating it unrolls over that size (UT105).
 ROWS = "rows"
 
+# `ref` of the `(values, indices)` named tuple of `topk`, `sort`, `max(dim)`...: its
+# `.values` and `.indices` are its pieces.
+VALUES_INDICES = "values-indices"
+
 UNKNOWN = Value()
 NONE = Value("none")
 STATIC_PY = Value.python(STATIC)

@@ -1,0 +1,160 @@
+"""Causes of false alarms found by judging random findings on real code (issue 12,
+`benchmarks/data/precision_sample_seed{3,4}.json`), in the form of `test_precision_causes`:
+every line that must be reported ends in `# expect: UTxxx`, its true-positive neighbour
+sits in the same program, and the exact set of (line, code) is asserted."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.analyzer.marked_cases import MarkedCases, package_findings
+
+CASES = MarkedCases()
+case = CASES.add
+
+
+# A tensor made from another runtime's output (HailoRT's, entered through an ExitStack)
+# is outside the graph already: the escape is where the input became NumPy for the
+# runtime, and the decoded result's `.numpy()` loses nothing further, through the
+# `(values, indices)` of `topk` too. The same decoding of an object that is no runtime's,
+# or mixed with the graph's input, stays reported.
+case("tensor-from-a-foreign-runtime-output", """
+    from contextlib import ExitStack
+
+    import torch
+    import torch.nn as nn
+    from hailo_platform import HEF, InferVStreams, VDevice
+
+
+    class Base(nn.Module):
+        def __init__(self, weight):
+            super().__init__()
+            self.load_model(weight)
+
+
+    class HailoLike(Base):
+        def load_model(self, weight):
+            self.hef = HEF(weight)
+            with ExitStack() as stack:
+                target = stack.enter_context(VDevice())
+                self.model = stack.enter_context(InferVStreams(target, self.hef))
+
+        def forward(self, im):
+            arr = im.permute(0, 2, 3, 1).cpu().numpy()  # expect: UT202
+            results = self.model.infer({"in": arr})
+            boxes = torch.from_numpy(results["boxes"])
+            scores = torch.from_numpy(results["scores"]).sigmoid()
+            anchor_index = scores.amax(-1).topk(min(300, scores.shape[1]), dim=1).indices[..., None]
+            boxes = boxes.gather(1, anchor_index.expand(-1, -1, 4))
+            scores, index = scores.flatten(1).topk(10, dim=1)
+            decoded = torch.cat((boxes, scores[..., None], (index % 4)[..., None].float()), 2).numpy()
+            mixed = boxes.sum() + im
+            again = torch.from_numpy(arr) * 2
+            return decoded, again.numpy(), mixed.numpy()  # expect: UT202
+
+
+    class NotARuntime(Base):
+        def load_model(self, weight):
+            with ExitStack() as stack:
+                self.model = stack.enter_context(open(weight))
+
+        def forward(self, im):
+            out = torch.from_numpy(self.model.read(im)).sigmoid()
+            return out.numpy()  # expect: UT202
+""")
+
+
+# timm builds its LayerScale with the factory keywords of the block (`**dd` after
+# `dd = {'device': device, 'dtype': dtype}`) and tests `isinstance(m, LayerScale2d)`:
+# neither sets `inplace`, so the in-place side never runs. A spread of a dict that holds
+# `inplace`, or of a parameter (its keys unknown), or of a name bound otherwise in its
+# function leaves the write reported.
+SCALES = '''
+import torch
+import torch.nn as nn
+
+
+class LayerScale(nn.Module):
+    def __init__(self, dim, init_values=1e-5, inplace=False, device=None, dtype=None):
+        super().__init__()
+        self.inplace = inplace
+        self.gamma = nn.Parameter(init_values * torch.ones(dim, device=device, dtype=dtype))
+
+    def forward(self, x):
+        return x.mul_(self.gamma) if self.inplace else x * self.gamma
+
+
+class SpreadInplace(nn.Module):
+    def __init__(self, dim, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return x.tanh_() if self.inplace else x.tanh()
+
+
+class SpreadParameter(nn.Module):
+    def __init__(self, inplace=False, device=None):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return x.sigmoid_() if self.inplace else x.sigmoid()
+
+
+class Rebound(nn.Module):
+    def __init__(self, inplace=False, device=None):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return x.relu_() if self.inplace else x.relu()
+'''
+
+SCALED_BLOCKS = '''
+import torch.nn as nn
+
+from .scales import LayerScale, Rebound, SpreadInplace, SpreadParameter
+
+
+def factory_kwargs(module):
+    return {'device': None}
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        dd = {'device': None}
+        dd = factory_kwargs(self)
+        self.relu = Rebound(**dd)
+
+    def forward(self, x):
+        return self.relu(x)
+
+
+class Block(nn.Module):
+    def __init__(self, dim, device=None, dtype=None, **kwargs):
+        super().__init__()
+        dd = {'device': device, 'dtype': dtype}
+        self.ls1 = LayerScale(dim, init_values=1e-5, **dd)
+        self.ls2 = LayerScale(dim, **dd) if dim else nn.Identity()
+        flags = dict(inplace=True)
+        self.act = SpreadInplace(dim, **flags)
+        self.gate = SpreadParameter(**kwargs)
+        self.head = Head()
+
+    def forward(self, x):
+        if isinstance(self.ls1, LayerScale):
+            x = self.head(x)
+        return self.gate(self.act(self.ls2(self.ls1(x))))
+'''
+
+
+def test_constructor_flag_spread_from_a_dict_display(tmp_path, monkeypatch):
+    found = package_findings(tmp_path, monkeypatch, {"scales.py": SCALES, "blocks.py": SCALED_BLOCKS})
+    assert found == [("scales.py", 22, "UT301"), ("scales.py", 31, "UT301"), ("scales.py", 40, "UT301")]
+
+
+@pytest.mark.parametrize("name", CASES.names())
+def test_cause(name):
+    CASES.check(name)
