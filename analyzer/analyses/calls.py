@@ -21,7 +21,7 @@ from analyzer.analyses.module_state import built_here
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.python_calls import PythonCallSemantics
 from analyzer.analyses.summaries import Summary
-from analyzer.analyses.values import NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value
+from analyzer.analyses.values import SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, default_value
 from analyzer.frontend import expr_text, ir
 
 
@@ -156,7 +156,7 @@ def bind_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self_val
             elif p.name in kwargs:
                 bound[p.name] = kwargs[p.name]
             elif p.default is not None:
-                bound[p.name] = NONE if isinstance(p.default, ir.Const) and p.default.value is None else STATIC_PY
+                bound[p.name] = default_value(p.default) if isinstance(p.default, ir.Const) else STATIC_PY
             else:
                 bound[p.name] = UNKNOWN
         elif p.kind == "vararg":
@@ -166,7 +166,7 @@ def bind_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self_val
             if p.name in kwargs:
                 bound[p.name] = kwargs[p.name]
             else:
-                bound[p.name] = NONE if isinstance(p.default, ir.Const) and p.default.value is None else STATIC_PY
+                bound[p.name] = default_value(p.default) if isinstance(p.default, ir.Const) else STATIC_PY
         elif p.kind == "kwarg":
             bound[p.name] = Value.container(UNKNOWN, ref="dict")
     return bound

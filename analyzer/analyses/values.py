@@ -169,6 +169,26 @@ ROWS = "rows"
 # `.values` and `.indices` are its pieces.
 VALUES_INDICES = "values-indices"
 
+# `ref` of a Python flag known to hold False / True: a parameter left at its constant
+# default (`inplace_safe: bool = False` of a call that does not pass it).
+FALSE_FLAG, TRUE_FLAG = "flag:False", "flag:True"
+
+
+def default_value(default) -> "Value | None":
+    """What a parameter left at ``default`` (its IR expression) holds: None for a None
+    default, a known flag for True / False, a static Python value otherwise."""
+    if getattr(default, "value", 0) is None:
+        return NONE
+    if type(getattr(default, "value", None)) is bool:
+        return Value("python", STATIC, ref=TRUE_FLAG if default.value else FALSE_FLAG)
+    return STATIC_PY
+
+
+def flag_truth(v: "Value | None") -> bool | None:
+    """The truth of a known flag (`default_value`), else None."""
+    return {TRUE_FLAG: True, FALSE_FLAG: False}.get(v.ref) if v is not None and v.type == "python" else None
+
+
 UNKNOWN = Value()
 NONE = Value("none")
 STATIC_PY = Value.python(STATIC)

@@ -155,6 +155,105 @@ def test_constructor_flag_spread_from_a_dict_display(tmp_path, monkeypatch):
     assert found == [("scales.py", 22, "UT301"), ("scales.py", 31, "UT301"), ("scales.py", 40, "UT301")]
 
 
+# A forward flag no call in the tree sets is its default: ESMFold's triangular update runs
+# `_inference_forward` (writing into its input in place) only with `inplace_safe=True`,
+# which its only callers leave unset. A caller that sets it (by keyword or by position),
+# a module built into a list (its calls are not seen), a module calling itself with the
+# flag, and a class the tree never builds (its user calls it) keep the write reported; a
+# helper function called without the flag skips its side in that call only.
+UPDATES = '''
+import torch
+import torch.nn as nn
+
+
+class Update(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def _inference_forward(self, z: torch.Tensor):
+        z[0] = self.lin(z[0])
+        return z
+
+    def forward(self, z: torch.Tensor, mask=None, inplace_safe: bool = False):
+        if inplace_safe:
+            return self._inference_forward(z)
+        return self.lin(z)
+
+
+class SetByKeyword(nn.Module):
+    def forward(self, z: torch.Tensor, inplace: bool = False):
+        return z.abs_() if inplace else z.abs()
+
+
+class Positional(nn.Module):
+    def forward(self, z: torch.Tensor, inplace: bool = False):
+        return z.relu_() if inplace else z.relu()
+
+
+class Listed(nn.Module):
+    def forward(self, z: torch.Tensor, inplace: bool = False):
+        return z.tanh_() if inplace else z.tanh()
+
+
+class CallsItself(nn.Module):
+    def chunked(self, z):
+        return self.forward(z, inplace=True)
+
+    def forward(self, z: torch.Tensor, inplace: bool = False):
+        return z.sigmoid_() if inplace else z.sigmoid()
+
+
+class Unbuilt(nn.Module):
+    def forward(self, z: torch.Tensor, inplace: bool = False):
+        return z.exp_() if inplace else z.exp()
+
+
+def scale(x: torch.Tensor, inplace=False):
+    if inplace:
+        x[0] = 0
+    return x
+
+
+def shift(x: torch.Tensor, inplace=False):
+    if inplace:
+        x[1] = 0
+    return x
+'''
+
+TRUNK = '''
+import torch
+import torch.nn as nn
+
+from .updates import CallsItself, Listed, Positional, SetByKeyword, Update, scale, shift
+
+
+class Trunk(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tri_mul_out = Update()
+        self.tri_mul_in = Update()
+        self.relu = Positional()
+        self.blocks = nn.ModuleList([Listed()])
+        self.gate = CallsItself()
+        self.abs = SetByKeyword()
+
+    def forward(self, z: torch.Tensor, mask: torch.Tensor):
+        z = z + self.tri_mul_out(z, mask=mask)
+        z = z + self.tri_mul_in.forward(z, mask)
+        z = self.relu(z, True) + self.abs(z, inplace=True)
+        for block in self.blocks:
+            z = block(z)
+        return scale(self.gate(z)) + scale(mask, inplace=True) + shift(mask)
+'''
+
+
+def test_forward_flag_no_call_sets(tmp_path, monkeypatch):
+    found = package_findings(tmp_path, monkeypatch, {"updates.py": UPDATES, "trunk.py": TRUNK})
+    assert found == [("updates.py", 23, "UT301"), ("updates.py", 28, "UT301"), ("updates.py", 33, "UT301"),
+                     ("updates.py", 41, "UT301"), ("updates.py", 46, "UT301"), ("updates.py", 51, "UT301")]
+
+
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
     CASES.check(name)
