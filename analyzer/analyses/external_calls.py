@@ -4,6 +4,7 @@ they emit), numpy and math (escapes of tensor values), and the standard library.
 
 from __future__ import annotations
 
+from analyzer.analyses import fixed_rows
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.call_values import (
     as_index_level,
@@ -113,7 +114,15 @@ class ExternalCallSemantics:
             # What the branch functions return: a tensor, or a tuple of them to unpack.
             return Value.tensor(False, shape_level)
         ref = known or ("bool" if name.rsplit(".", 1)[-1] in BOOL_METHODS else None)
-        return Value.tensor(True, shape_level, ref=ref, origin=FIXED_ROWS if counted_range(name, args, kwargs) else None)
+        return Value.tensor(True, shape_level, ref=ref, origin=FIXED_ROWS if self._fixed_rows(name, args, kwargs, node) else None)
+
+    def _fixed_rows(self, name: str, args, kwargs, node) -> bool:
+        """Whether the result's number of rows is fixed by the model (`fixed_rows`)."""
+        if name == "torch.stack":
+            return fixed_rows.stacked(args, call_args(node))
+        if name == "torch.einsum":
+            return fixed_rows.kept_by_einsum(args, call_args(node))
+        return counted_range(name, args, kwargs)
 
     def tensor_method(self, recv: Value, name: str, args, kwargs, node) -> Value:
         shape_level = recv.shape_level if recv.type == "tensor" else SHAPE

@@ -81,11 +81,12 @@ class PythonCallSemantics:
             level = STATIC
             elems = []
             rows = None
-            # Zipped with the layers of a ModuleList (`zip(stacked, self.norms)`), the count is the model's.
-            by_modules = any(a.type == "modules" for a in args)
+            # Zipped with the layers of a ModuleList (`zip(stacked, self.norms)`), or with a tensor
+            # of one row per layer (`fixed_rows`), the count is the model's.
+            by_model = any(a.type == "modules" or a.type == "tensor" and rows_fixed_by_model(a) for a in args)
             for a in args:
                 if a.type == "tensor":
-                    if a.certain and row_count_level(a) < DATA and not by_modules and not rows_fixed_by_model(a):
+                    if a.certain and row_count_level(a) < DATA and not by_model:
                         self.emit(IterationFact(self.site(node.span), "zip", self.text(node)))
                     level = max(level, row_count_level(a))
                     elems.append(row_of(a))

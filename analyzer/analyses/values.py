@@ -216,7 +216,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
             level = max(level, ctl)
         return Value(
             a.type, level, a.certain and b.certain, max(a.shape_level, b.shape_level), ctl,
-            a.ref if a.ref == b.ref else None, elems, elem, a.origin if a.origin == b.origin else None,
+            a.ref if a.ref == b.ref else _either_layer(a, b), elems, elem, a.origin if a.origin == b.origin else None,
             a.nullable or b.nullable, a.bound if a.bound == b.bound else None,
         )
     if "none" in types and len(types) == 2:
@@ -226,6 +226,18 @@ def join(a: Value | None, b: Value | None) -> Value | None:
     if types == {"python", "container"}:
         return Value("unknown", level, ctl=ctl)
     return Value("unknown", level if "tensor" not in types else max(level, ctl), ctl=ctl)
+
+
+def _either_layer(a: Value, b: Value):
+    """The `ref` of either of two `nn` layers (`nn.ReLU() if i < n else nn.Identity()`):
+    the set of their class names, so that what every one of them keeps is still known
+    (`fixed_rows`); None for anything else."""
+    if a.type != "module":
+        return None
+    names = [r if isinstance(r, frozenset) else frozenset({r}) for r in (a.ref, b.ref)]
+    if all(all(isinstance(n, str) and n.startswith("torch.nn.") for n in ns) for ns in names):
+        return names[0] | names[1]
+    return None
 
 
 def join_all(values) -> Value | None:

@@ -64,6 +64,78 @@ case("tensor-from-a-foreign-runtime-output", """
 """)
 
 
+# MaskFormer's auxiliary logits: `torch.stack` of the decoder's per-layer hidden states
+# (a tuple grown once per layer of a ModuleList) has one row per layer, kept by the
+# linear head, an MLP of linear layers and activations, the einsum that keeps its first
+# index and the constant slice `[:-1]`: zipping them runs once per layer. A stack of a
+# tensor's rows, a stack along another dimension, a slice by data, a stack of a list grown
+# by a data loop and an einsum that moves the index are iterations over the example.
+case("stack-of-per-layer-outputs", """
+    import torch
+    import torch.nn as nn
+
+
+    class Decoder(nn.Module):
+        def __init__(self, n=3, d=8):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+
+        def forward(self, x):
+            hidden = ()
+            for layer in self.layers:
+                x = layer(x)
+                hidden += (x,)
+            return x, hidden
+
+
+    class Mlp(nn.Module):
+        def __init__(self, d=8):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, d)])
+            self.act = nn.ReLU()
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = self.act(layer(x))
+            return x
+
+
+    class Head(nn.Module):
+        def __init__(self, d=8):
+            super().__init__()
+            self.decoder = Decoder()
+            self.cls = nn.Linear(d, 4)
+            self.emb = Mlp()
+
+        def forward(self, x: torch.Tensor, pix, sel):
+            last, hidden = self.decoder(x)
+            stacked = torch.stack(hidden)
+            classes = self.cls(stacked)
+            masks = torch.einsum("lbqc, bchw -> lbqhw", self.emb(stacked), pix)
+            aux = []
+            for m, c in zip(masks[:-1], classes[:-1]):
+                aux.append((m, c))
+            for m in masks[1:]:
+                aux.append(m)
+            for m in masks[sel:]:  # expect: UT105
+                aux.append(m)
+            for m in torch.stack(hidden, dim=1):  # expect: UT105
+                aux.append(m)
+            for m in torch.einsum("lbqc -> blqc", stacked):  # expect: UT105
+                aux.append(m)
+            rows = list(x)  # expect: UT105
+            for m in torch.stack(rows):  # expect: UT105
+                aux.append(m)
+            grown = []
+            while x.sum() > 0:  # expect: UT102
+                grown.append(x)
+                x = x - 1
+            for m in torch.stack(grown):  # expect: UT105
+                aux.append(m)
+            return aux
+""")
+
+
 # timm builds its LayerScale with the factory keywords of the block (`**dd` after
 # `dd = {'device': device, 'dtype': dtype}`) and tests `isinstance(m, LayerScale2d)`:
 # neither sets `inplace`, so the in-place side never runs. A spread of a dict that holds
