@@ -89,10 +89,10 @@ case("stack-of-per-layer-outputs", """
 
 
     class Mlp(nn.Module):
-        def __init__(self, d=8):
+        def __init__(self, d=8, last=False):
             super().__init__()
             self.layers = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, d)])
-            self.act = nn.ReLU()
+            self.act = nn.ReLU() if last else nn.Identity()
 
         def forward(self, x):
             for layer in self.layers:
