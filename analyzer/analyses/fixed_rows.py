@@ -13,15 +13,15 @@ iterating one runs that many times for every input, so it is no tensor iteration
 Made by `torch.arange(n)` / `torch.randperm(n)` of an `n` the model fixes, and by
 `torch.stack` along dimension 0 of a sequence whose length the analysis takes for static
 (a tuple grown once per layer, an attribute of a model output): not one whose items are
-a tensor's rows (`list(x)`, `[r for r in x]`, `x.unbind(0)`), whose iteration is the
-finding. Kept by a layer that keeps the leading dimensions (`nn.Linear`, norms,
+a tensor's rows (`list(x)`, `[r for r in x]`, `x.unbind(0)`, what a loop over them
+grows) or the pieces of a split (`x.split(1)`), whose iteration is the finding. Kept by a layer that keeps the leading dimensions (`nn.Linear`, norms,
 activations, dropout), by a slice of the first dimension with bounds the code writes as
 constants (`masks[:-1]`), and by an `einsum` whose output starts with the first index of
 such an operand."""
 
 from __future__ import annotations
 
-from analyzer.analyses.values import FIXED_ROWS, ROWS, STATIC, Value, is_setting
+from analyzer.analyses.values import FIXED_ROWS, ROWS, SPLIT_PIECES, STATIC, Value, is_setting
 from analyzer.frontend import ir
 
 # `nn` layers whose output keeps the leading dimensions of their input.
@@ -43,7 +43,7 @@ def stacked(args, arg_nodes) -> bool:
     seq = args[0]
     if seq.type == "container":
         items = seq.elem
-        return (max(seq.level, seq.ctl) == STATIC and seq.ref != ROWS
+        return (max(seq.level, seq.ctl) == STATIC and seq.ref not in (ROWS, SPLIT_PIECES)
                 and not (items is not None and items.origin == "row"))
     return is_setting(seq) and max(seq.level, seq.ctl, seq.elem.level) == STATIC
 

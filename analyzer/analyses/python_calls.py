@@ -17,6 +17,7 @@ from analyzer.analyses.values import (
     NONE,
     PARAM_VALUED,
     ROWS,
+    SPLIT_PIECES,
     STATIC,
     STATIC_PY,
     UNKNOWN,
@@ -73,7 +74,7 @@ class PythonCallSemantics:
                 level = max(first.level, first.ctl)
                 if name in ("set", "frozenset") and elem is not None and elem.type in ("python", "unknown"):
                     level = max(level, elem.level)  # duplicates dropped by value: the size is as dynamic as the items
-                return Value.container(elem or UNKNOWN, level=level, ref=ROWS if first.ref == ROWS and name != "set" else None)
+                return Value.container(elem or UNKNOWN, level=level, ref=first.ref if first.ref in (ROWS, SPLIT_PIECES) and name != "set" else None)
             if first.type == "python":
                 return Value.container(Value.python(first.level), level=first.level)
             return Value.container(UNKNOWN)

@@ -165,6 +165,10 @@ FIXED_ROWS = "fixed-rows"
 # many as the example's size there, so iterating it unrolls over that size (UT105).
 ROWS = "rows"
 
+# `ref` of the pieces of a split (`x.split(1)`, `x.chunk(n)`): how many there are depends
+# on the size split (a chunk of 4 of a size 3 is 3 pieces).
+SPLIT_PIECES = "split-pieces"
+
 # `ref` of the `(values, indices)` named tuple of `topk`, `sort`, `max(dim)`...: its
 # `.values` and `.indices` are its pieces.
 VALUES_INDICES = "values-indices"

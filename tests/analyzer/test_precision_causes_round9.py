@@ -68,8 +68,9 @@ case("tensor-from-a-foreign-runtime-output", """
 # (a tuple grown once per layer of a ModuleList) has one row per layer, kept by the
 # linear head, an MLP of linear layers and activations, the einsum that keeps its first
 # index and the constant slice `[:-1]`: zipping them runs once per layer. A stack of a
-# tensor's rows, a stack along another dimension, a slice by data, a stack of a list grown
-# by a data loop and an einsum that moves the index are iterations over the example.
+# tensor's rows (also as a loop over them or a comprehension grows them), of the pieces of
+# a split, along another dimension, a slice by data, a stack of a list grown by a data
+# loop and an einsum that moves the index are iterations over the example.
 case("stack-of-per-layer-outputs", """
     import torch
     import torch.nn as nn
@@ -131,6 +132,16 @@ case("stack-of-per-layer-outputs", """
                 grown.append(x)
                 x = x - 1
             for m in torch.stack(grown):  # expect: UT105
+                aux.append(m)
+            doubled = []
+            for row in x:  # expect: UT105
+                doubled.append(row * 2)
+            for m in torch.stack(doubled):  # expect: UT105
+                aux.append(m)
+            comprehended = [row * 2 for row in x]  # expect: UT105
+            for m in torch.stack(comprehended):  # expect: UT105
+                aux.append(m)
+            for m in torch.stack(x.split(1)):  # expect: UT105
                 aux.append(m)
             return aux
 """)
