@@ -13,9 +13,9 @@
 the class binds it to an attribute, and every call through that attribute leaves the
 parameter unset (`analyzer.forward_call_sites`, asked of the project so that a cached
 result depends on the answer). A call that passes it, a module handed on as a value, or
-a class the tree never builds (its user calls it directly) keeps both sides. Only a
-`True`/`False` default that picks a call of a method of `self` or an in-place tensor
-method is decided: the question reads the tree's files, so it is asked only where it
+a class the tree never builds (its user calls it directly) keeps both sides, and so does
+a class or base calling `self(...)` / `self.forward(...)`. Only a `True`/`False` default
+that picks a call on `self` (a method, a submodule) or an in-place tensor method is decided: the question reads the tree's files, so it is asked only where it
 matters. (A call from another function that leaves it unset binds the default there:
 `calls.bind_arguments`.)"""
 
@@ -65,6 +65,6 @@ def _tests(test, name: str) -> bool:
 
 
 def _picked(x) -> bool:
-    """A call of a method of `self` (`self._inference_forward(z)`) or an in-place method."""
+    """A call on `self` (`self._inference_forward(z)`, `self.lin(z)`) or an in-place method."""
     return inplace_call(x) or (isinstance(x, ir.Call) and isinstance(x.func, ir.Attribute)
                                and isinstance(x.func.value, ir.Name) and x.func.value.id == "self")
