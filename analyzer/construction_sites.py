@@ -31,6 +31,9 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 
 def keeps_default(calls, param: str, position: int) -> bool:
@@ -51,21 +54,14 @@ def constructions(texts, class_name: str) -> list[tuple[int, frozenset, str | No
     for text in texts:
         if not mention.search(text):
             continue
-        try:
-            all_tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-        except (tokenize.TokenError, SyntaxError):
+        lexed = _lex(text)
+        if lexed is None:
             return None
-        tokens = [t for t in all_tokens if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT)]
-        scopes = None
-        line_start = 0
-        for i, t in enumerate(tokens):
-            if t.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
-                line_start = i + 1
-                continue
-            if t.type == tokenize.STRING and t.string.lstrip("rbuRBU").strip("'\"") == class_name:
-                return None  # built by its name (`__all__`, a registry, `globals()[name]`): not seen
-            if t.type != tokenize.NAME or t.string != class_name:
-                continue
+        if class_name in lexed.strings:
+            return None  # built by its name (`__all__`, a registry, `globals()[name]`): not seen
+        tokens = lexed.tokens
+        for i in lexed.names.get(class_name, ()):
+            line_start = lexed.starts[i]
             before = tokens[i - 1].string if i else ""
             after = tokens[i + 1].string if i + 1 < len(tokens) else ""
             if before == "class":
@@ -78,13 +74,49 @@ def constructions(texts, class_name: str) -> list[tuple[int, frozenset, str | No
                 continue
             call = None
             if before != "." and after == "(":
-                if scopes is None:
-                    scopes = _function_scopes(all_tokens)
-                call = _call(_arguments(tokens, i + 1), lambda name: _spread_keys(tokens, scopes, t.start[0], name))
+                call = _call(_arguments(tokens, i + 1), lambda name: _spread_keys(lexed, tokens[i].line, name))
             if call is None:
                 return None
             calls.append((*call, _bound_attribute(tokens, line_start, i)))
     return calls
+
+
+@dataclass
+class _Lexed:
+    """One file's code tokens (no comments, blank lines or indents), indexed."""
+
+    tokens: list
+    starts: list[int]  # token index -> index of the first token of its statement
+    names: dict[str, list[int]]  # identifier -> indices of its tokens
+    strings: set[str]  # the contents of its one-word string literals
+    scopes: list[tuple[int, int]]  # the line ranges of its functions (`_function_scopes`)
+
+
+class _Token(NamedTuple):
+    type: int
+    string: str
+    line: int
+
+
+@lru_cache(maxsize=128)
+def _lex(text: str) -> _Lexed | None:
+    """The tokens of ``text``, once per text however many classes its questions name."""
+    try:
+        all_tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    tokens = [_Token(t.type, t.string, t.start[0]) for t in all_tokens
+              if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT)]
+    starts, names, strings, line_start = [], {}, set(), 0
+    for i, t in enumerate(tokens):
+        starts.append(line_start)
+        if t.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            line_start = i + 1
+        elif t.type == tokenize.NAME:
+            names.setdefault(t.string, []).append(i)
+        elif t.type == tokenize.STRING:
+            strings.add(t.string.lstrip("rbuRBU").strip("'\""))
+    return _Lexed(tokens, starts, names, strings, _function_scopes(all_tokens))
 
 
 def _isinstance_test(tokens, i: int) -> bool:
@@ -174,25 +206,21 @@ def _function_scopes(all_tokens) -> list[tuple[int, int]]:
     return scopes
 
 
-def _spread_keys(tokens, scopes, line: int, name: str) -> frozenset | None:
+def _spread_keys(lexed: _Lexed, line: int, name: str) -> frozenset | None:
     """The keys of the dict ``name`` spread at ``line``, when every mention of ``name`` in
     the innermost function around it is `name = {'k': ...}` / `name = dict(k=...)` or a
     `**name`; None otherwise (a parameter, an update, another binding, none at all)."""
-    around = [s for s in scopes if s[0] <= line <= s[1]]
+    around = [s for s in lexed.scopes if s[0] <= line <= s[1]]
     if not around:
         return None
     first, last = max(around)
-    keys, bound = set(), False
-    statement_start = True
-    for j, t in enumerate(tokens):
-        starts = statement_start
-        statement_start = t.type == tokenize.NEWLINE
-        if not first <= t.start[0] <= last or t.type != tokenize.NAME or t.string != name:
+    tokens, keys, bound = lexed.tokens, set(), False
+    for j in lexed.names.get(name, ()):
+        if not first <= tokens[j].line <= last:
             continue
-        if j and tokens[j - 1].string == ".":
-            continue  # an attribute of that name
-        if j and tokens[j - 1].string == "**":
-            continue
+        if j and tokens[j - 1].string in (".", "**"):
+            continue  # an attribute of that name, or a spread of it
+        starts = lexed.starts[j] == j
         display = _dict_display_keys(tokens, j + 2) if starts and j + 1 < len(tokens) and tokens[j + 1].string == "=" else None
         if display is None:
             return None
