@@ -340,3 +340,39 @@ def test_forward_flag_no_call_sets(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
     CASES.check(name)
+
+
+CALLER_SETTING_THE_FLAG = '''
+import torch.nn as nn
+
+from .updates import Update
+
+
+class Fast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tri_mul_out = Update()
+
+    def forward(self, z):
+        return self.tri_mul_out(z, inplace_safe=True)
+'''
+
+
+def test_forward_flag_answer_follows_the_tree_through_the_cache(tmp_path, monkeypatch, capsys):
+    """A caller that sets the flag, added after a cached run, brings the write back; its
+    removal takes it away again: the cached run prints what an uncached one does."""
+    from analyzer.cli import main
+
+    package_findings(tmp_path, monkeypatch, {"updates.py": UPDATES, "trunk.py": TRUNK})
+    cache = str(tmp_path / "cache")
+
+    def lines(*options):
+        main(["check", "pkg", "--output-format", "concise", *options])
+        return [line.split(" ", 2)[:2] for line in capsys.readouterr().out.splitlines() if " UT" in line]
+
+    assert ["pkg/updates.py:12:9:", "UT301"] not in lines("--cache-dir", cache)
+    (tmp_path / "pkg" / "fast.py").write_text(CALLER_SETTING_THE_FLAG)
+    cached = lines("--cache-dir", cache)
+    assert ["pkg/updates.py:12:9:", "UT301"] in cached and cached == lines("--no-cache")
+    (tmp_path / "pkg" / "fast.py").unlink()
+    assert ["pkg/updates.py:12:9:", "UT301"] not in lines("--cache-dir", cache)
