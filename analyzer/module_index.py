@@ -21,6 +21,7 @@ import os
 import re
 
 from analyzer.construction_sites import constructions, keeps_default
+from analyzer.forward_call_sites import keeps_forward_default
 
 _IDENTIFIER = re.compile(r"\b[A-Z]\w*")  # class names, as the construction questions ask
 
@@ -43,7 +44,8 @@ def module_name_for(path: str) -> str:
 
 
 def lookup_key(kind: str, argument: str) -> str:
-    """The dependency key of one question (`kind` is "module", "package", "default" or "builders")."""
+    """The dependency key of one question (`kind` is "module", "package", "default",
+    "forward-default", "builders", "deriving" or "called-elsewhere")."""
     return f"{_LOOKUP}{kind}{_LOOKUP}{argument}"
 
 
@@ -86,6 +88,17 @@ class ModuleIndex:
         if class_name not in self._constructions:
             self._constructions[class_name] = constructions(self._mentioning(class_name), class_name)
         return keeps_default(self._constructions[class_name], param, position)
+
+    def keeps_forward_default(self, class_name: str, param: str, position: int) -> bool:
+        """Whether every call in the tree of the modules of ``class_name`` leaves its
+        forward's ``param`` (positional index ``position``) at its default
+        (`forward_call_sites`)."""
+        if class_name not in self._constructions:
+            self._constructions[class_name] = constructions(self._mentioning(class_name), class_name)
+        calls = self._constructions[class_name]
+        if not calls or any(attr is None for _, _, attr in calls):
+            return False  # without reading every file
+        return keeps_forward_default(self._file_texts, calls, param, position)
 
     def builders(self, class_name: str) -> tuple[str, ...] | None:
         """The files that mention ``class_name``, when every mention of it in the tree is a
@@ -153,4 +166,7 @@ class ModuleIndex:
         if kind == "default":
             class_name, param, position = argument.split(":")
             return "yes" if self.keeps_default(class_name, param, int(position)) else ""
+        if kind == "forward-default":
+            class_name, param, position = argument.split(":")
+            return "yes" if self.keeps_forward_default(class_name, param, int(position)) else ""
         raise ValueError(f"unknown lookup {kind!r}")

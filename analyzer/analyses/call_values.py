@@ -76,6 +76,11 @@ def shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
     refs: set = set()
     python_level = STATIC
     for v in values:
+        if v.type == "container" and v.elems is not None and max(v.level, v.ctl) <= SHAPE:
+            # `torch.cat((boxes, scores))`: each item's own ref (their join keeps none of two)
+            values.extend(v.elems)
+            python_level = max(python_level, v.level, v.ctl)
+            continue
         if v.type == "tensor":
             if v.ref not in KNOWN_WHEN_TRACED:
                 return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from analyzer.analyses import fixed_rows
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.call_values import unknown_result
 from analyzer.analyses.external_calls import ExternalCallSemantics
@@ -22,7 +23,7 @@ from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.python_calls import PythonCallSemantics
 from analyzer.analyses.submodule_sizes import inward, outward
 from analyzer.analyses.summaries import Summary
-from analyzer.analyses.values import NONE, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value
+from analyzer.analyses.values import FIXED_ROWS, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, default_value
 from analyzer.frontend import expr_text, ir
 
 
@@ -65,9 +66,11 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
             if key in api.TUPLE_MODULES:
                 return Value.container(UNKNOWN, level=STATIC)
             tensors = [a for a in args if a.type == "tensor"]
-            return Value.tensor(True, max((a.shape_level for a in tensors), default=SHAPE))
+            origin = FIXED_ROWS if fixed_rows.kept_by_module(key, args) else None
+            return Value.tensor(True, max((a.shape_level for a in tensors), default=SHAPE), origin=origin)
         tensors = [a for a in args if a.type == "tensor"]
-        return Value.tensor(False, max((a.shape_level for a in tensors), default=SHAPE)) if tensors else UNKNOWN
+        origin = FIXED_ROWS if isinstance(key, frozenset) and all(fixed_rows.kept_by_module(k, args) for k in key) else None
+        return Value.tensor(False, max((a.shape_level for a in tensors), default=SHAPE), origin=origin) if tensors else UNKNOWN
 
     def instantiate(self, key, args, kwargs) -> Value:
         if isinstance(key, ClassKey):
@@ -183,7 +186,7 @@ def bind_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self_val
             elif p.name in kwargs:
                 bound[p.name] = kwargs[p.name]
             elif p.default is not None:
-                bound[p.name] = NONE if isinstance(p.default, ir.Const) and p.default.value is None else STATIC_PY
+                bound[p.name] = default_value(p.default) if isinstance(p.default, ir.Const) else STATIC_PY
             else:
                 bound[p.name] = UNKNOWN
         elif p.kind == "vararg":
@@ -193,7 +196,7 @@ def bind_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self_val
             if p.name in kwargs:
                 bound[p.name] = kwargs[p.name]
             else:
-                bound[p.name] = NONE if isinstance(p.default, ir.Const) and p.default.value is None else STATIC_PY
+                bound[p.name] = default_value(p.default) if isinstance(p.default, ir.Const) else STATIC_PY
         elif p.kind == "kwarg":
             bound[p.name] = Value.container(UNKNOWN, ref="dict")
     return bound

@@ -68,17 +68,27 @@ def _guards_inplace_write(cls: ir.ClassDef, attr: str) -> bool:
         return any(isinstance(x, ir.Attribute) and x.attr == attr and isinstance(x.value, ir.Name)
                    and x.value.id == "self" for x in ir.walk_expression(test))
 
-    def writes_inplace(exprs) -> bool:
-        return any(isinstance(x, ir.Call) and isinstance(x.func, ir.Attribute) and api.is_inplace_method(x.func.attr)
-                   for e in exprs for x in ir.walk_expression(e))
+    return guards(cls.methods().values(), is_flag, inplace_call)
 
-    for m in cls.methods().values():
+
+def inplace_call(x) -> bool:
+    """An in-place tensor method call (`x.mul_(g)`)."""
+    return isinstance(x, ir.Call) and isinstance(x.func, ir.Attribute) and api.is_inplace_method(x.func.attr)
+
+
+def guards(functions, is_flag, picked) -> bool:
+    """Whether a test that ``is_flag`` (an `if` or a conditional expression in one of
+    ``functions``) picks an expression that is ``picked``."""
+    def picks(exprs) -> bool:
+        return any(picked(x) for e in exprs for x in ir.walk_expression(e))
+
+    for m in functions:
         for s in ir.walk_statements(m.body):
-            if isinstance(s, ir.If) and is_flag(s.test) and writes_inplace(
+            if isinstance(s, ir.If) and is_flag(s.test) and picks(
                     e for st in ir.walk_statements(s.body + s.orelse) for e in ir.child_expressions(st)):
                 return True
             for e in ir.child_expressions(s):
                 for x in ir.walk_expression(e):
-                    if isinstance(x, ir.IfExp) and is_flag(x.test) and writes_inplace([x.body, x.orelse]):
+                    if isinstance(x, ir.IfExp) and is_flag(x.test) and picks([x.body, x.orelse]):
                         return True
     return False

@@ -9,11 +9,12 @@ from analyzer.analyses import index_bounds
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.call_values import index_shape_level, view_origin
 from analyzer.analyses.expression_operators import all_shape_valued
+from analyzer.analyses.fixed_rows import kept_by_slice
 from analyzer.analyses.module_state import parameter_of, state_of_unknown
 from analyzer.analyses.picks import picked_item
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.shapes import size_level
-from analyzer.analyses.values import DATA, KNOWN_WHEN_TRACED, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, known_level
+from analyzer.analyses.values import DATA, FIXED_ROWS, KNOWN_WHEN_TRACED, SHAPE, STATIC, STATIC_PY, UNKNOWN, VALUES_INDICES, Value, known_level
 from analyzer.frontend import expr_text, ir
 
 TRAINING_FLAG = Value("python", STATIC, ref="training")
@@ -67,6 +68,8 @@ class AccessSemantics:
                     return Value("function", ref=FunctionKey(owner.key.path, method.qualname))
             return STATIC_PY
         if t in ("container", "python", "none"):
+            if t == "container" and base.ref == VALUES_INDICES and attr in ("values", "indices"):
+                return base.elem or UNKNOWN
             if t == "container" and attr in ("shape",):
                 return Value.container(Value.python(base.level), level=base.level, ref="shape")
             return Value("method", ref=attr, elem=base)
@@ -124,7 +127,8 @@ class AccessSemantics:
             known = base.ref in KNOWN_WHEN_TRACED and base.ctl <= known_level(base.ref)
             ref = all_shape_valued([base, *(p for p in parts if p.type == "tensor")],
                                     [p for p in parts if p.type != "tensor"]) if known else None
-            return replace(Value.tensor(base.certain, shape_level, ref=ref, origin="copy" if has_tensor(index) else view_origin(base)),
+            origin = "copy" if has_tensor(index) else FIXED_ROWS if kept_by_slice(base, index_node) else view_origin(base)
+            return replace(Value.tensor(base.certain, shape_level, ref=ref, origin=origin),
                            bound=index_bounds.picked(base.bound, index_node))
         if t == "container":
             if base.ref == "shape" and base.level >= DATA and size_level(base.level, index_node) < DATA:

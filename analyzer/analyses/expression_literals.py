@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from analyzer.analyses.call_values import as_index_level
 from analyzer.analyses.facts import LoopFact
+from analyzer.analyses.shapes import rows_level
 from analyzer.analyses.values import DATA, NONE, STATIC, STATIC_PY, UNKNOWN, Value, join_all
 from analyzer.frontend import ir
 
@@ -69,7 +70,7 @@ class LiteralSemantics:
             if lvl >= DATA and iterable.type == "tensor":
                 # Over the rows of a tensor sized by data: as many items as the data says.
                 self.emit(LoopFact(self.site(g.iter.span), "comprehension", DATA, STATIC, (), self.text(g.iter)))
-            level = max(level, lvl)
+            level = max(level, lvl, rows_level(iterable) if iterable.is_certain_tensor else STATIC)
             self.bind(g.target, elem, inner)
             for cond in g.ifs:
                 level = max(level, self.predicate(cond, inner, "filter", cond.span, report=True))

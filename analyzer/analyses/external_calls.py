@@ -4,6 +4,7 @@ they emit), numpy and math (escapes of tensor values), and the standard library.
 
 from __future__ import annotations
 
+from analyzer.analyses import fixed_rows
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.call_values import (
     as_index_level,
@@ -14,7 +15,7 @@ from analyzer.analyses.call_values import (
     written_kind,
 )
 from analyzer.analyses.facts import EscapeFact, InplaceFact
-from analyzer.analyses.foreign_runtimes import foreign_result, is_foreign
+from analyzer.analyses.foreign_runtimes import context_call, foreign_result, is_foreign, outside_graph
 from analyzer.analyses.module_state import built_here
 from analyzer.analyses.shapes import call_args, counted_range, pieces, repeats_are_data, size_level
 from analyzer.analyses.summaries import BOOL_METHODS
@@ -51,6 +52,8 @@ class ExternalCallSemantics:
             return self.call_torch(qualname, name, args, kwargs, node, qualname_is_functional)
         if is_foreign(qualname):
             return Value.ext(foreign_result(qualname))  # that runtime's object, not a torch tensor
+        if qualname.startswith("contextlib.") and (known := context_call(qualname, args)) is not None:
+            return Value.ext(known) if isinstance(known, str) else known
         tensor_args = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor" and a.certain]
         root = qualname.split(".")[0]
         if root in ("numpy", "np"):
@@ -93,11 +96,15 @@ class ExternalCallSemantics:
             return Value.python(tensor.shape_level if tensor else SHAPE)
         if not api.returns_tensor(qualname):
             return unknown_result(args, kwargs)
+        if outside_graph(name, args, NDARRAY):
+            return Value.tensor(True, ref=PARAM_VALUED)  # a constant to the tracer, like a parameter
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         shape_level = max([a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type == "python"] + [SHAPE])
         shape_level = max(shape_level, *[as_index_level(v) for k, v in kwargs.items() if k in ("size", "end", "start", "steps")] or [STATIC])
+        known = None if api.is_random(name) else shape_valued(args, kwargs, tensors_needed=False)
         if name in api.TUPLE_FUNCTIONS or (name in api.TUPLE_WITH_DIM_FUNCTIONS and (len(args) > 1 and args[1].type == "python" or "dim" in kwargs)):
-            return pieces(name.rsplit(".", 1)[-1], args[1:], kwargs, Value.tensor(True, shape_level), call_args(node)[1:])
+            piece = Value.tensor(True, shape_level, ref=known)
+            return pieces(name.rsplit(".", 1)[-1], args[1:], kwargs, piece, call_args(node)[1:])
         if (name == "torch.where" and len(args) == 1 and not kwargs) or (name == "torch.nonzero" and kwargs.get("as_tuple")):
             return Value.container(Value.tensor(True, DATA))  # one index tensor per dimension
         if name in api.DATA_SHAPE_FUNCTIONS or (name == "torch.repeat_interleave" and repeats_are_data(
@@ -106,10 +113,16 @@ class ExternalCallSemantics:
         if name in ("torch.cond",):
             # What the branch functions return: a tensor, or a tuple of them to unpack.
             return Value.tensor(False, shape_level)
-        ref = "bool" if name.rsplit(".", 1)[-1] in BOOL_METHODS else None
-        if not api.is_random(name):
-            ref = shape_valued(args, kwargs, tensors_needed=False) or ref
-        return Value.tensor(True, shape_level, ref=ref, origin=FIXED_ROWS if counted_range(name, args, kwargs) else None)
+        ref = known or ("bool" if name.rsplit(".", 1)[-1] in BOOL_METHODS else None)
+        return Value.tensor(True, shape_level, ref=ref, origin=FIXED_ROWS if self._fixed_rows(name, args, kwargs, node) else None)
+
+    def _fixed_rows(self, name: str, args, kwargs, node) -> bool:
+        """Whether the result's number of rows is fixed by the model (`fixed_rows`)."""
+        if name == "torch.stack":
+            return fixed_rows.stacked(args, call_args(node))
+        if name == "torch.einsum":
+            return fixed_rows.kept_by_einsum(args, call_args(node))
+        return counted_range(name, args, kwargs)
 
     def tensor_method(self, recv: Value, name: str, args, kwargs, node) -> Value:
         shape_level = recv.shape_level if recv.type == "tensor" else SHAPE
@@ -134,6 +147,9 @@ class ExternalCallSemantics:
                 return Value.container(Value.python(DATA), level=shape_level)
             return Value.python(DATA)
         if name in api.NUMPY_ESCAPE_METHODS:
+            if recv.ref in KNOWN_WHEN_TRACED:
+                # Values known when traced (as `.item()` of them, above): nothing leaves the graph.
+                return Value("python", known_level(recv.ref), shape_level=shape_level, ref=NDARRAY)
             self.emit(EscapeFact(self.site(node.span), name, "numpy", self.text(node)))
             return Value("python", DATA, shape_level=shape_level, ref=NDARRAY)
         if name in api.INDEX_PUT_METHODS and name.endswith("_"):
@@ -145,14 +161,13 @@ class ExternalCallSemantics:
             return recv
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type in ("python", "container")])
+        known = shape_valued([recv, *args], kwargs) if recv.ref in KNOWN_WHEN_TRACED and not api.is_random(name) else None
         if name in api.TUPLE_METHODS or (name in api.TUPLE_WITH_DIM_METHODS and (args and args[0].type == "python" or "dim" in kwargs)):
-            return pieces(name, args, kwargs, Value.tensor(True, level, origin=view_origin(recv) if name in api.VIEW_METHODS else None),
-                          call_args(node))
+            origin = view_origin(recv) if name in api.VIEW_METHODS else None
+            return pieces(name, args, kwargs, Value.tensor(True, level, ref=known, origin=origin), call_args(node))
         if name in api.DATA_SHAPE_METHODS or (name == "repeat_interleave" and repeats_are_data(args, kwargs)):
             return Value.tensor(True, DATA)
-        ref = "bool" if name in BOOL_METHODS else None
-        if recv.ref in KNOWN_WHEN_TRACED and not api.is_random(name):
-            ref = shape_valued([recv, *args], kwargs) or ref
+        ref = known or ("bool" if name in BOOL_METHODS else None)
         return Value.tensor(True, level, ref=ref, origin=view_origin(recv) if name in api.VIEW_METHODS else None)
 
 

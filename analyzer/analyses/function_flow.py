@@ -15,10 +15,12 @@ from analyzer.analyses.cfg import Node
 from analyzer.analyses.dataflow import Analysis, solve
 from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_base
 from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
+from analyzer.analyses.foreign_runtimes import entered
 from analyzer.analyses.levels import Level
 from analyzer.analyses.log_only import only_logs
 from analyzer.analyses.narrowing import TypeNarrowing
 from analyzer.analyses.region_writes import written_names
+from analyzer.analyses.shapes import rows_level
 from analyzer.analyses.summaries import RETURN, Frame, Summary
 from analyzer.analyses.tracing_guards import TracingGuards
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
@@ -247,7 +249,10 @@ class FunctionAnalysis(TracingGuards):
                 level = ev.predicate(s.test, state, "while", s.span, report=False)
             if level > self.loop_bound.get(id(s), STATIC):
                 self.loop_bound[id(s)] = level
-            self.raise_region(s, max(level, self.loop_exit.get(id(s), STATIC)))
+            # Over a tensor's rows the passes are as many as its size: what the loop grows
+            # (`out.append(row * 2)`) is as long (the iteration itself is UT105, no UT104).
+            rows = rows_level(iterable) if s.kind == "for" and iterable.is_certain_tensor else STATIC
+            self.raise_region(s, max(level, rows, self.loop_exit.get(id(s), STATIC)))
             return state
         if kind == "match":
             subject = ev.ev(s.subject, state)
@@ -267,7 +272,7 @@ class FunctionAnalysis(TracingGuards):
             for ctx, target in s.items:
                 value = ev.ev(ctx, state)
                 if target is not None:
-                    ev.bind(target, UNKNOWN if value.type != "tensor" else value, state)
+                    ev.bind(target, value if value.type == "tensor" else entered(value) or UNKNOWN, state)
             return state
         self.statement(s, state)
         return state

@@ -40,6 +40,7 @@ from analyzer.analyses.caller_bounds import bounded_entry
 from analyzer.analyses.calls import bind_arguments
 from analyzer.analyses.cfg import Cfg
 from analyzer.analyses.class_tables import ClassTables
+from analyzer.analyses.default_flags import entry_default
 from analyzer.analyses.facts import Fact
 from analyzer.analyses.function_flow import FunctionAnalysis
 from analyzer.analyses.module_scopes import ModuleScopes
@@ -180,7 +181,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         ann = expr_text(p.annotation) if p.annotation is not None else ""
         if isinstance(p.default, ir.Const) and isinstance(p.default.value, (bool, int, float, str)):
             # `output_attentions: torch.Tensor | None = False`: the default says it is a flag.
-            return STATIC_PY
+            return entry_default(self, frame, p) or STATIC_PY
         if ann:
             if "Tensor" in ann and not any(w in ann for w in ("List", "list", "Tuple", "tuple", "Dict", "dict", "Sequence")):
                 # `int | torch.Tensor`: maybe a Python number (`logits_to_keep: int | Tensor = 0`)

@@ -109,6 +109,10 @@ class Project:
         self._asked("called-elsewhere", attr)
         return self.index.called_elsewhere(attr)
 
+    def keeps_forward_default(self, class_name: str, param: str, position: int) -> bool:
+        self._asked("forward-default", f"{class_name}:{param}:{position}")
+        return self.index.keeps_forward_default(class_name, param, position)
+
     def package_of(self, path: str) -> str:
         self._asked("package", os.path.abspath(path))
         return self.index.package_of(path)

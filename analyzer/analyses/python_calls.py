@@ -17,6 +17,7 @@ from analyzer.analyses.values import (
     NONE,
     PARAM_VALUED,
     ROWS,
+    SPLIT_PIECES,
     STATIC,
     STATIC_PY,
     UNKNOWN,
@@ -76,7 +77,7 @@ class PythonCallSemantics:
                 level = max(first.level, first.ctl)
                 if name in ("set", "frozenset") and elem is not None and elem.type in ("python", "unknown"):
                     level = max(level, elem.level)  # duplicates dropped by value: the size is as dynamic as the items
-                return Value.container(elem or UNKNOWN, level=level, ref=ROWS if first.ref == ROWS and name != "set" else None)
+                return Value.container(elem or UNKNOWN, level=level, ref=first.ref if first.ref in (ROWS, SPLIT_PIECES) and name != "set" else None)
             if first.type == "python":
                 return Value.container(Value.python(first.level), level=first.level)
             return Value.container(UNKNOWN)
@@ -84,11 +85,12 @@ class PythonCallSemantics:
             level = STATIC
             elems = []
             rows = None
-            # Zipped with the layers of a ModuleList (`zip(stacked, self.norms)`), the count is the model's.
-            by_modules = any(a.type == "modules" for a in args)
+            # Zipped with the layers of a ModuleList (`zip(stacked, self.norms)`), or with a tensor
+            # of one row per layer (`fixed_rows`), the count is the model's.
+            by_model = any(a.type == "modules" or a.type == "tensor" and rows_fixed_by_model(a) for a in args)
             for a in args:
                 if a.type == "tensor":
-                    if a.certain and row_count_level(a) < DATA and not by_modules and not rows_fixed_by_model(a):
+                    if a.certain and row_count_level(a) < DATA and not by_model:
                         self.emit(IterationFact(self.site(node.span), "zip", self.text(node)))
                     level = max(level, row_count_level(a))
                     elems.append(row_of(a))

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from analyzer.analyses import index_bounds
 from analyzer.analyses.levels import Level
-from analyzer.analyses.values import DATA, FIXED_ROWS, KNOWN_WHEN_TRACED, ROWS, SHAPE, STATIC, Value
+from analyzer.analyses.values import DATA, FIXED_ROWS, KNOWN_WHEN_TRACED, ROWS, SHAPE, SPLIT_PIECES, STATIC, VALUES_INDICES, Value
 from analyzer.frontend import ir
 
 
@@ -29,7 +29,13 @@ def pieces(name: str, args, kwargs, piece: Value, arg_nodes=()) -> Value:
         sizes = args[0] if args else next((v for k, v in kwargs.items() if k in _SPLIT_SIZES), None)
         if sizes is not None and _values_are_data(sizes):
             return Value.container(replace(piece, shape_level=DATA), level=DATA)
-    return Value.container(piece)
+    return Value.container(piece, ref=VALUES_INDICES if name in _VALUES_INDICES else SPLIT_PIECES if name in _SPLITS else None)
+
+
+_SPLITS = frozenset({"split", "split_with_sizes", "tensor_split", "chunk", "hsplit", "vsplit", "dsplit"})
+
+# The splits whose result is the named tuple `(values, indices)`.
+_VALUES_INDICES = frozenset({"topk", "sort", "kthvalue", "mode", "cummax", "cummin", "max", "min", "median", "nanmedian"})
 
 
 def call_args(node) -> list:
@@ -85,6 +91,14 @@ def counted_range(name: str, args, kwargs) -> bool:
     sizes = list(args) + [v for k, v in kwargs.items() if k in ("start", "end", "step", "n")]
     return name in ("torch.arange", "torch.randperm") and bool(sizes) and all(
         v.type == "python" and max(v.level, v.ctl) == STATIC for v in sizes)
+
+
+def rows_level(tensor: Value) -> Level:
+    """What the number of rows of ``tensor`` depends on, as the length of what iterating it
+    builds: data for a tensor sized by data, static when the model fixes it, else shape."""
+    if tensor.shape_level >= DATA:
+        return DATA
+    return STATIC if rows_fixed_by_model(tensor) else SHAPE
 
 
 def row_count_level(tensor: Value) -> Level:

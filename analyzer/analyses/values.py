@@ -165,6 +165,34 @@ FIXED_ROWS = "fixed-rows"
 # many as the example's size there, so iterating it unrolls over that size (UT105).
 ROWS = "rows"
 
+# `ref` of the pieces of a split (`x.split(1)`, `x.chunk(n)`): how many there are depends
+# on the size split (a chunk of 4 of a size 3 is 3 pieces).
+SPLIT_PIECES = "split-pieces"
+
+# `ref` of the `(values, indices)` named tuple of `topk`, `sort`, `max(dim)`...: its
+# `.values` and `.indices` are its pieces.
+VALUES_INDICES = "values-indices"
+
+# `ref` of a Python flag known to hold False / True: a parameter left at its constant
+# default (`inplace_safe: bool = False` of a call that does not pass it).
+FALSE_FLAG, TRUE_FLAG = "flag:False", "flag:True"
+
+
+def default_value(default) -> "Value | None":
+    """What a parameter left at ``default`` (its IR expression) holds: None for a None
+    default, a known flag for True / False, a static Python value otherwise."""
+    if getattr(default, "value", 0) is None:
+        return NONE
+    if type(getattr(default, "value", None)) is bool:
+        return Value("python", STATIC, ref=TRUE_FLAG if default.value else FALSE_FLAG)
+    return STATIC_PY
+
+
+def flag_truth(v: "Value | None") -> bool | None:
+    """The truth of a known flag (`default_value`), else None."""
+    return {TRUE_FLAG: True, FALSE_FLAG: False}.get(v.ref) if v is not None and v.type == "python" else None
+
+
 UNKNOWN = Value()
 NONE = Value("none")
 STATIC_PY = Value.python(STATIC)
@@ -192,7 +220,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
             level = max(level, ctl)
         return Value(
             a.type, level, a.certain and b.certain, max(a.shape_level, b.shape_level), ctl,
-            a.ref if a.ref == b.ref else None, elems, elem, a.origin if a.origin == b.origin else None,
+            a.ref if a.ref == b.ref else _either_layer(a, b), elems, elem, a.origin if a.origin == b.origin else None,
             a.nullable or b.nullable, a.bound if a.bound == b.bound else None,
         )
     if "none" in types and len(types) == 2:
@@ -202,6 +230,18 @@ def join(a: Value | None, b: Value | None) -> Value | None:
     if types == {"python", "container"}:
         return Value("unknown", level, ctl=ctl)
     return Value("unknown", level if "tensor" not in types else max(level, ctl), ctl=ctl)
+
+
+def _either_layer(a: Value, b: Value):
+    """The `ref` of either of two `nn` layers (`nn.ReLU() if i < n else nn.Identity()`):
+    the set of their class names, so that what every one of them keeps is still known
+    (`fixed_rows`); None for anything else."""
+    if a.type != "module":
+        return None
+    names = [r if isinstance(r, frozenset) else frozenset({r}) for r in (a.ref, b.ref)]
+    if all(all(isinstance(n, str) and n.startswith("torch.nn.") for n in ns) for ns in names):
+        return names[0] | names[1]
+    return None
 
 
 def join_all(values) -> Value | None:

@@ -40,3 +40,17 @@ class MarkedCases:
         want = Counter(expected(source))
         assert sorted((got - want).elements()) == [], "reported but not marked (or reported twice)"
         assert sorted((want - got).elements()) == [], "marked but not reported"
+
+
+def package_findings(tmp_path, monkeypatch, files: dict[str, str]) -> list[tuple[str, int, str]]:
+    """(file name, line, code) of every finding of `check_paths` over a package `pkg`
+    holding ``files`` (name -> source) beside an empty `__init__.py`, sorted."""
+    from analyzer import check_paths
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    return sorted((d.path.rsplit("/", 1)[-1], d.line, d.code) for d in check_paths([str(pkg)]))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.analyzer.marked_cases import MarkedCases
+from tests.analyzer.marked_cases import MarkedCases, package_findings
 
 CASES = MarkedCases()
 case = CASES.add
@@ -332,15 +332,8 @@ class Block(nn.Module):
 def test_constructor_flag_no_construction_sets(tmp_path, monkeypatch):
     from analyzer import check_paths
 
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "layers.py").write_text(LAYERS)
-    (pkg / "blocks.py").write_text(BLOCKS)
-    monkeypatch.chdir(tmp_path)
-    found = check_paths([str(pkg)])
-    assert sorted((d.path.rsplit("/", 1)[-1], d.line, d.code) for d in found) == [
-        ("layers.py", 24, "UT301"), ("layers.py", 33, "UT301"), ("layers.py", 42, "UT301")]
+    found = package_findings(tmp_path, monkeypatch, {"layers.py": LAYERS, "blocks.py": BLOCKS})
+    assert found == [("layers.py", 24, "UT301"), ("layers.py", 33, "UT301"), ("layers.py", 42, "UT301")]
     # Checked alone, the file holds no construction of LayerScale: its user builds it.
-    alone = check_paths([str(pkg / "layers.py")])
+    alone = check_paths([str(tmp_path / "pkg" / "layers.py")])
     assert sorted((d.line, d.code) for d in alone) == [(15, "UT301"), (24, "UT301"), (33, "UT301"), (42, "UT301")]
