@@ -18,13 +18,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import realworld_precision  # noqa: E402
 
 # The samples whose causes have been worked on: the judged findings still reported must
-# stay at least this precise (measured: seed 0 33/33, seed 1 78/78, seed 2 86/86, seed 3
-# 85/88 after the fixes its judging led to; as judged of their whole draws 0.34, 0.89,
-# 0.86, 0.85).
-WORKED = [ROOT / "benchmarks" / "data" / f"precision_sample_seed{s}.json" for s in range(4)]
+# stay at least this precise (measured: seed 0 31/31, seed 1 71/73, seed 2 81/84, seed 3
+# 84/86, seed 4 86/89 after the fixes their judging led to; as judged of their whole
+# draws 0.32, 0.82, 0.81, 0.84, 0.86, with the verdicts re-judged on later evidence).
+WORKED = [ROOT / "benchmarks" / "data" / f"precision_sample_seed{s}.json" for s in range(5)]
 MIN_PRECISION = 0.93
 # The sample drawn after the last changes, judged as drawn: issue 12's bar is 0.95 on it.
-FRESH = ROOT / "benchmarks" / "data" / "precision_sample_seed4.json"
+FRESH = ROOT / "benchmarks" / "data" / "precision_sample_seed5.json"
 BAR = 0.95
 MISSING = [d for d in realworld_precision.DEFAULT_PACKAGES if not Path(d).is_dir()]
 needs_trees = pytest.mark.xfail(bool(MISSING), run=False,
@@ -53,10 +53,11 @@ def test_judged_samples_hold(run):
 
 @pytest.mark.slow
 @needs_trees
-@pytest.mark.xfail(strict=True, reason="the fresh sample (seed 4) judged 90/100 (90/98 still reported): tests fixed "
-                   "by invariants of the code (a sentinel expert index over N + 1 classes the router never yields, an "
-                   "emptiness test of a set known non-empty, a value that cannot be zero), counts fixed by the config, "
-                   "an opt-in flag no caller sets, an escape repeating an earlier one: the causes in issue 12's note")
+@pytest.mark.xfail(strict=True, reason="the fresh sample (seed 5) judged 89/100: in-place ops behind an inplace flag "
+                   "on intermediates (timm activations), a range check on a bounded float, a shape-only test, an MoE "
+                   "sentinel behind an unmodelled router, a test fixed by the loop iteration, codebook counts set by a "
+                   "Python argument (two), code behind a config training flag, a guard the caller excludes, a zip over "
+                   "stacked decoder-layer outputs: the causes in issue 12's note")
 def test_fresh_sample_meets_the_bar(run):
     saved, _ = run
     done = _compare("--from-run", saved, "--min-precision", BAR, "--judgements", FRESH)
