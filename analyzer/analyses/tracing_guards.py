@@ -9,6 +9,7 @@ from analyzer.analyses import torch_api as api
 from analyzer.analyses.cfg import Node
 from analyzer.analyses.hit_rows import emptiness_tests
 from analyzer.analyses.list_lengths import length_tests
+from analyzer.analyses.loop_counters import counter_tests
 from analyzer.analyses.constructor_flags import constant_flag
 from analyzer.analyses.loss_targets import reads_only_for_loss
 from analyzer.analyses.type_tests import type_test_truth
@@ -91,8 +92,9 @@ nonzeros of a row visited because it has some is False (`hit_rows`)."""
         return self._loss_targets[name]
 
     def decided_by_iteration(self, test) -> bool:
-        """An emptiness test of a local list that only the loop iteration decides."""
-        return id(test) in length_tests(self.frame.fn).by_iteration
+        """An emptiness test of a local list that only the loop iteration decides, or a
+        loop counter tested against the length of what its loop walks (`loop_counters`)."""
+        return id(test) in length_tests(self.frame.fn).by_iteration or id(test) in counter_tests(self.frame.fn)
 
     def _decide(self, s, state: dict) -> bool:
         """Mark what a test known under tracing makes unreachable; True if it is known."""
