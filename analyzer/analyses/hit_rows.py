@@ -25,6 +25,7 @@ from analyzer.analyses import torch_api as api
 from analyzer.analyses.axis_sizes import argument, int_value
 from analyzer.analyses.index_bounds import zero_stays_false
 from analyzer.frontend import expr_text, ir
+from analyzer.frontend.verify import target_names
 
 _COMPARISONS = {">": "gt", ">=": "ge", "!=": "ne", "==": "eq"}
 _TRUTH_OF_EMPTY = {"==": False, "<=": False, "!=": True, ">": True}  # `numel() <op> 0` for a non-empty tensor
@@ -180,18 +181,7 @@ def _bound_names(s) -> set:
         [s.target] if isinstance(s, ir.Loop) and s.target is not None else []
     if isinstance(s, ir.With):
         targets = [item[1] for item in s.items if len(item) > 1 and item[1] is not None]
-    return {name for t in targets for name in _names(t)}
-
-
-def _names(target) -> list:
-    """The names a target rebinds (not those it writes into: `m[i] = v` rebinds none)."""
-    if isinstance(target, ir.Name):
-        return [target.id]
-    if isinstance(target, (ir.Tuple, ir.List)):
-        return [n for e in target.elts for n in _names(e)]
-    if isinstance(target, ir.Starred):
-        return _names(target.value)
-    return []
+    return {name for t in targets for name in target_names(t)}
 
 
 def _written_into(fn: ir.FunctionDef) -> set:

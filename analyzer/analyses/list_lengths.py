@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from analyzer.frontend import expr_text, ir
+from analyzer.frontend.verify import target_names
 
 EMPTY, FULL, UNKNOWN = "empty", "full", "unknown"
 _GROWERS = frozenset({"append", "insert"})
@@ -176,7 +177,7 @@ class _Walker:
     def loop(self, s: ir.Loop, path: _Path) -> _Flow:
         self.expressions_of(s.iter, path)
         entry = path.copy()
-        for name in _assigned_names(s.target):
+        for name in target_names(s.target):
             entry.lists.pop(name, None)
             entry.extrema.pop(name, None)
         head = entry
@@ -275,7 +276,7 @@ class _Walker:
                 if isinstance(t, ir.Subscript) and isinstance(t.value, ir.Name) and isinstance(t.index, ir.Slice) \
                         and t.value.id in path.lists:
                     path.lists[t.value.id] = UNKNOWN  # `lst[:] = ...` may change its length
-                for name in _assigned_names(t):
+                for name in target_names(t):
                     path.lists.pop(name, None)
                     path.extrema.pop(name, None)
                     for m, args in list(path.extrema.items()):
@@ -294,7 +295,7 @@ class _Walker:
                                                          for a in value.args):
                     path.extrema[name] = frozenset(a.value.id for a in value.args)
         elif isinstance(s, ir.AugAssign):
-            for name in _assigned_names(s.target):
+            for name in target_names(s.target):
                 grows = name in path.lists and isinstance(s.value, ir.List) and s.value.elts and s.op == "+"
                 path.lists.pop(name, None)
                 path.extrema.pop(name, None)
@@ -390,18 +391,6 @@ def _is_len(expr) -> bool:
 def _is_test_position(name: ir.Name, test) -> bool:
     """A bare name that is the whole predicate (`if lst:`, `not lst`) only tests it."""
     return test is not None and (test is name or (isinstance(test, ir.UnaryOp) and test.operand is name))
-
-
-def _assigned_names(target) -> list[str]:
-    if target is None:
-        return []
-    if isinstance(target, ir.Name):
-        return [target.id]
-    if isinstance(target, (ir.Tuple, ir.List)):
-        return [n for e in target.elts for n in _assigned_names(e)]
-    if isinstance(target, ir.Starred):
-        return _assigned_names(target.value)
-    return []
 
 
 def _names_in_expr(expr) -> set[str]:

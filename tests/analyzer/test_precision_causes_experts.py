@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from analyzer import check_paths
-from tests.analyzer.marked_cases import MarkedCases, expected
+from tests.analyzer.marked_cases import MarkedCases, expected, package_findings
 
 HEADER = """
     import torch
@@ -400,3 +400,28 @@ HITS.add("hit-expert-is-never-empty", """
 @pytest.mark.parametrize("name", HITS.names())
 def test_hit_rows(name):
     HITS.check(name)
+
+
+def test_caller_bounds_follow_the_tree_through_the_cache(tmp_path, monkeypatch, capsys):
+    """A module reaching into a block's experts, added after a cached run, leaves the
+    experts' indices free (the sentinel test is reported again); its removal decides it
+    again: the cached run prints what an uncached one does."""
+    from analyzer.cli import main
+
+    source = textwrap.dedent(HEADER.format(sentinel="") + ROUTER.format(router_size="num_local_experts")
+                             + BLOCK).lstrip("\n")
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "expert_idx == self.num_experts:" in text)
+    sentinel = [f"pkg/moe.py:{line}:13:", "UT101"]
+    package_findings(tmp_path, monkeypatch, {"moe.py": source})
+    cache = str(tmp_path / "cache")
+
+    def lines(*options):
+        main(["check", "pkg", "--output-format", "concise", *options])
+        return [text.split(" ", 2)[:2] for text in capsys.readouterr().out.splitlines() if " UT" in text]
+
+    assert sentinel not in lines("--cache-dir", cache)
+    (tmp_path / "pkg" / "layer.py").write_text("import torch.nn as nn\n" + textwrap.dedent(REACHING_IN))
+    cached = lines("--cache-dir", cache)
+    assert sentinel in cached and cached == lines("--no-cache")
+    (tmp_path / "pkg" / "layer.py").unlink()
+    assert sentinel not in lines("--cache-dir", cache)
