@@ -76,6 +76,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         # is run once per distinct arguments and per class whose __init__ reaches it.
         self._graphs: dict[int, tuple[ir.FunctionDef, Cfg, set[int]]] = {}
         self.caller_bounds: dict[ClassKey, tuple] = {}  # `caller_bounds`: (bounds, files read)
+        self.attribute_writes: dict[int, tuple] = {}  # `submodule_sizes`: id(ClassDef) -> (it, writes)
         self.recording: dict[int, list] | None = None  # id(call) -> arguments bound there (`record_calls`)
         # Which file is which module depends on the files named (analyzer.module_index):
         # every question asked of the index is a dependency too, recorded as a read.

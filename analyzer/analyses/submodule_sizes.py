@@ -184,18 +184,28 @@ def renames_only(s) -> bool:
 def _single_write(analyzer, key: ClassKey, attr: str):
     """The value of the one `self.<attr> = value` of the class, when it is in `__init__`'s
     own body (not under a branch or loop) and the class writes that attribute nowhere else."""
-    info = analyzer.class_info(key)
-    writes = [s for m in info.node.methods().values() for s in ir.walk_statements(m.body, into_defs=True)
-              if _writes(s, attr)]
+    writes = _attribute_writes(analyzer, analyzer.class_info(key).node).get(attr, ())
     init = own_init(analyzer, key)
     if init is None or len(writes) != 1 or writes[0] not in init.body or not isinstance(writes[0], ir.Assign) or len(writes[0].targets) != 1:
         return None
     return writes[0].value
 
 
-def _writes(s, attr: str) -> bool:
-    return any(isinstance(t, ir.Attribute) and t.attr == attr and isinstance(t.value, ir.Name) and t.value.id == "self"
-               for target in _targets(s) for t in ir.walk_expression(target))
+def _attribute_writes(analyzer, node: ir.ClassDef) -> dict[str, list]:
+    """attribute -> the statements of the class's methods that write `self.<attribute>`,
+    walked once per class (each submodule call asks about one attribute)."""
+    memo = analyzer.attribute_writes
+    held = memo.get(id(node))
+    if held is not None and held[0] is node:
+        return held[1]
+    table: dict[str, list] = {}
+    for m in node.methods().values():
+        for s in ir.walk_statements(m.body, into_defs=True):
+            for attr in dict.fromkeys(t.attr for target in _targets(s) for t in ir.walk_expression(target)
+                                      if isinstance(t, ir.Attribute) and isinstance(t.value, ir.Name) and t.value.id == "self"):
+                table.setdefault(attr, []).append(s)
+    memo[id(node)] = (node, table)  # the node is held, so its id is not reused
+    return table
 
 
 def _field_of_parameter(init: ir.FunctionDef, e) -> tuple | None:

@@ -196,6 +196,9 @@ class DeferredPositions:
             return None
         if getattr(node, "comma", cst.MaybeSentinel.DEFAULT) is not cst.MaybeSentinel.DEFAULT:
             return None  # `*rest,`: the comma is in its code, not in its span
+        dotted = _dotted_name(node)
+        if dotted is not None:
+            return dotted
         code = self.tree.code_for_node(node)
         if node.lpar or node.rpar:
             lead = sum(len(self.tree.code_for_node(p)) for p in node.lpar)
@@ -223,6 +226,27 @@ class StatementPositions:
 
     def text_of(self, node) -> str | None:
         return self.file.text_of(node)
+
+
+def _dotted_name(node) -> str | None:
+    """`torch.nn.functional.pad` for a name or a chain of attributes of one, written with
+    no space or parenthesis inside (its own are not in its span): the text most calls'
+    functions have, without a code-generation pass (one per op a forward calls)."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        dot = node.dot
+        if node.value.lpar or node.value.rpar or not _bare(dot.whitespace_before) or not _bare(dot.whitespace_after):
+            return None
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _bare(whitespace) -> bool:
+    return isinstance(whitespace, cst.SimpleWhitespace) and not whitespace.value
 
 
 def _resolve(positions: Positions, node, last) -> tuple[int, int, int, int]:
