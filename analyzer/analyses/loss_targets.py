@@ -23,23 +23,86 @@ _LOSS_WORDS = ("loss", "criterion")
 
 def reads_only_for_loss(fn: ir.FunctionDef, name: str) -> bool:
     """Whether every read of the parameter ``name`` in ``fn`` is a None test, a validation
-    that only raises, or the computation of a loss, and at least one is a loss."""
-    fed_a_loss = False
-    for s in ir.walk_statements(fn.body, into_defs=True):
+    that only raises, or the computation of a loss, and at least one is a loss. What is
+    computed from it counts as it does (`_Taint`): in Wav2Vec2's pre-training head the
+    sampled negatives index features into logits, an `if` on those masks some of them, and
+    only the contrastive loss reads the logits."""
+    taint = _Taint({name})
+    while True:
+        before = set(taint.names)
+        if not taint.block(fn.body, controlled=False):
+            return False
+        if taint.names == before:
+            return taint.fed_a_loss
+
+
+class _Taint:
+    """One pass over a function: the names computed from the parameter (``names``, grown
+    until a pass adds none), False from `block` as soon as one of them reaches anything
+    but a None test, a raising validation, a loss or another such name."""
+
+    def __init__(self, names: set[str]):
+        self.names = names
+        self.fed_a_loss = False
+
+    def block(self, body: list, controlled: bool) -> bool:
+        return all(self.statement(s, controlled) for s in body)
+
+    def statement(self, s, controlled: bool) -> bool:
         exprs = ir.child_expressions(s)
-        if not any(_reads(e, name) for e in exprs):
-            continue
-        if isinstance(s, ir.If) and len(s.body) == 1 and isinstance(s.body[0], ir.Raise):
-            continue  # input validation: its only effect is the error
-        if isinstance(s, (ir.Assign, ir.AugAssign)) and any(_is_loss(t) for t in _targets(s)):
-            fed_a_loss = True
-            continue
+        reads = any(self._reads(e) for e in exprs)
+        if isinstance(s, (ir.FunctionDef, ir.ClassDef)):
+            return not any(self._reads(e) for st in ir.walk_statements(s.body, into_defs=True)
+                           for e in ir.child_expressions(st))
+        if isinstance(s, ir.If) and len(s.body) == 1 and isinstance(s.body[0], ir.Raise) and not s.orelse:
+            return True  # input validation: its only effect is the error
+        if isinstance(s, (ir.Assign, ir.AugAssign)):
+            return self._assignment(s, reads or controlled)
+        if isinstance(s, (ir.If, ir.Loop, ir.With, ir.Try, ir.Match)):
+            inner = controlled or reads
+            if inner and isinstance(s, ir.Loop) and s.target is not None:
+                self._taint_target(s.target)
+            return all(self.block(b, inner) for b in ir.child_blocks(s))
+        if isinstance(s, (ir.Pass, ir.Raise)) or not (reads or controlled):
+            return True
+        if controlled and not reads:
+            return False  # a return, a call for its effect ... decided by the parameter
         for e in exprs:
-            other, loss = _other_reads(e, name)
+            other, loss = _other_reads_of(e, self.names)
             if other:
                 return False
-            fed_a_loss |= loss
-    return fed_a_loss
+            self.fed_a_loss |= loss
+        return True
+
+    def _assignment(self, s, depends: bool) -> bool:
+        targets = _targets(s)
+        if any(_is_loss(t) for t in targets):
+            self.fed_a_loss |= depends
+            return True
+        if not depends:
+            return True
+        other, loss = _other_reads_of(s.value, self.names)
+        if loss and not other:
+            self.fed_a_loss = True  # `x = loss_fct(logits, labels)`: the loss's own value
+            return True
+        return all(self._taint_target(t) for t in targets)
+
+    def _taint_target(self, t) -> bool:
+        if isinstance(t, ir.Name):
+            self.names.add(t.id)
+            return True
+        if isinstance(t, (ir.Tuple, ir.List)):
+            return all(self._taint_target(x) for x in t.elts)
+        if isinstance(t, ir.Starred):
+            return self._taint_target(t.value)
+        base = t
+        while isinstance(base, (ir.Subscript, ir.Attribute)):
+            base = base.value
+        return isinstance(base, ir.Name) and base.id in self.names  # a write into one of them
+
+    def _reads(self, e) -> bool:
+        """Whether ``e`` reads one of the names other than in a None test."""
+        return any(_other_reads_of(e, self.names))
 
 
 def _targets(s) -> list:
@@ -51,22 +114,22 @@ def _is_loss(e) -> bool:
     return any(w in text for w in _LOSS_WORDS)
 
 
-def _reads(e, name: str) -> bool:
-    return any(isinstance(x, ir.Name) and x.id == name for x in ir.walk_expression(e))
+def _reads(e, names: set[str]) -> bool:
+    return any(isinstance(x, ir.Name) and x.id in names for x in ir.walk_expression(e))
 
 
-def _other_reads(e, name: str) -> tuple[bool, bool]:
+def _other_reads_of(e, names: set[str]) -> tuple[bool, bool]:
     """(whether ``e`` reads ``name`` other than in a None test or a loss call, whether it
     reads it in a loss call)."""
     if isinstance(e, ir.Compare) and len(e.ops) == 1 and e.ops[0] in ("is", "is not") \
             and isinstance(e.left, ir.Name) and isinstance(e.comparators[0], ir.Const) and e.comparators[0].value is None:
         return False, False
     if isinstance(e, ir.Call) and _is_loss(e.func):
-        return False, _reads(e, name)
+        return False, _reads(e, names)
     if isinstance(e, ir.Name):
-        return e.id == name, False
+        return e.id in names, False
     other = loss = False
     for child in ir.child_expressions(e):
-        o, l_ = _other_reads(child, name)
+        o, l_ = _other_reads_of(child, names)
         other, loss = other or o, loss or l_
     return other, loss
