@@ -38,6 +38,9 @@ def is_training_flag(analyzer, self_value, attr: str) -> bool:
 
 def _passed_as_training(analyzer, key: ClassKey, attr: str) -> bool:
     """Some method of the class calls something with `training=self.<attr>`."""
+    module = analyzer.module_ir(key.path)
+    if module is None or not any(f"training{eq}self.{attr}" in module.source for eq in ("=", " = ")):
+        return False  # a look at the text first: the question is asked of every `if self.<flag>:`
     info = analyzer.class_info(key)
     if info is None:
         return False
