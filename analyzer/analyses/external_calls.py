@@ -160,7 +160,12 @@ class ExternalCallSemantics:
                 self.emit(InplaceFact(self.site(node.span), "inplace-input", self.text(node), recv.origin))
             return recv
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
-        level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type in ("python", "container")])
+        sizing = args
+        if name in api.RECEIVER_SHAPE_METHODS or name in api.MASKED_WRITE_METHODS:
+            # What is written sizes nothing: the result has the receiver's shape (and the mask's).
+            sizing = [a for a in args[:1] if a.type == "tensor"] if name in api.MASKED_WRITE_METHODS else []
+            tensors = sizing
+        level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in sizing if a.type in ("python", "container")])
         known = shape_valued([recv, *args], kwargs) if recv.ref in KNOWN_WHEN_TRACED and not api.is_random(name) else None
         if name in api.TUPLE_METHODS or (name in api.TUPLE_WITH_DIM_METHODS and (args and args[0].type == "python" or "dim" in kwargs)):
             origin = view_origin(recv) if name in api.VIEW_METHODS else None

@@ -56,6 +56,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
     def __init__(self, project: Project):
         self.project = project
         self.constant_flags: dict[tuple, bool | None] = {}  # (class, attribute) -> `constructor_flags`
+        self.training_flags: dict[tuple, bool] = {}  # (class, attribute) -> `training_flags`
         self._globals: dict[str, dict[str, Value]] = {}
         self._classes: dict[ClassKey, ClassInfo] = {}
         self._summaries: dict[tuple, Summary] = {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from analyzer.analyses.size_narrowing import SizeNarrowing
 from analyzer.analyses.values import UNKNOWN, Value
 from analyzer.frontend import expr_text, ir
 from analyzer.frontend.verify import assigned_names
@@ -33,10 +34,13 @@ class TypeNarrowing:
 
     def __init__(self):
         self._tests: dict[int, tuple[str, str, set[int]] | None] = {}
+        self._sizes = SizeNarrowing()  # and by a size test (`size_narrowing`)
 
     def narrow(self, node, state: dict) -> None:
         """Rebind in ``state`` every name that a type test of an enclosing `if` whose body
-        holds ``node``'s statement narrows from a tensor to a container."""
+        holds ``node``'s statement narrows from a tensor to a container, and every tensor a
+        size test narrows to the shape kind of the other side."""
+        self._sizes.narrow(node, state)
         for region in node.regions:
             if not isinstance(region, ir.If):
                 continue

@@ -60,6 +60,12 @@ DATA_SHAPE_METHODS = frozenset({
 
 # Methods that write into their receiver (besides the generic trailing-underscore rule).
 INDEX_PUT_METHODS = frozenset({"index_put_", "index_put", "masked_scatter_", "index_copy_", "index_fill_"})
+# Out-of-place writes whose result has the receiver's shape (broadcast with the mask of
+# the masked ones, their first argument): the values written, however many (`source` of
+# `masked_scatter` taken from a boolean mask), size nothing.
+RECEIVER_SHAPE_METHODS = frozenset({"index_put", "index_copy", "index_add", "index_fill", "scatter", "scatter_add",
+                                    "scatter_reduce"})
+MASKED_WRITE_METHODS = frozenset({"masked_fill", "masked_scatter"})
 
 # Common Tensor method names: calling one on a value proves it is a tensor (or array).
 TENSOR_METHODS = frozenset({

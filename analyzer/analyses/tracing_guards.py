@@ -12,6 +12,7 @@ from analyzer.analyses.list_lengths import length_tests
 from analyzer.analyses.loop_counters import counter_tests
 from analyzer.analyses.constructor_flags import constant_flag
 from analyzer.analyses.loss_targets import reads_only_for_loss
+from analyzer.analyses.training_flags import is_training_flag
 from analyzer.analyses.type_tests import type_test_truth
 from analyzer.analyses.values import flag_truth
 from analyzer.frontend import expr_text, ir
@@ -60,15 +61,15 @@ nonzeros of a row visited because it has some is False (`hit_rows`)."""
                 return False
             return type_test_truth(test, name, state)
         if isinstance(test, ir.Attribute) and isinstance(test.value, ir.Name) and test.value.id == "self" \
-                and test.attr != "training":
-            return constant_flag(self.analyzer, self.frame.self_value, test.attr)
+                and test.attr != "training" and (flag := constant_flag(self.analyzer, self.frame.self_value, test.attr)) is not None:
+            return flag
         if isinstance(test, ir.Name) and (flag := flag_truth(state.get(test.id))) is not None:
             return flag  # a parameter left at its default (`if inplace_safe:`)
         if not training:
             return None
-        if isinstance(test, ir.Attribute) and test.attr == "training" and isinstance(test.value, ir.Name) \
-                and test.value.id == "self":
-            return False
+        if isinstance(test, ir.Attribute) and isinstance(test.value, ir.Name) and test.value.id == "self" and (
+                test.attr == "training" or is_training_flag(self.analyzer, self.frame.self_value, test.attr)):
+            return False  # `self.training`, or a configuration flag that is the training mode (`training_flags`)
         if isinstance(test, ir.Name):
             value = state.get(test.id)
             return False if value is not None and value.ref == "training" else None
