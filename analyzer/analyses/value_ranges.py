@@ -1,0 +1,536 @@
+"""Value ranges: closed intervals of Python numbers and of the values of tensors, so that a
+comparison with a constant that every reachable value answers the same way is static.
+
+torchvision's AutoAugment draws a magnitude from a table of bins and hands it on:
+
+    op_meta = {"Color": (torch.linspace(0.0, 0.9, num_bins), True), "Rotate": ..., ...}
+    magnitudes, signed = op_meta[op_name]          # op_name is picked at random
+    magnitude = float(magnitudes[i].item())        # the escape (UT201) is the finding
+    if signed and torch.randint(2, (1,)):
+        magnitude *= -1.0
+    _apply_op(img, op_name, magnitude)             # `if op_name == "Color":` ...
+        F.adjust_saturation(img, 1.0 + magnitude)  #   ... `if saturation_factor < 0:`
+
+The factor is in [0.1, 1.9] whichever bin and sign were drawn, so the validity check
+takes the same side for every input: no UT101.
+
+`Value.interval` holds what is known, and nothing is the default (unbounded):
+
+- `(lo, hi)`: every value is in [lo, hi] (either end may be infinite);
+- `Keyed(on, cases, other)`: the range depends on a string key: `cases` maps each key to
+  its range and `other` is the range for any other key (`EMPTY`: no other key exists).
+  ``on`` is ``("dict", path, line, column)`` for the items of a dict display with constant
+  string keys, and ``("name", path, function, name)`` once a dict was subscripted with the
+  variable ``name``: the value's range is the case of whatever that variable holds. A test
+  `if name == "Color":` narrows its body to that case; rebinding ``name`` forgets the key
+  (the join of every case); a call passing ``name`` keys it on the parameter it binds;
+  leaving the function by a return forgets it;
+- on a container from a dict display, `("keys", on)`: its items are keyed on ``on``.
+
+Sources: int and float literals, `torch.linspace(a, b, n)` (widened by a relative 1e-5: its
+values are float32), `torch.arange` of constants (of a non-negative start and any end:
+from the start up), `torch.tensor(c)`. Kept through indexing a tensor, `.item()`,
+`float()`, `int()`; computed by unary minus, `+ - *` of two ranges (rounding is monotone,
+so the float ends bound the float results), `abs`, `min`, `max`; joined by hull. At a loop
+head the names the loop writes lose their ranges (the widening that makes loops stop), a
+static value loses its range across a call (its tests are static anyway, and its range
+would only split the callee's summaries), and so does anything stored as an attribute."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from analyzer.analyses.region_writes import written_names
+from analyzer.frontend import ir
+
+EMPTY = ()  # the range of no value: the hull's unit
+
+
+@dataclass(frozen=True, slots=True)
+class Keyed:
+    on: tuple
+    cases: tuple  # ((key, range), ...), sorted by key
+    other: object = EMPTY
+
+
+# ---------------------------------------------------------------- interval arithmetic
+
+
+def hull(a, b):
+    """The smallest range holding both (None, unbounded, absorbs)."""
+    if a is None or b is None:
+        return None
+    if a == EMPTY:
+        return b
+    if b == EMPTY:
+        return a
+    return (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def plain(r):
+    """The range whatever the key: the hull of every case."""
+    if not isinstance(r, Keyed):
+        return r if isinstance(r, tuple) and len(r) == 2 else None
+    out = r.other
+    for _, case in r.cases:
+        out = hull(out, case)
+    return None if out == EMPTY else out
+
+
+def join_ranges(a, b):
+    """The range of a value that is either: casewise for one key, else the hull."""
+    if a == b:
+        return a
+    if isinstance(a, Keyed) and isinstance(b, Keyed) and a.on == b.on:
+        keys = sorted({k for k, _ in a.cases} | {k for k, _ in b.cases})
+        ca, cb = dict(a.cases), dict(b.cases)
+        return Keyed(a.on, tuple((k, hull(ca.get(k, a.other), cb.get(k, b.other))) for k in keys), hull(a.other, b.other))
+    if isinstance(a, Keyed) and not isinstance(b, Keyed) and b is not None:
+        return _casewise(a, lambda r: hull(r, b))
+    if isinstance(b, Keyed) and not isinstance(a, Keyed) and a is not None:
+        return _casewise(b, lambda r: hull(r, a))
+    return hull(plain(a), plain(b)) if a is not None and b is not None else None
+
+
+def _casewise(r, fn):
+    if isinstance(r, Keyed):
+        return Keyed(r.on, tuple((k, fn(c) if c is not None and c != EMPTY else c) for k, c in r.cases),
+                     fn(r.other) if r.other is not None and r.other != EMPTY else r.other)
+    return fn(r) if r is not None and r != EMPTY else r
+
+
+def _neg(r):
+    return (-r[1], -r[0])
+
+
+def _add(a, b):
+    return _finite_or_none(a[0] + b[0], a[1] + b[1])
+
+
+def _mul(a, b):
+    products = [x * y for x in a for y in b if not (x == 0 or y == 0) or not (math.isinf(x) or math.isinf(y))]
+    if len(products) < 4:
+        products.append(0.0)  # 0 * inf: the finite end is 0
+    return _finite_or_none(min(products), max(products))
+
+
+def _finite_or_none(lo, hi):
+    return None if math.isnan(lo) or math.isnan(hi) else (lo, hi)
+
+
+def arithmetic(op: str, a, b):
+    """The range of ``a op b`` (ranges of the operands), or None."""
+    fn = {"+": _add, "-": lambda x, y: _add(x, _neg(y)), "*": _mul}.get(op)
+    if fn is None or a is None or b is None:
+        return None
+    if isinstance(a, Keyed) and isinstance(b, Keyed):
+        a, b = plain(a), plain(b)
+        if a is None or b is None:
+            return None
+    if isinstance(a, Keyed):
+        return _casewise(a, lambda r: fn(r, b))
+    return _casewise(b, lambda r: fn(a, r))
+
+
+def negated(r):
+    return _casewise(r, _neg)
+
+
+def absolute(r):
+    def _abs(x):
+        lo, hi = x
+        return (lo, hi) if lo >= 0 else (-hi, -lo) if hi <= 0 else (0.0, max(-lo, hi))
+    return _casewise(r, _abs)
+
+
+def truncated(r):
+    """`int(x)` rounds toward zero: the ends do too."""
+    return _casewise(r, lambda x: (float(math.trunc(x[0])) if math.isfinite(x[0]) else x[0],
+                                   float(math.trunc(x[1])) if math.isfinite(x[1]) else x[1]))
+
+
+# ---------------------------------------------------------------- constants and sources
+
+def _number(e):
+    """The value of a numeric literal, `-literal` included, else None."""
+    if isinstance(e, ir.UnaryOp) and e.op == "-":
+        inner = _number(e.operand)
+        return -inner if inner is not None else None
+    if isinstance(e, ir.Const) and type(e.value) in (int, float):
+        return float(e.value)
+    return None
+
+
+def with_literal(value, node, other):
+    """``value`` of the expression ``node`` with its point range when it is a numeric literal
+    and the value it meets (``other``) has a range: literals get one only where it counts."""
+    if other.interval is None or value.interval is not None:
+        return value
+    number = _number(node)
+    return replace(value, interval=(number, number)) if number is not None else value
+
+
+_KEPT_BY_METHODS = frozenset({"item", "float", "double", "clone", "detach", "cpu", "contiguous"})
+
+
+def after_call(func, args: list, node, result):
+    """``result`` of a call with the range of its values: a torch factory's (`source`),
+    what `float()`, `int()`, `abs()`, `min()`, `max()` and `.item()` keep or compute."""
+    if result.type not in ("python", "tensor") or func.type not in ("ext", "method"):
+        return result
+    r = None
+    if func.type == "ext" and isinstance(func.ref, str):
+        name = func.ref
+        if name.startswith("torch."):
+            r = source(name, node)
+        elif name in ("builtins.float", "builtins.int", "builtins.abs") and len(args) == 1 and not _has_keywords(node):
+            inner = args[0].interval
+            r = inner if name == "builtins.float" else truncated(inner) if name == "builtins.int" else absolute(inner)
+        elif name in ("builtins.min", "builtins.max") and len(args) >= 2 and not _has_keywords(node):
+            ranges = [plain(a.interval) if a.interval is not None else _literal(e) for a, e in zip(args, _positional(node))]
+            if all(x is not None and x != EMPTY for x in ranges):
+                pick = min if name == "builtins.min" else max
+                r = (pick(x[0] for x in ranges), pick(x[1] for x in ranges))
+    elif func.type == "method" and func.ref in _KEPT_BY_METHODS and not args and func.elem is not None \
+            and func.elem.type == "tensor":
+        r = func.elem.interval
+    if r is None and result.interval is None:
+        return result
+    return replace(result, interval=r)
+
+
+def _literal(e):
+    number = _number(e)
+    return (number, number) if number is not None else None
+
+
+def _has_keywords(node) -> bool:
+    return not isinstance(node, ir.Call) or any(a.keyword is not None or a.star for a in node.args)
+
+
+def _positional(node: ir.Call) -> list:
+    return [a.value for a in node.args if a.keyword is None and not a.star]
+
+
+def _keyword(node: ir.Call, name: str):
+    return next((a.value for a in node.args if a.keyword == name), None)
+
+
+def source(name: str, node) -> tuple | None:
+    """The range of the values of the tensor a torch factory ``name`` makes at ``node``."""
+    if not isinstance(node, ir.Call):
+        return None
+    args = _positional(node)
+    if name == "torch.linspace":
+        ends = [args[i] if i < len(args) else _keyword(node, k) for i, k in ((0, "start"), (1, "end"))]
+        a, b = (_number(e) if e is not None else None for e in ends)
+        if a is None or b is None:
+            return None
+        slack = 1e-5 * max(abs(a), abs(b))  # float32 bins round past the ends
+        return (min(a, b) - slack, max(a, b) + slack)
+    if name == "torch.arange" and args and not any(a.keyword in ("start", "end", "step") for a in node.args):
+        numbers = [_number(e) for e in args[:3]]
+        if len(args) == 1:
+            return (0.0, numbers[0] - 1 if numbers[0] is not None else math.inf)
+        start, end = numbers[0], numbers[1]
+        step = numbers[2] if len(args) > 2 else 1.0
+        if start is None or step is None or step <= 0:
+            return None
+        return (start, end if end is not None else math.inf)
+    if name == "torch.tensor" and len(args) == 1:
+        value = _number(args[0])
+        return (value, value) if value is not None else None
+    return None
+
+
+# ---------------------------------------------------------------- abstract values
+
+
+def leaves(value):
+    """Every abstract value inside ``value`` (itself, its items, theirs)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is None:
+            continue
+        yield v
+        if v.elems is not None:
+            stack.extend(v.elems)
+        if v.elem is not None:
+            stack.append(v.elem)
+
+
+def has_range(value) -> bool:
+    return value is not None and any(v.interval is not None for v in leaves(value))
+
+
+def remapped(value, fn):
+    """``value`` with every range inside it replaced by ``fn(range)``."""
+    if value is None:
+        return None
+    elems = tuple(remapped(e, fn) for e in value.elems) if value.elems is not None else None
+    elem = remapped(value.elem, fn) if value.elem is not None else None
+    interval = fn(value.interval) if value.interval is not None else None
+    if interval == value.interval and elem is value.elem and (elems is None or all(
+            x is y for x, y in zip(elems, value.elems))):
+        return value
+    return replace(value, interval=interval, elems=elems if value.elems is not None else None, elem=elem)
+
+
+def _rekeyed(on, to):
+    """A remapping that moves ranges keyed on ``on`` to the key ``to`` (None: forget the key)."""
+    def fn(r):
+        if isinstance(r, Keyed) and r.on == on:
+            return Keyed(to, r.cases, r.other) if to is not None else plain(r)
+        return r
+    return fn
+
+
+def _case(on, key):
+    def fn(r):
+        if isinstance(r, Keyed) and r.on == on:
+            found = dict(r.cases).get(key, r.other)
+            return None if found == EMPTY else found
+        return r
+    return fn
+
+
+def _forget_names(r):
+    if isinstance(r, Keyed) and r.on[0] == "name":
+        return plain(r)
+    return r
+
+
+def leaving(value):
+    """``value`` as a return hands it to the caller: no range keyed on this function's names."""
+    return remapped(value, _forget_names) if has_range(value) else value
+
+
+def dict_display(e, path: str, values: list, keys: list):
+    """(the common item, the dict's own range) of the dict display ``e`` of items
+    ``values``, keyed on its constant string keys; None when some key is not one, or no
+    item has a range."""
+    from analyzer.analyses.values import join_all
+    if not values or not all(isinstance(k, ir.Const) and isinstance(k.value, str) for k in keys) \
+            or not any(has_range(v) for v in values):
+        return None
+    on = ("dict", path, e.span.line, e.span.column)
+    by_key = dict(zip((k.value for k in keys), values))
+    joined = join_all(by_key.values())
+    return _keyed_like(joined, on, sorted(by_key.items())), ("keys", on)
+
+
+def _keyed_like(joined, on, items):
+    """``joined`` (the join of the items' values) with each range keyed per item."""
+    if joined is None:
+        return None
+    if joined.elems is not None and all(v.elems is not None and len(v.elems) == len(joined.elems) for _, v in items):
+        elems = tuple(_keyed_like(j, on, [(k, v.elems[i]) for k, v in items]) for i, j in enumerate(joined.elems))
+        joined = replace(joined, elems=elems)
+    ranges = [(k, v.interval if not isinstance(v.interval, Keyed) else plain(v.interval)) for k, v in items]
+    if any(r is not None for _, r in ranges):
+        return replace(joined, interval=Keyed(on, tuple(ranges), EMPTY))
+    return joined
+
+
+def subscripted(base, index_node, item, function):
+    """The item of the dict ``base`` at ``index_node`` (``item``: what the subscript gives
+    without ranges): a constant key picks its case, a name keys the item on that name (in
+    ``function``, the `FunctionAnalysis` evaluating it)."""
+    marker = base.interval
+    if not _is_keys(marker):
+        return item
+    on = marker[1]
+    if isinstance(index_node, ir.Const) and isinstance(index_node.value, str):
+        return remapped(item, _case(on, index_node.value))
+    if isinstance(index_node, ir.Name) and function is not None:
+        return remapped(item, _rekeyed(on, function.key_cases.key(index_node.id)))
+    return remapped(item, _rekeyed(on, None))
+
+
+def update_items(owner, added):
+    """The items `owner.update(added)` adds to the dict ``owner``, keyed as ``owner``'s
+    when both are dict displays keyed on their keys (`s.update({"Color": ...})`); else None."""
+    mine, theirs = owner.interval, added.interval
+    if not (_is_keys(mine) and _is_keys(theirs)) or added.elem is None:
+        return None
+    return remapped(added.elem, _rekeyed(theirs[1], mine[1]))
+
+
+def _is_keys(r) -> bool:
+    return isinstance(r, tuple) and len(r) == 2 and r[0] == "keys"
+
+
+def name_key(path: str, function: str, name: str) -> tuple:
+    return ("name", path, function, name)
+
+
+def keyed_names(values, path: str, function: str) -> set[str]:
+    """The names of this function that some range inside ``values`` is keyed on."""
+    out = set()
+    for value in values:
+        for v in leaves(value):
+            r = v.interval
+            if isinstance(r, Keyed) and r.on[0] == "name" and r.on[1] == path and r.on[2] == function:
+                out.add(r.on[3])
+    return out
+
+
+def into_callee(bound: dict, fn: ir.FunctionDef, path: str, node, self_value, caller, bind) -> dict:
+    """The arguments ``bound`` to the parameters of ``fn`` as its run sees them: a static
+    value without its range, a range keyed on a name of the ``caller`` frame keyed on the
+    parameter that name is passed to (forgotten when it is not passed)."""
+    if not any(has_range(v) for v in bound.values()):
+        return bound
+    passed = {}
+    if isinstance(node, ir.Call) and caller is not None and not any(a.star for a in node.args):
+        from analyzer.analyses.values import UNKNOWN, Value
+        marks = lambda e: Value("python", ref=("passed", e.id)) if isinstance(e, ir.Name) else UNKNOWN  # noqa: E731
+        markers = bind(fn, [marks(a.value) for a in node.args if a.keyword is None],
+                       {a.keyword: marks(a.value) for a in node.args if a.keyword is not None}, self_value)
+        passed = {m.ref[1]: p for p, m in markers.items() if isinstance(m.ref, tuple) and m.ref[:1] == ("passed",)}
+    out = {}
+    for p, v in bound.items():
+        if v.interval is not None and max(v.level, v.ctl) == 0 and not isinstance(v.interval, Keyed):
+            v = replace(v, interval=None)  # static: its tests are static without it
+        if has_range(v):
+            v = remapped(v, lambda r: _into(r, caller, name_key(path, fn.qualname, ""), passed))
+        out[p] = v
+    return out
+
+
+def _into(r, caller, callee, passed):
+    if not isinstance(r, Keyed) or r.on[0] != "name":
+        return r
+    if caller is not None and r.on[1:3] == (caller.path, caller.qualname) and r.on[3] in passed:
+        return Keyed(callee[:3] + (passed[r.on[3]],), r.cases, r.other)
+    return plain(r)
+
+
+# ---------------------------------------------------------------- decisions
+
+
+def decided(test, ev, state) -> bool:
+    """Whether the comparison ``test`` (a chain of `<`, `<=`, `>`, `>=`, `==`, `!=`, under
+    any `not`) takes the same side for every value the ranges of its operands allow."""
+    while isinstance(test, ir.UnaryOp) and test.op == "not":
+        test = test.operand
+    if not isinstance(test, ir.Compare) or not all(op in _ORDER for op in test.ops):
+        return False
+    operands = [test.left, *test.comparators]
+    if not any(isinstance(o, ir.Name) for o in operands):
+        return False
+    ranges = [_operand_range(o, ev, state) for o in operands]
+    if any(r is None for r in ranges):
+        return False
+    outcomes = [_ORDER[op](ranges[i], ranges[i + 1]) for i, op in enumerate(test.ops)]
+    return False in outcomes or all(o is True for o in outcomes)
+
+
+def _operand_range(e, ev, state):
+    value = _number(e)
+    if value is not None:
+        return (value, value)
+    r = plain(ev.ev(e, dict(state)).interval)
+    return r if r is not None and r != EMPTY else None
+
+
+def _lt(a, b):
+    return True if a[1] < b[0] else False if a[0] >= b[1] else None
+
+
+def _le(a, b):
+    return True if a[1] <= b[0] else False if a[0] > b[1] else None
+
+
+def _eq(a, b):
+    if a[1] < b[0] or b[1] < a[0]:
+        return False
+    return True if a[0] == a[1] == b[0] == b[1] else None
+
+
+def _ne(a, b):
+    same = _eq(a, b)
+    return None if same is None else not same
+
+
+_ORDER = {"<": _lt, "<=": _le, ">": lambda a, b: _lt(b, a), ">=": lambda a, b: _le(b, a), "==": _eq, "!=": _ne}
+
+
+# ---------------------------------------------------------------- one function's flow
+
+
+class KeyedCases:
+    """The ranges of one function body that depend on the value of a string variable:
+    narrowed inside `if name == "key":`, forgotten where the name is bound again, and
+    dropped at a loop head for what the loop writes."""
+
+    def __init__(self, path: str, function: str, args: dict):
+        self.path, self.function = path, function
+        self.names: set[str] = keyed_names(args.values(), path, function)
+        self._tests: dict[int, tuple | None] = {}
+        self._bound: dict[int, set[str]] = {}
+
+    def key(self, name: str) -> tuple:
+        self.names.add(name)
+        return name_key(self.path, self.function, name)
+
+    def narrow(self, node, state: dict) -> None:
+        """Every range keyed on ``name`` inside `if name == "key":`, as that case."""
+        for region in node.regions:
+            if not isinstance(region, ir.If):
+                continue
+            test = self._tests.get(id(region), False)
+            if test is False:
+                test = self._tests[id(region)] = _key_test(region) if self.names else False
+                if test is False:
+                    self._tests.pop(id(region))
+                    continue
+            if test is None or test[0] not in self.names or id(node.stmt) not in test[2]:
+                continue
+            narrowing = _case(name_key(self.path, self.function, test[0]), test[1])
+            for name, value in list(state.items()):
+                if has_range(value):
+                    state[name] = remapped(value, narrowing)
+
+    def rebound(self, node, state: dict, defs) -> None:
+        """Forget the key of every range keyed on a name ``node`` binds again."""
+        names = defs & self.names
+        for name in names:
+            forget = _rekeyed(name_key(self.path, self.function, name), None)
+            for k, value in list(state.items()):
+                if has_range(value):
+                    state[k] = remapped(value, forget)
+
+    def loop_head(self, loop, state: dict) -> None:
+        """What a loop writes has no range at its head: ranges of loop-carried values would
+        otherwise grow pass after pass."""
+        names = self._bound.get(id(loop))
+        if names is None:
+            names = self._bound[id(loop)] = written_names(loop)
+        for name in names:
+            value = state.get(name)
+            if value is not None and has_range(value):
+                state[name] = remapped(value, lambda r: None)
+
+
+def _key_test(s: ir.If):
+    """(name, key, ids of the body's statements) of `if name == "key":`, else None."""
+    t = s.test
+    if not (isinstance(t, ir.Compare) and len(t.ops) == 1 and t.ops[0] == "=="):
+        return None
+    left, right = t.left, t.comparators[0]
+    if isinstance(right, ir.Name) and isinstance(left, ir.Const):
+        left, right = right, left
+    if not (isinstance(left, ir.Name) and isinstance(right, ir.Const) and isinstance(right.value, str)):
+        return None
+    return left.id, right.value, {id(x) for x in ir.walk_statements(s.body)}
+
+
+def described(r) -> str:
+    """A range as text, for tests and debugging."""
+    if isinstance(r, Keyed):
+        return "{" + ", ".join(f"{k}: {described(c)}" for k, c in r.cases) + "}"
+    return "unbounded" if r is None else "empty" if r == EMPTY else f"[{r[0]:g}, {r[1]:g}]"
+
