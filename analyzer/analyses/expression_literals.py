@@ -68,6 +68,13 @@ class LiteralSemantics:
         return UNKNOWN
 
     def _ev_Comprehension(self, e, state):
+        self.in_comprehension += 1  # its names are not the function's (`value_ranges` keys)
+        try:
+            return self._comprehension(e, state)
+        finally:
+            self.in_comprehension -= 1
+
+    def _comprehension(self, e, state):
         inner = dict(state)
         level = STATIC
         for g in e.generators:

@@ -58,6 +58,7 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         self.nested: dict[int, ir.FunctionDef] = {}
         self.check_conditions: set[int] = set()  # ids of `p.item()` calls that only feed torch._check
         self.fixed_arity: set[int] = set()  # ids of iterables unpacked into a fixed number of names (`arity`)
+        self.in_comprehension = 0  # how many comprehensions the expression being evaluated is in
 
     # ------------------------------------------------------------------ facts
 

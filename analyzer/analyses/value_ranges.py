@@ -25,11 +25,13 @@ takes the same side for every input: no UT101.
   `if name == "Color":` narrows its body to that case; rebinding ``name`` forgets the key
   (the join of every case); a call passing ``name`` keys it on the parameter it binds;
   leaving the function by a return forgets it;
-- on a container from a dict display, `("keys", on)`: its items are keyed on ``on``.
+- on a container from a dict display, `KeysOf(on)`: its items are keyed on ``on``.
 
-Sources: int and float literals, `torch.linspace(a, b, n)` (widened by a relative 1e-5: its
-values are float32), `torch.arange` of constants (of a non-negative start and any end:
-from the start up), `torch.tensor(c)`. Kept through indexing a tensor, `.item()`,
+Sources: int and float literals (given a range only where they meet a value that has one),
+`torch.linspace(a, b, n)`, `torch.arange` of constants (of a constant start and any end:
+from the start up), `torch.tensor(c)`, each widened by a relative 1e-5 (float32 values
+round past the float ends; small integers are exact) and none with a `dtype` (an integer
+dtype truncates `linspace(0.5, 0.9)` to 0). Kept through indexing a tensor, `.item()`,
 `float()`, `int()`; computed by unary minus, `+ - *` of two ranges (rounding is monotone,
 so the float ends bound the float results), `abs`, `min`, `max`; joined by hull. At a loop
 head the names the loop writes lose their ranges (the widening that makes loops stop), a
@@ -43,6 +45,7 @@ from dataclasses import dataclass, replace
 
 from analyzer.analyses.region_writes import written_names
 from analyzer.frontend import ir
+from analyzer.frontend.verify import assigned_names
 
 EMPTY = ()  # the range of no value: the hull's unit
 
@@ -54,24 +57,36 @@ class Keyed:
     other: object = EMPTY
 
 
+@dataclass(frozen=True, slots=True)
+class KeysOf:
+    """The range of a dict display's container: its items are keyed on ``on``."""
+
+    on: tuple
+
+
+def _is_range(r) -> bool:
+    return type(r) is tuple and len(r) == 2
+
+
 # ---------------------------------------------------------------- interval arithmetic
 
 
 def hull(a, b):
-    """The smallest range holding both (None, unbounded, absorbs)."""
-    if a is None or b is None:
-        return None
-    if a == EMPTY:
+    """The smallest range holding both (None, unbounded, absorbs; so does anything that is
+    not a range)."""
+    if a == EMPTY and (b == EMPTY or _is_range(b)):
         return b
-    if b == EMPTY:
+    if b == EMPTY and _is_range(a):
         return a
+    if not (_is_range(a) and _is_range(b)):
+        return None
     return (min(a[0], b[0]), max(a[1], b[1]))
 
 
 def plain(r):
     """The range whatever the key: the hull of every case."""
     if not isinstance(r, Keyed):
-        return r if isinstance(r, tuple) and len(r) == 2 else None
+        return r if _is_range(r) else None
     out = r.other
     for _, case in r.cases:
         out = hull(out, case)
@@ -86,18 +101,18 @@ def join_ranges(a, b):
         keys = sorted({k for k, _ in a.cases} | {k for k, _ in b.cases})
         ca, cb = dict(a.cases), dict(b.cases)
         return Keyed(a.on, tuple((k, hull(ca.get(k, a.other), cb.get(k, b.other))) for k in keys), hull(a.other, b.other))
+    if isinstance(b, Keyed) and not isinstance(a, Keyed):
+        a, b = b, a
     if isinstance(a, Keyed) and not isinstance(b, Keyed) and b is not None:
-        return _casewise(a, lambda r: hull(r, b))
-    if isinstance(b, Keyed) and not isinstance(a, Keyed) and a is not None:
-        return _casewise(b, lambda r: hull(r, a))
+        return Keyed(a.on, tuple((k, hull(c, b)) for k, c in a.cases), hull(a.other, b))
     return hull(plain(a), plain(b)) if a is not None and b is not None else None
 
 
 def _casewise(r, fn):
     if isinstance(r, Keyed):
-        return Keyed(r.on, tuple((k, fn(c) if c is not None and c != EMPTY else c) for k, c in r.cases),
-                     fn(r.other) if r.other is not None and r.other != EMPTY else r.other)
-    return fn(r) if r is not None and r != EMPTY else r
+        return Keyed(r.on, tuple((k, fn(c) if _is_range(c) else c) for k, c in r.cases),
+                     fn(r.other) if _is_range(r.other) else r.other)
+    return fn(r) if _is_range(r) else None
 
 
 def _neg(r):
@@ -126,11 +141,11 @@ def arithmetic(op: str, a, b):
         return None
     if isinstance(a, Keyed) and isinstance(b, Keyed):
         a, b = plain(a), plain(b)
-        if a is None or b is None:
-            return None
-    if isinstance(a, Keyed):
+    if isinstance(a, Keyed) and _is_range(b):
         return _casewise(a, lambda r: fn(r, b))
-    return _casewise(b, lambda r: fn(a, r))
+    if isinstance(b, Keyed) and _is_range(a):
+        return _casewise(b, lambda r: fn(a, r))
+    return fn(a, b) if _is_range(a) and _is_range(b) else None
 
 
 def negated(r):
@@ -219,29 +234,42 @@ def _keyword(node: ir.Call, name: str):
 
 def source(name: str, node) -> tuple | None:
     """The range of the values of the tensor a torch factory ``name`` makes at ``node``."""
-    if not isinstance(node, ir.Call):
+    if name not in _SOURCES or not isinstance(node, ir.Call) or any(a.star or a.keyword in ("dtype", "out")
+                                                                     for a in node.args):
         return None
     args = _positional(node)
     if name == "torch.linspace":
         ends = [args[i] if i < len(args) else _keyword(node, k) for i, k in ((0, "start"), (1, "end"))]
         a, b = (_number(e) if e is not None else None for e in ends)
-        if a is None or b is None:
-            return None
-        slack = 1e-5 * max(abs(a), abs(b))  # float32 bins round past the ends
-        return (min(a, b) - slack, max(a, b) + slack)
+        return _widened(min(a, b), max(a, b)) if a is not None and b is not None else None
     if name == "torch.arange" and args and not any(a.keyword in ("start", "end", "step") for a in node.args):
         numbers = [_number(e) for e in args[:3]]
         if len(args) == 1:
-            return (0.0, numbers[0] - 1 if numbers[0] is not None else math.inf)
+            if numbers[0] is not None and numbers[0] < 1:
+                return None  # empty
+            return _widened(0.0, numbers[0] - 1 if numbers[0] is not None else math.inf)
         start, end = numbers[0], numbers[1]
         step = numbers[2] if len(args) > 2 else 1.0
         if start is None or step is None or step <= 0:
             return None
-        return (start, end if end is not None else math.inf)
+        return _widened(start, end if end is not None else math.inf)
     if name == "torch.tensor" and len(args) == 1:
         value = _number(args[0])
-        return (value, value) if value is not None else None
+        return _widened(value, value) if value is not None else None
     return None
+
+
+_SOURCES = frozenset({"torch.linspace", "torch.arange", "torch.tensor"})
+
+
+def _widened(lo, hi):
+    """[lo, hi] with room for float32 rounding, unless both ends are small integers."""
+    def exact(x):
+        return math.isinf(x) or (x == int(x) and abs(x) < 2 ** 24)
+    if exact(lo) and exact(hi):
+        return (lo, hi)
+    slack = 1e-5 * max(abs(x) for x in (lo, hi) if math.isfinite(x))
+    return (lo - slack, hi + slack)
 
 
 # ---------------------------------------------------------------- abstract values
@@ -318,7 +346,7 @@ def dict_display(e, path: str, values: list, keys: list):
     on = ("dict", path, e.span.line, e.span.column)
     by_key = dict(zip((k.value for k in keys), values))
     joined = join_all(by_key.values())
-    return _keyed_like(joined, on, sorted(by_key.items())), ("keys", on)
+    return _keyed_like(joined, on, sorted(by_key.items())), KeysOf(on)
 
 
 def _keyed_like(joined, on, items):
@@ -341,10 +369,10 @@ def subscripted(base, index_node, item, function):
     marker = base.interval
     if not _is_keys(marker):
         return item
-    on = marker[1]
+    on = marker.on
     if isinstance(index_node, ir.Const) and isinstance(index_node.value, str):
         return remapped(item, _case(on, index_node.value))
-    if isinstance(index_node, ir.Name) and function is not None:
+    if isinstance(index_node, ir.Name) and function is not None and not function.evaluator.in_comprehension:
         return remapped(item, _rekeyed(on, function.key_cases.key(index_node.id)))
     return remapped(item, _rekeyed(on, None))
 
@@ -355,11 +383,11 @@ def update_items(owner, added):
     mine, theirs = owner.interval, added.interval
     if not (_is_keys(mine) and _is_keys(theirs)) or added.elem is None:
         return None
-    return remapped(added.elem, _rekeyed(theirs[1], mine[1]))
+    return remapped(added.elem, _rekeyed(theirs.on, mine.on))
 
 
 def _is_keys(r) -> bool:
-    return isinstance(r, tuple) and len(r) == 2 and r[0] == "keys"
+    return isinstance(r, KeysOf)
 
 
 def name_key(path: str, function: str, name: str) -> tuple:
@@ -412,15 +440,16 @@ def _into(r, caller, callee, passed):
 
 
 def decided(test, ev, state) -> bool:
-    """Whether the comparison ``test`` (a chain of `<`, `<=`, `>`, `>=`, `==`, `!=`, under
-    any `not`) takes the same side for every value the ranges of its operands allow."""
+    """Whether the comparison ``test`` with a numeric literal (a chain of `<`, `<=`, `>`,
+    `>=`, `==`, `!=`, under any `not`) takes the same side for every value the ranges of
+    its operands allow."""
     while isinstance(test, ir.UnaryOp) and test.op == "not":
         test = test.operand
     if not isinstance(test, ir.Compare) or not all(op in _ORDER for op in test.ops):
         return False
     operands = [test.left, *test.comparators]
-    if not any(isinstance(o, ir.Name) for o in operands):
-        return False
+    if not any(_number(o) is not None for o in operands):
+        return False  # only a comparison with a constant is asked: the question stays cheap
     ranges = [_operand_range(o, ev, state) for o in operands]
     if any(r is None for r in ranges):
         return False
@@ -525,6 +554,8 @@ def _key_test(s: ir.If):
         left, right = right, left
     if not (isinstance(left, ir.Name) and isinstance(right, ir.Const) and isinstance(right.value, str)):
         return None
+    if left.id in assigned_names(s.body):
+        return None  # the body binds the name again: below that, it need not hold the key
     return left.id, right.value, {id(x) for x in ir.walk_statements(s.body)}
 
 
