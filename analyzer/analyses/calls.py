@@ -23,7 +23,7 @@ from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.python_calls import PythonCallSemantics
 from analyzer.analyses.submodule_sizes import inward, outward
 from analyzer.analyses.summaries import Summary
-from analyzer.analyses.value_ranges import into_callee
+from analyzer.analyses.keyed_ranges import into_callee
 from analyzer.analyses.values import FIXED_ROWS, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, default_value
 from analyzer.frontend import expr_text, ir
 

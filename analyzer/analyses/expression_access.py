@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyses import index_bounds, value_ranges
+from analyzer.analyses import index_bounds, keyed_ranges
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.call_values import index_shape_level, view_origin
 from analyzer.analyses.expression_operators import all_shape_valued
@@ -141,7 +141,7 @@ class AccessSemantics:
             if isinstance(index_node, ir.Slice) or (index.type == "python" and index.ref == "slice"):
                 return replace(base, elems=None, level=max(base.level, index.level))
             item = picked_item(base.elem or UNKNOWN, max(index.level, base.ctl))
-            return value_ranges.subscripted(base, index_node, item, self.function) if base.interval is not None else item
+            return keyed_ranges.subscripted(base, index_node, item, self.function) if base.interval is not None else item
         if t == "modules":
             return base.elem or UNKNOWN
         if t == "python":

@@ -8,7 +8,7 @@ from dataclasses import replace
 from analyzer.analyses.call_values import as_index_level
 from analyzer.analyses.facts import LoopFact
 from analyzer.analyses.shapes import rows_level
-from analyzer.analyses.value_ranges import dict_display
+from analyzer.analyses.keyed_ranges import dict_display
 from analyzer.analyses.values import DATA, NONE, STATIC, STATIC_PY, UNKNOWN, Value, join_all
 from analyzer.frontend import ir
 

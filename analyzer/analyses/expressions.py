@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from analyzer.analyses import axis_sizes, index_bounds, value_ranges
+from analyzer.analyses import axis_sizes, index_bounds, keyed_ranges, value_ranges
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.arity import has_star
 from analyzer.analyses.call_values import as_attribute, written_kind
@@ -261,7 +261,7 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
                 if e.func.attr == "extend" and added.type == "container":
                     added = added.elem or UNKNOWN
                 elif e.func.attr == "update" and owner.interval is not None:
-                    added = value_ranges.update_items(owner, added) or added  # one dict display into another
+                    added = keyed_ranges.update_items(owner, added) or added  # one dict display into another
                 state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added))
                 return NONE
         result = value_ranges.after_call(func, args, e, self.call(func, args, kwargs, e, state))

@@ -23,7 +23,8 @@ from analyzer.analyses.region_writes import written_names
 from analyzer.analyses.shapes import rows_level
 from analyzer.analyses.summaries import RETURN, Frame, Summary
 from analyzer.analyses.tracing_guards import TracingGuards
-from analyzer.analyses.value_ranges import KeyedCases, leaving, with_literal
+from analyzer.analyses.keyed_ranges import KeyedCases, leaving
+from analyzer.analyses.value_ranges import with_literal
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
 from analyzer.analyses.view_bases import UnreadBases
 from analyzer.frontend import ir
