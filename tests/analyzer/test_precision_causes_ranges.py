@@ -71,6 +71,10 @@ def augment(saturation="", hue="", color="0.9", rotate="1.0", rebind=""):
 # the hue one of linspace(-0.4, 0.4): both checks are static. "Rotate" passes a constant.
 case("augment-factor-in-range", augment())
 
+# Passed by keyword, in another order: the range is keyed on the parameter it binds.
+case("augment-keywords", augment().replace("_apply_op(img, op_name, magnitude)",
+                                           "_apply_op(img, magnitude=magnitude, op_name=op_name)"))
+
 # Bins up to 1.5 with a random sign: 1 + m can be negative, and the check is data.
 case("augment-bins-cross-the-bound", augment(saturation="  # expect: UT101", color="1.5"))
 
