@@ -29,8 +29,9 @@ def as_attribute(value: Value, item: bool = False) -> Value:
         size = value.bound if value.bound is not None and value.bound[0] == "axis" else None
         return replace(Value.tensor(True, SHAPE, origin="parameter", ref=PARAM_VALUED), bound=size)
     if value.type in ("python", "none", "container"):
-        return replace(value, level=STATIC, ctl=STATIC) if value.type != "container" else replace(
-            value, level=STATIC, ctl=STATIC, elems=tuple(map(as_attribute, value.elems)) if item and value.elems else None,
+        # A range does not survive: another method may set the attribute again.
+        return replace(value, level=STATIC, ctl=STATIC, interval=None) if value.type != "container" else replace(
+            value, level=STATIC, ctl=STATIC, interval=None, elems=tuple(map(as_attribute, value.elems)) if item and value.elems else None,
             elem=as_attribute(value.elem, item=True) if value.elem else None)
     return as_state(replace(value, ctl=STATIC))
 

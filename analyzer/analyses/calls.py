@@ -23,6 +23,7 @@ from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.python_calls import PythonCallSemantics
 from analyzer.analyses.submodule_sizes import inward, outward
 from analyzer.analyses.summaries import Summary
+from analyzer.analyses.keyed_ranges import into_callee
 from analyzer.analyses.values import FIXED_ROWS, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, default_value
 from analyzer.frontend import expr_text, ir
 
@@ -119,7 +120,8 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
             caller = self.frame.self_value.ref if self.frame is not None and self.frame.self_value is not None else None
             args = [inward(self.analyzer, caller, accessor, self_value.ref, a) for a in args]
             kwargs = {k: inward(self.analyzer, caller, accessor, self_value.ref, v) for k, v in kwargs.items()}
-        bound = bind_arguments(fn, args, kwargs, self_value)
+        bound = into_callee(bind_arguments(fn, args, kwargs, self_value), fn, key.path, node, self_value, self.frame,
+                            bind_arguments)
         recording = self.analyzer.recording
         if recording is not None and id(node) in recording:
             recording[id(node)].append(bound)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyses import index_bounds
+from analyzer.analyses import index_bounds, keyed_ranges
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.call_values import index_shape_level, view_origin
 from analyzer.analyses.expression_operators import all_shape_valued
@@ -129,7 +129,7 @@ class AccessSemantics:
                                     [p for p in parts if p.type != "tensor"]) if known else None
             origin = "copy" if has_tensor(index) else FIXED_ROWS if kept_by_slice(base, index_node) else view_origin(base)
             return replace(Value.tensor(base.certain, shape_level, ref=ref, origin=origin),
-                           bound=index_bounds.picked(base.bound, index_node))
+                           bound=index_bounds.picked(base.bound, index_node), interval=base.interval)
         if t == "container":
             if base.ref == "shape" and base.level >= DATA and size_level(base.level, index_node) < DATA:
                 return Value.python(SHAPE)
@@ -140,7 +140,8 @@ class AccessSemantics:
                     return UNKNOWN
             if isinstance(index_node, ir.Slice) or (index.type == "python" and index.ref == "slice"):
                 return replace(base, elems=None, level=max(base.level, index.level))
-            return picked_item(base.elem or UNKNOWN, max(index.level, base.ctl))
+            item = picked_item(base.elem or UNKNOWN, max(index.level, base.ctl))
+            return keyed_ranges.subscripted(base, index_node, item, self.function) if base.interval is not None else item
         if t == "modules":
             return base.elem or UNKNOWN
         if t == "python":

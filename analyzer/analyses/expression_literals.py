@@ -3,9 +3,12 @@ f-strings, tuples, lists, sets, dicts, slices, lambdas and comprehensions."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from analyzer.analyses.call_values import as_index_level
 from analyzer.analyses.facts import LoopFact
 from analyzer.analyses.shapes import rows_level
+from analyzer.analyses.keyed_ranges import dict_display
 from analyzer.analyses.values import DATA, NONE, STATIC, STATIC_PY, UNKNOWN, Value, join_all
 from analyzer.frontend import ir
 
@@ -47,6 +50,9 @@ class LiteralSemantics:
 
     def _ev_Dict(self, e, state):
         values = [self.ev(v, state) for k, v in e.items] + [self.ev(k, state) for k, v in e.items if k is not None]
+        keyed = dict_display(e, self.module.path, values[: len(e.items)], [k for k, v in e.items])
+        if keyed is not None:  # `{"Color": (torch.linspace(0.0, 0.9, n), True), ...}`: a range per key
+            return replace(Value.container(keyed[0], ref="dict"), interval=keyed[1])
         return Value.container(join_all(values[: len(e.items)]) or UNKNOWN, ref="dict")
 
     def _ev_Slice(self, e, state):
@@ -62,6 +68,13 @@ class LiteralSemantics:
         return UNKNOWN
 
     def _ev_Comprehension(self, e, state):
+        self.in_comprehension += 1  # its names are not the function's (`value_ranges` keys)
+        try:
+            return self._comprehension(e, state)
+        finally:
+            self.in_comprehension -= 1
+
+    def _comprehension(self, e, state):
         inner = dict(state)
         level = STATIC
         for g in e.generators:

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from analyzer.analyses.axis_sizes import broadcast
 from analyzer.analyses.facts import BranchFact, EscapeFact, OpFact
+from analyzer.analyses.value_ranges import arithmetic, negated, with_literal
 from analyzer.analyses.values import (
     DATA,
     KNOWN_WHEN_TRACED,
@@ -30,11 +31,18 @@ class OperatorSemantics:
 
     def _ev_BinOp(self, e, state):
         left, right = self.ev(e.left, state), self.ev(e.right, state)
+        left, right = with_literal(left, e.left, right), with_literal(right, e.right, left)
         if e.op == "//" and (left.is_certain_tensor or right.is_certain_tensor) and not self.unexported:
             self.emit(OpFact(self.site(e.span), "operator.floordiv", "//"))
         return self.binop(e.op, left, right)
 
     def binop(self, op: str, a: Value, b: Value) -> Value:
+        out = self._binop_kind(op, a, b)
+        if a.interval is not None and b.interval is not None and out.type == "python":
+            out = replace(out, interval=arithmetic(op, a.interval, b.interval))
+        return out
+
+    def _binop_kind(self, op: str, a: Value, b: Value) -> Value:
         a, b = as_setting(a), as_setting(b)  # `orig_width / self.patch_width` is arithmetic
         if a.type == "tensor" or b.type == "tensor":
             tensors = [v for v in (a, b) if v.type == "tensor"]
@@ -65,6 +73,8 @@ class OperatorSemantics:
             return Value.python(v.truth_level())
         if v.type == "tensor" and v.bound is not None and v.bound[0] != "axis":
             v = replace(v, bound=None)  # same shape, other values: a size stays, a bound on values does not
+        if v.interval is not None and e.op != "+":
+            v = replace(v, interval=negated(v.interval) if e.op == "-" else None)
         if v.type == "tensor" and e.op == "~":
             return v
         return v if v.type in ("tensor", "python", "unknown") else UNKNOWN
@@ -114,6 +124,7 @@ class OperatorSemantics:
         emitted = len(self.sink) - 1 if self.sink and level >= SHAPE else None
         body = self.ev(e.body, state)
         orelse = self.ev(e.orelse, state)
+        body, orelse = with_literal(body, e.body, orelse), with_literal(orelse, e.orelse, body)
         if emitted is not None and isinstance(self.sink[emitted], BranchFact):
             fact = self.sink[emitted]  # the sides' types, for the torch.where fix
             self.sink[emitted] = replace(fact, types=fact.types + (("$else", type_tag(orelse)), ("$then", type_tag(body))))

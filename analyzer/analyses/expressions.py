@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from analyzer.analyses import axis_sizes, index_bounds
+from analyzer.analyses import axis_sizes, index_bounds, keyed_ranges, value_ranges
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.arity import has_star
 from analyzer.analyses.call_values import as_attribute, written_kind
@@ -58,6 +58,7 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         self.nested: dict[int, ir.FunctionDef] = {}
         self.check_conditions: set[int] = set()  # ids of `p.item()` calls that only feed torch._check
         self.fixed_arity: set[int] = set()  # ids of iterables unpacked into a fixed number of names (`arity`)
+        self.in_comprehension = 0  # how many comprehensions the expression being evaluated is in
 
     # ------------------------------------------------------------------ facts
 
@@ -86,8 +87,8 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         level = value.truth_level()
         if isinstance(test, (ir.BoolOp, ir.UnaryOp)) or value.type == "tensor":
             level = max(level, self._bool_level(test, state))
-        if level >= SHAPE and self._decided_by_bound(test, state):
-            level = STATIC  # `expert_idx == self.num_experts` of a row index of that many rows
+        if level >= SHAPE and (self._decided_by_bound(test, state) or self._decided_by_range(test, state)):
+            level = STATIC  # `expert_idx == self.num_experts` of a row index; `factor < 0` of a factor >= 0.1
         if level >= SHAPE and self.function is not None and self.function.decided_by_iteration(test):
             level = STATIC  # `len(lst) > 0` at a loop head whose every pass appends: `i > 0`
         if outer is not None:
@@ -112,6 +113,13 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         sink, self.sink = self.sink, None
         try:
             return index_bounds.decided(test, self.ev(test.left, dict(state)).bound)
+        finally:
+            self.sink = sink
+
+    def _decided_by_range(self, test, state) -> bool:
+        sink, self.sink = self.sink, None
+        try:
+            return value_ranges.decided(test, self, state)
         finally:
             self.sink = sink
 
@@ -252,9 +260,11 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
                 added = args[-1] if args else UNKNOWN
                 if e.func.attr == "extend" and added.type == "container":
                     added = added.elem or UNKNOWN
+                elif e.func.attr == "update" and owner.interval is not None:
+                    added = keyed_ranges.update_items(owner, added) or added  # one dict display into another
                 state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added))
                 return NONE
-        result = self.call(func, args, kwargs, e, state)
+        result = value_ranges.after_call(func, args, e, self.call(func, args, kwargs, e, state))
         if result.type == "tensor" and (result.bound is not None or func.type in ("ext", "method")):
             result = replace(result, bound=_bound_after(func, args, e))
         elif result.type == "container" and func.type in ("ext", "method"):

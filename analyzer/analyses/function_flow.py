@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.arity import fixed_arity_iterables
 from analyzer.analyses.cfg import Node
-from analyzer.analyses.dataflow import Analysis, solve
+from analyzer.analyses.dataflow import Analysis, node_uses_defs, solve
 from analyzer.analyses.expressions import ExpressionEvaluator, multi_axis, view_base
 from analyzer.analyses.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.foreign_runtimes import entered
@@ -23,6 +23,8 @@ from analyzer.analyses.region_writes import written_names
 from analyzer.analyses.shapes import rows_level
 from analyzer.analyses.summaries import RETURN, Frame, Summary
 from analyzer.analyses.tracing_guards import TracingGuards
+from analyzer.analyses.keyed_ranges import KeyedCases, leaving
+from analyzer.analyses.value_ranges import with_literal
 from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
 from analyzer.analyses.view_bases import UnreadBases
 from analyzer.frontend import ir
@@ -61,6 +63,7 @@ class FunctionAnalysis(TracingGuards):
         self.evaluator = ExpressionEvaluator(analyzer, frame, frame.module, self)
         self.unread_bases = UnreadBases(frame.fn)
         self.narrowing = TypeNarrowing()
+        self.key_cases = KeyedCases(frame.path, frame.qualname, args)  # `value_ranges` keyed on a name
 
     # ------------------------------------------------------------------ solving
 
@@ -205,6 +208,12 @@ class FunctionAnalysis(TracingGuards):
     # ------------------------------------------------------------------ transfer
 
     def transfer(self, node: Node, state: dict) -> dict:
+        out = self._transfer(node, state)
+        if self.key_cases.names and node.kind not in ("entry", "exit", "join"):
+            self.key_cases.rebound(node, out, node_uses_defs(node)[1])  # a name bound again keys no range
+        return out
+
+    def _transfer(self, node: Node, state: dict) -> dict:
         kind = node.kind
         if kind in ("entry", "exit"):
             return state
@@ -217,6 +226,8 @@ class FunctionAnalysis(TracingGuards):
         if id(s) in self.dead or (id(s) in self.training_only and not self.training_run):
             return state  # never run by the tracer: neither reported nor bound
         self.narrowing.narrow(node, state)  # `x` inside `if isinstance(x, dict):` is a dict
+        if self.key_cases.names:
+            self.key_cases.narrow(node, state)  # a range keyed on `name` inside `if name == "key":`
         ev = self.evaluator
         ev.ctl = self.ctl_level(node)
         ev.unexported = id(s) in self.unexported or id(s) in self.training_only
@@ -239,6 +250,7 @@ class FunctionAnalysis(TracingGuards):
         if kind == "loop":
             # Values carried around the loop depend on how often it ran.
             self._taint_written(s, state, self.region_level.get(id(s), STATIC))
+            self.key_cases.loop_head(s, state)
             if s.kind == "for":
                 iterable = state.get(f"$iter{id(s)}", UNKNOWN)
                 if iterable.type == "tensor" and not iterable.certain and self._iterates_a_tensor(s):
@@ -292,12 +304,12 @@ class FunctionAnalysis(TracingGuards):
                 ev.bind(t, value, state)
         elif isinstance(s, ir.AugAssign):
             current = ev.ev(s.target, state)
-            value = ev.binop(s.op, current, ev.ev(s.value, state))
+            value = ev.binop(s.op, current, with_literal(ev.ev(s.value, state), s.value, current))
             ev.bind(s.target, value, state, augmented=True)
         elif isinstance(s, ir.ExprStmt):
             ev.ev(s.value, state)
         elif isinstance(s, ir.Return):
-            value = ev.ev(s.value, state) if s.value is not None else NONE
+            value = leaving(ev.ev(s.value, state)) if s.value is not None else NONE
             state[RETURN] = join(state.get(RETURN), value.tainted(ev.ctl))
         elif isinstance(s, ir.Assert):
             ev.predicate(s.test, state, "assert", s.span, report=True)

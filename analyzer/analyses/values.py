@@ -21,7 +21,9 @@ on it depends on:
 - `bound`: for tensors, a static bound on an axis size or on index values
   (`index_bounds`);
 - `nullable`: for tensors, None on some paths (`t = f(x) if m is not None else None`):
-  `if t:` then is a None test, as it is written for.
+  `if t:` then is a None test, as it is written for;
+- `interval`: the range of a number's or a tensor's values, when one is known
+  (`value_ranges`).
 
 Values are immutable and hashable so that function summaries can be memoised by the
 abstract arguments they were called with.
@@ -33,6 +35,7 @@ from dataclasses import dataclass, replace
 
 from analyzer.analyses.foreign_runtimes import foreign_join, is_foreign
 from analyzer.analyses.levels import Level
+from analyzer.analyses.value_ranges import join_ranges
 
 STATIC, SHAPE, DATA = Level.STATIC, Level.SHAPE, Level.DATA
 
@@ -50,6 +53,7 @@ class Value:
     origin: str | None = None
     nullable: bool = False
     bound: tuple | None = None
+    interval: object = None
 
     # -------------------------------------------------------------- constructors
 
@@ -222,6 +226,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
             a.type, level, a.certain and b.certain, max(a.shape_level, b.shape_level), ctl,
             a.ref if a.ref == b.ref else _either_layer(a, b), elems, elem, a.origin if a.origin == b.origin else None,
             a.nullable or b.nullable, a.bound if a.bound == b.bound else None,
+            join_ranges(a.interval, b.interval) if a.interval is not None and b.interval is not None else None,
         )
     if "none" in types and len(types) == 2:
         other = a if b.type == "none" else b
