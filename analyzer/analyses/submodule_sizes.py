@@ -107,6 +107,21 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     return (outer[0], ".".join(f for f in (outer[1], field) if f), config)
 
 
+def attribute_reading(analyzer, key: ClassKey, init: ir.FunctionDef, e) -> str | None:
+    """`self.<attr>` for the attribute of ``key`` read from the configuration field that
+    ``e`` (`config.num_experts`, an expression of ``key``'s own ``init``) reads, so that a
+    size written as that field means the attribute (`nn.Parameter(torch.zeros(
+    config.num_experts))` beside `self.num_experts = config.num_experts`); None when unsure."""
+    found = _field_of_parameter(init, e)
+    if found is None or not found[1] or own_init(analyzer, key) is not init:
+        return None
+    wanted = (found[0], _canonical_field(analyzer, _annotated_class(analyzer, key, init, found[0]), found[1]))
+    for attr in _init_fields(analyzer, key):
+        if source(analyzer, key, "self." + attr) == wanted:
+            return "self." + attr
+    return None
+
+
 def _built_as(analyzer, caller: ClassKey, accessor, callee: ClassKey) -> bool:
     """Whether ``accessor`` is `self.<attr>`, built once in ``caller``'s `__init__` as an
     instance of ``callee`` itself (so that its attributes are the callee's)."""
