@@ -48,11 +48,12 @@ def inward(analyzer, caller: ClassKey | None, accessor, callee: ClassKey, value)
     def translate(size: str) -> str | None:
         if _constant(size):
             return size
-        wanted = source(analyzer, caller, size) if size.startswith("self.") else None
+        wanted = _source(analyzer, caller, size) if size.startswith("self.") else None
         if wanted is None:
             return None
         for attr in _init_fields(analyzer, callee):
-            if source(analyzer, caller, prefix + "." + attr) == wanted:
+            found = _source(analyzer, caller, prefix + "." + attr)
+            if found is not None and found[0] == wanted[0] and _same_field(analyzer, wanted, found):
                 return "self." + attr
         return None
     return _rewrite(value, translate)
@@ -69,6 +70,13 @@ def source(analyzer, key: ClassKey, text: str) -> tuple | None:
         return None
     param, field, config = found
     return (param, _canonical_field(analyzer, config, field))
+
+
+def _same_field(analyzer, a: tuple, b: tuple) -> bool:
+    """Whether two (parameter, field, configuration class) of one parameter name one field:
+    both read the same object, so a class known on one side is the other's too."""
+    config = a[2] or b[2]
+    return _canonical_field(analyzer, a[2] or config, a[1]) == _canonical_field(analyzer, b[2] or config, b[1])
 
 
 def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
