@@ -263,7 +263,12 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_cause(name, tmp_path, monkeypatch):
-    source = textwrap.dedent(CASES[name]).lstrip("\n")
+    check_tree(CASES[name], tmp_path, monkeypatch)
+
+
+def check_tree(program: str, tmp_path, monkeypatch) -> None:
+    """Checks ``program`` as a tree of one file: exactly its marked lines are reported."""
+    source = textwrap.dedent(program).lstrip("\n")
     (tmp_path / "moe.py").write_text(source)
     monkeypatch.chdir(tmp_path)
     got = Counter((d.line, d.code) for d in check_paths(["moe.py"], use_cache=False, jobs=1))
