@@ -22,7 +22,7 @@ block passes them. A parameter gets the bound every in-tree caller passes when:
   every such subclass count as well (each under the same conditions). A subclass whose
   own `forward` never reaches this one (no `super().forward`, no `.forward` anywhere in
   its classes) is no caller; one that may, or that overrides `__call__`, or carries a
-  decorator the class does not, or that the tree never builds, leaves the parameter free;
+  decorator the class does not, leaves the parameter free;
 - for that class and every class the tree derives from it (their instances hold one
   too), every use of `self.<attr>` in their methods is a call in the `forward` they run
   (own or inherited; not in a helper, not passed along), and a run of that `forward`
@@ -82,16 +82,12 @@ def _collect(analyzer, key: ClassKey, forward) -> dict | None:
         files = analyzer.project.builders(kind.name)
         if files is None:
             return None
-        built = []
         for path in files:
             module = analyzer.module_ir(path)
             found = _building_sites(analyzer, module, kind) if module is not None else None
             if found is None:
                 return None
-            built.extend(found)
-        if not built and kind is not key:
-            return None  # a subclass the tree never builds: its users are not in the tree
-        sites.extend(built)
+            sites.extend(found)
     if not sites:
         return None
     passed: list[dict] = []
