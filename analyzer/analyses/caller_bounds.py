@@ -96,6 +96,8 @@ def _collect(analyzer, key: ClassKey, forward) -> dict | None:
         if holders is None or analyzer.project.called_elsewhere(attr):
             return None  # another module may call it
         for caller in holders:
+            if caller is not site and _rebinds(analyzer, caller, site, attr):
+                continue  # its instances hold another module there: not a caller
             calls = _calls_of(analyzer, caller, attr)
             if calls is None:
                 return None
@@ -196,6 +198,33 @@ def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
                 if same_class(built_class, key):  # else a same-named class of this module: not a caller
                     sites.append((caller, s.targets[0].attr))
     return sites if accounted == len(built) else None
+
+
+def _rebinds(analyzer, holder: ClassKey, site: ClassKey, attr: str) -> bool:
+    """Whether a class between ``holder`` and ``site`` (their subclass) replaces `self.<attr>`
+    in its own `__init__`: a top-level `self.<attr> = ...` after a top-level
+    `super().__init__(...)`, the attribute not read there, so that what ``site`` built is
+    gone before any other method runs."""
+    for info in _classes_below(analyzer, holder, site) or ():
+        init = info.node.methods().get("__init__")
+        body = init.body if init is not None else []
+        start = next((i for i, s in enumerate(body) if _is_super_init(s)), None)
+        if start is None:
+            continue
+        after = [s for s in body[start + 1:] if isinstance(s, ir.Assign) and len(s.targets) == 1
+                 and _is_self_attr(s.targets[0]) and s.targets[0].attr == attr]
+        reads = [e for s in ir.walk_statements(body, into_defs=True) for c in ir.child_expressions(s)
+                 for e in ir.walk_expression(c) if _is_self_attr(e) and e.attr == attr]
+        if after and len(reads) == len(after):
+            return True
+    return False
+
+
+def _is_super_init(s) -> bool:
+    call = s.value if isinstance(s, ir.ExprStmt) else None
+    return (isinstance(call, ir.Call) and isinstance(call.func, ir.Attribute) and call.func.attr == "__init__"
+            and isinstance(call.func.value, ir.Call) and isinstance(call.func.value.func, ir.Name)
+            and call.func.value.func.id == "super")
 
 
 def _calls_of(analyzer, caller: ClassKey, attr: str) -> list | None:

@@ -4,7 +4,8 @@ reach.
 
 - subclasses of the experts that inherit their `forward` (transformers' modular files
   derive one model's experts from another's): their constructions are callers too; a
-  subclass overriding `forward` without reaching the base's is none (`caller_bounds`);
+  subclass overriding `forward` without reaching the base's is none, nor is a subclass
+  of the block that replaces the experts after `super().__init__` (`caller_bounds`);
 - routers sizing their tensors from configuration fields (`torch.zeros(config.n)`,
   `nn.Linear(hidden, config.n)`) beside `self.num_experts = config.n` (`config_sizes`);
 - a configuration class annotated on the router's `__init__` only, naming for both the
@@ -91,6 +92,25 @@ NEVER_BUILT = """
             return "unbuilt"
 """
 
+# A subclass of the block replaces the experts with other ones, and calls them with
+# its input: its instances never call these experts.
+REBINDING = """
+
+    class OtherExperts(nn.Module):
+        def forward(self, hidden_states, top_k_index, top_k_weights):
+            return hidden_states * top_k_weights.sum()
+
+
+    class OtherBlock(Block):
+        def __init__(self, config):
+            super().__init__(config)
+            {rebind}
+
+        def forward(self, hidden_states, indices, weights):
+            return self.experts(hidden_states, indices, weights)
+"""
+
+
 # Routers sizing their logits from the configuration field `self.num_experts` is read from.
 FIELD_ROUTER = """
 
@@ -159,6 +179,11 @@ CASES = {
     "overriding-experts-are-no-caller": HEADER.format(sentinel="") + ROUTED + BLOCK + OVERRIDING,
     "overriding-experts-calling-the-base": HEADER.format(sentinel=REPORTED) + ROUTED + BLOCK + OVERRIDING_CALLS_BASE,
     "derived-experts-never-built": HEADER.format(sentinel="") + ROUTED + BLOCK + NEVER_BUILT,
+    "block-subclass-replaces-the-experts": HEADER.format(sentinel="") + ROUTED + BLOCK + REBINDING.format(
+        rebind="self.experts = OtherExperts()"),
+    # Replaced only for some configurations: the others keep these experts.
+    "block-subclass-may-keep-the-experts": HEADER.format(sentinel=REPORTED) + ROUTED + BLOCK + REBINDING.format(
+        rebind="if config.dense:\n                self.experts = OtherExperts()"),
     "router-sized-by-the-field": HEADER.format(sentinel="") + FIELD_ROUTER.format(
         weight_size="num_local_experts", bias_size="num_local_experts") + BLOCK,
     "router-weight-of-another-field": HEADER.format(sentinel=REPORTED) + FIELD_ROUTER.format(
