@@ -21,7 +21,7 @@ the last axis of what calling `self.<attr>` returns. Anything else stays unknown
 from __future__ import annotations
 
 from analyzer.analyses.axis_sizes import FACTORIES, argument, size_arguments, fixed_size
-from analyzer.analyses.submodule_sizes import _single_write, attribute_reading, own_init, renamed
+from analyzer.analyses.submodule_sizes import single_write, attribute_reading, own_init, renamed, same_class
 from analyzer.frontend import expr_text, ir
 
 _LINEAR_MODULES = ("torch.nn.Linear", "torch.nn.modules.linear.Linear")
@@ -30,7 +30,7 @@ _LINEAR_MODULES = ("torch.nn.Linear", "torch.nn.modules.linear.Linear")
 def call_bound(analyzer, frame, func, node) -> tuple | None:
     """The `("axis", ...)` bound of the tensor the call ``node`` returns, ``func`` the
     value it calls, when one of the sizes above decides it; None otherwise."""
-    key = frame.class_key if frame is not None else None
+    key = _instance_class(analyzer, frame)
     if key is None or not isinstance(node, ir.Call):
         return None
     if func.type == "ext" and func.ref in FACTORIES and frame.fn.name == "__init__":
@@ -43,6 +43,17 @@ def call_bound(analyzer, frame, func, node) -> tuple | None:
     return None
 
 
+def _instance_class(analyzer, frame):
+    """The class of `self` in the frame, when the frame's function belongs to it (or to
+    the class it only renames): a subclass's `__init__` may rebind what the base's wrote."""
+    if frame is None or frame.class_key is None or frame.self_value is None:
+        return None
+    instance = frame.self_value.ref if frame.self_value.type == "module" else None
+    if not isinstance(instance, type(frame.class_key)) or not same_class(renamed(analyzer, instance), frame.class_key):
+        return None
+    return frame.class_key
+
+
 def _linear_width(analyzer, key, accessor) -> str | None:
     """The `out_features` of `self.<attr>`, written once in the class's own `__init__` as
     `nn.Linear(in, out, ...)`."""
@@ -50,7 +61,7 @@ def _linear_width(analyzer, key, accessor) -> str | None:
         return None
     key = renamed(analyzer, key)
     init = own_init(analyzer, key)
-    built = _single_write(analyzer, key, accessor.attr) if init is not None else None
+    built = single_write(analyzer, key, accessor.attr) if init is not None else None
     if not isinstance(built, ir.Call) or any(a.star for a in built.args):
         return None
     if expr_text(built.func).rsplit(".", 1)[-1] != "Linear":

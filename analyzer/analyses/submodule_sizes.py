@@ -88,7 +88,7 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     init = own_init(analyzer, key)
     if init is None:
         return None
-    value = _single_write(analyzer, key, parts[1])
+    value = single_write(analyzer, key, parts[1])
     if value is None:
         return None
     if len(parts) == 2:
@@ -137,7 +137,7 @@ def _built_as(analyzer, caller: ClassKey, accessor, callee: ClassKey) -> bool:
         return False
     if own_init(analyzer, caller) is None:
         return False
-    value = _single_write(analyzer, renamed(analyzer, caller), accessor.attr)
+    value = single_write(analyzer, renamed(analyzer, caller), accessor.attr)
     built = class_of(analyzer, renamed(analyzer, caller), value.func) if isinstance(value, ir.Call) else None
     return built is not None and same_class(renamed(analyzer, built), renamed(analyzer, callee))
 
@@ -204,7 +204,7 @@ def renames_only(s) -> bool:
     return isinstance(s, ir.Pass) or isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Const) and isinstance(s.value.value, str)
 
 
-def _single_write(analyzer, key: ClassKey, attr: str):
+def single_write(analyzer, key: ClassKey, attr: str):
     """The value of the one `self.<attr> = value` of the class, when it is in `__init__`'s
     own body (not under a branch or loop) and the class writes that attribute nowhere else."""
     info = analyzer.class_info(key)
