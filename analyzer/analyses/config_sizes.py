@@ -30,17 +30,18 @@ _LINEAR_MODULES = ("torch.nn.Linear", "torch.nn.modules.linear.Linear")
 def call_bound(analyzer, frame, func, node) -> tuple | None:
     """The `("axis", ...)` bound of the tensor the call ``node`` returns, ``func`` the
     value it calls, when one of the sizes above decides it; None otherwise."""
-    key = _instance_class(analyzer, frame)
-    if key is None or not isinstance(node, ir.Call):
+    factory = func.type == "ext" and func.ref in FACTORIES and frame is not None and frame.fn.name == "__init__"
+    if not (factory or func.type == "module" and func.ref in _LINEAR_MODULES) or not isinstance(node, ir.Call):
         return None
-    if func.type == "ext" and func.ref in FACTORIES and frame.fn.name == "__init__":
+    key = _instance_class(analyzer, frame)
+    if key is None:
+        return None
+    if factory:
         sizes = size_arguments(node)
         size = _size(analyzer, key, frame.fn, sizes[0]) if sizes else None
         return ("axis", 0, len(sizes), size) if size is not None else None
-    if func.type == "module" and func.ref in _LINEAR_MODULES:
-        size = _linear_width(analyzer, key, node.func)
-        return ("axis", -1, None, size) if size is not None else None
-    return None
+    size = _linear_width(analyzer, key, node.func)
+    return ("axis", -1, None, size) if size is not None else None
 
 
 def _instance_class(analyzer, frame):
@@ -61,16 +62,21 @@ def _linear_width(analyzer, key, accessor) -> str | None:
         return None
     key = renamed(analyzer, key)
     init = own_init(analyzer, key)
-    built = single_write(analyzer, key, accessor.attr) if init is not None else None
-    if not isinstance(built, ir.Call) or any(a.star for a in built.args):
+    # The layer as its `__init__` builds it (`self.gate = nn.Linear(h, n)`, not by a
+    # helper whose arguments are not the layer's), with a width that can be a size: looked
+    # at before the class's other writes, as most layers' widths are local names.
+    built = next((s.value for s in init.body if isinstance(s, ir.Assign) and len(s.targets) == 1
+                  and isinstance(s.targets[0], ir.Attribute) and s.targets[0].attr == accessor.attr
+                  and isinstance(s.value, ir.Call)), None) if init is not None else None
+    if built is None or any(a.star for a in built.args) or expr_text(built.func).rsplit(".", 1)[-1] != "Linear":
         return None
-    if expr_text(built.func).rsplit(".", 1)[-1] != "Linear":
-        return None  # built by a helper: its arguments are not the layer's
     out = argument(built, 1, "out_features")
-    return _size(analyzer, key, init, out) if out is not None else None
+    if out is None or not (fixed_size(out) or isinstance(out, ir.Attribute)) or single_write(analyzer, key, accessor.attr) is not built:
+        return None
+    return _size(analyzer, key, init, out)
 
 
 def _size(analyzer, key, init, e) -> str | None:
     if fixed_size(e):
         return expr_text(e)
-    return attribute_reading(analyzer, key, init, e)
+    return attribute_reading(analyzer, key, init, e) if isinstance(e, ir.Attribute) else None
