@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from analyzer.frontend import expr_text, ir
 
-_FACTORIES = ("torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand")
+FACTORIES = ("torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand")
 _WRAPPERS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer")
 _LINEAR = ("torch.nn.functional.linear",)
 _PRODUCTS = ("torch.mm", "torch.matmul")
@@ -43,7 +43,7 @@ def sized_result(name: str, args: list, node) -> tuple | None:
     argument that is not a bounded tensor); None when unknown."""
     short = name.rsplit(".", 1)[-1]
     method = "." not in name
-    if name in _FACTORIES:
+    if name in FACTORIES:
         return _factory(node)
     if name in _WRAPPERS or short in _SAME_SHAPE and (method or name.startswith("torch.")):
         return args[0] if args and args[0] is not None and args[0][0] == "axis" else None
@@ -104,19 +104,23 @@ def _last_axis(bound) -> tuple | None:
     return None
 
 
-def _factory(node) -> tuple | None:
+def size_arguments(node) -> list:
+    """The size expressions a call takes (`torch.zeros(n, h)`, `x.view((n, h))`)."""
     sizes = [a.value for a in node.args if a.keyword is None and not a.star] if isinstance(node, ir.Call) else []
     if len(sizes) == 1 and isinstance(sizes[0], (ir.Tuple, ir.List)):
         sizes = list(sizes[0].elts)
+    return sizes
+
+
+def _factory(node) -> tuple | None:
+    sizes = size_arguments(node)
     if not sizes or not fixed_size(sizes[0]):
         return None
     return ("axis", 0, len(sizes), expr_text(sizes[0]))
 
 
 def _reshaped(node) -> tuple | None:
-    sizes = [a.value for a in node.args if a.keyword is None and not a.star] if isinstance(node, ir.Call) else []
-    if len(sizes) == 1 and isinstance(sizes[0], (ir.Tuple, ir.List)):
-        sizes = list(sizes[0].elts)
+    sizes = size_arguments(node)
     if len(sizes) < 2 or not fixed_size(sizes[-1]) or int_value(sizes[-1]) is not None and int_value(sizes[-1]) < 0:
         return None
     return ("axis", -1, len(sizes), expr_text(sizes[-1]))

@@ -17,8 +17,12 @@ block passes them. A parameter gets the bound every in-tree caller passes when:
 
 - every mention of the class in the tree is a construction (`Project.builders`), and
   each is `self.<attr> = Experts(...)` in the `__init__` of a class with a `forward`;
-  a subclass that only renames it (`class OtherExperts(Experts): pass`) is the class
-  under another name: its constructions count too; any other subclass leaves it free;
+  the instances of a subclass the tree derives from it (`class OtherExperts(Experts)`,
+  transitively) run this `forward` too unless they override it: the constructions of
+  every such subclass count as well (each under the same conditions). A subclass whose
+  own `forward` never reaches this one (no `super().forward`, no `.forward` anywhere in
+  its classes) is no caller; one that may, or that overrides `__call__`, or carries a
+  decorator the class does not, leaves the parameter free;
 - for that class and every class the tree derives from it (their instances hold one
   too), every use of `self.<attr>` in their methods is a call in the `forward` they run
   (own or inherited; not in a helper, not passed along), and a run of that `forward`
@@ -39,7 +43,6 @@ from dataclasses import replace
 from analyzer.analyses.axis_sizes import fixed_size
 from analyzer.analyses.project import ClassKey
 from analyzer.analyses.submodule_sizes import class_of, same_class
-from analyzer.analyses.submodule_sizes import renames_only as renames_only_statement
 from analyzer.frontend import expr_text, ir
 
 
@@ -71,7 +74,7 @@ def _caller_bounds(analyzer, key: ClassKey, forward) -> dict:
 
 
 def _collect(analyzer, key: ClassKey, forward) -> dict | None:
-    kinds = _derived(analyzer, key, renames_only=True)
+    kinds = _running(analyzer, key, forward)
     if kinds is None:
         return None
     sites = []
@@ -89,10 +92,12 @@ def _collect(analyzer, key: ClassKey, forward) -> dict | None:
         return None
     passed: list[dict] = []
     for site, attr in sites:
-        holders = _derived(analyzer, site, renames_only=False)  # their instances hold one too
+        holders = _derived(analyzer, site)  # their instances hold one too
         if holders is None or analyzer.project.called_elsewhere(attr):
             return None  # another module may call it
         for caller in holders:
+            if caller is not site and _rebinds(analyzer, caller, site, attr):
+                continue  # its instances hold another module there: not a caller
             calls = _calls_of(analyzer, caller, attr)
             if calls is None:
                 return None
@@ -108,10 +113,9 @@ def _collect(analyzer, key: ClassKey, forward) -> dict | None:
     return out
 
 
-def _derived(analyzer, key: ClassKey, renames_only: bool) -> list[ClassKey] | None:
-    """The class and the classes the tree derives from it (transitively). With
-    ``renames_only``, None unless every one of those only renames it (a body of `pass` or
-    a docstring: its instances are built and behave as the class's)."""
+def _derived(analyzer, key: ClassKey) -> list[ClassKey] | None:
+    """The class and the classes the tree derives from it (transitively); None when a
+    base of one of them is unknown."""
     out, pending = [key], [key]
     while pending:
         base = pending.pop()
@@ -128,12 +132,49 @@ def _derived(analyzer, key: ClassKey, renames_only: bool) -> list[ClassKey] | No
                     if all(b.type == "class" for b in resolved):
                         continue  # a same-named class of another module
                     return None
-                if len(out) > 64 or renames_only and (
-                        cls.decorators or len(cls.bases) != 1 or not all(renames_only_statement(s) for s in cls.body)):
+                if len(out) > 64:
                     return None
                 out.append(sub)
                 pending.append(sub)
     return out
+
+
+def _running(analyzer, key: ClassKey, forward: ir.FunctionDef) -> list[ClassKey] | None:
+    """The class and the classes the tree derives from it whose instances run ``forward``
+    (they inherit it); None when a subclass may run it some other way."""
+    derived = _derived(analyzer, key)
+    if derived is None:
+        return None
+    decorators = {expr_text(d) for d in analyzer.class_info(key).node.decorators}
+    out = [key]
+    for sub in derived[1:]:
+        chain = _classes_below(analyzer, sub, key)
+        if chain is None or any(not {expr_text(d) for d in info.node.decorators} <= decorators for info in chain):
+            return None
+        if any("__call__" in info.node.methods() for info in chain):
+            return None
+        if analyzer.find_method(sub, "forward")[1] is forward:
+            out.append(sub)
+        elif any(_mentions_forward(info.node) for info in chain):
+            return None  # its own `forward` may call this one (`super().forward(...)`)
+    return out
+
+
+def _classes_below(analyzer, sub: ClassKey, key: ClassKey) -> list | None:
+    """The classes of ``sub``'s method-resolution order before ``key`` (the subclass and
+    its bases that derive from ``key``); None when ``key`` is not in it."""
+    out = []
+    for info in analyzer.mro(sub):
+        if same_class(info.key, key):
+            return out
+        out.append(info)
+    return None
+
+
+def _mentions_forward(cls: ir.ClassDef) -> bool:
+    return any(isinstance(e, ir.Attribute) and e.attr == "forward" or isinstance(e, ir.Name) and e.id == "forward"
+               for s in ir.walk_statements(cls.body, into_defs=True) for c in ir.child_expressions(s)
+               for e in ir.walk_expression(c))
 
 
 def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
@@ -157,6 +198,33 @@ def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
                 if same_class(built_class, key):  # else a same-named class of this module: not a caller
                     sites.append((caller, s.targets[0].attr))
     return sites if accounted == len(built) else None
+
+
+def _rebinds(analyzer, holder: ClassKey, site: ClassKey, attr: str) -> bool:
+    """Whether a class between ``holder`` and ``site`` (their subclass) replaces `self.<attr>`
+    in its own `__init__`: a top-level `self.<attr> = ...` after a top-level
+    `super().__init__(...)`, the attribute not read there, so that what ``site`` built is
+    gone before any other method runs."""
+    for info in _classes_below(analyzer, holder, site) or ():
+        init = info.node.methods().get("__init__")
+        body = init.body if init is not None else []
+        start = next((i for i, s in enumerate(body) if _is_super_init(s)), None)
+        if start is None:
+            continue
+        after = [s for s in body[start + 1:] if isinstance(s, ir.Assign) and len(s.targets) == 1
+                 and _is_self_attr(s.targets[0]) and s.targets[0].attr == attr]
+        reads = [e for s in ir.walk_statements(body, into_defs=True) for c in ir.child_expressions(s)
+                 for e in ir.walk_expression(c) if _is_self_attr(e) and e.attr == attr]
+        if after and len(reads) == len(after):
+            return True
+    return False
+
+
+def _is_super_init(s) -> bool:
+    call = s.value if isinstance(s, ir.ExprStmt) else None
+    return (isinstance(call, ir.Call) and isinstance(call.func, ir.Attribute) and call.func.attr == "__init__"
+            and isinstance(call.func.value, ir.Call) and isinstance(call.func.value.func, ir.Name)
+            and call.func.value.func.id == "super")
 
 
 def _calls_of(analyzer, caller: ClassKey, attr: str) -> list | None:

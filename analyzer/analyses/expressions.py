@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from analyzer.analyses import axis_sizes, index_bounds, keyed_ranges, value_ranges
+from analyzer.analyses import axis_sizes, config_sizes, index_bounds, keyed_ranges, value_ranges
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.arity import has_star
 from analyzer.analyses.call_values import as_attribute, written_kind
@@ -267,6 +267,8 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         result = value_ranges.after_call(func, args, e, self.call(func, args, kwargs, e, state))
         if result.type == "tensor" and (result.bound is not None or func.type in ("ext", "method")):
             result = replace(result, bound=_bound_after(func, args, e))
+        if result.type == "tensor" and result.bound is None and func.type in ("ext", "module"):
+            result = replace(result, bound=config_sizes.call_bound(self.analyzer, self.frame, func, e))
         elif result.type == "container" and func.type in ("ext", "method"):
             result = _indices_bounded(func, args, e, result)
         if (isinstance(e.func, ir.Attribute) and isinstance(e.func.value, ir.Name) and func.type == "method"

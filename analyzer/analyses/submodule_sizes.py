@@ -48,11 +48,12 @@ def inward(analyzer, caller: ClassKey | None, accessor, callee: ClassKey, value)
     def translate(size: str) -> str | None:
         if _constant(size):
             return size
-        wanted = source(analyzer, caller, size) if size.startswith("self.") else None
+        wanted = _source(analyzer, caller, size) if size.startswith("self.") else None
         if wanted is None:
             return None
         for attr in _init_fields(analyzer, callee):
-            if source(analyzer, caller, prefix + "." + attr) == wanted:
+            found = _source(analyzer, caller, prefix + "." + attr)
+            if found is not None and found[0] == wanted[0] and _same_field(analyzer, wanted, found):
                 return "self." + attr
         return None
     return _rewrite(value, translate)
@@ -71,6 +72,13 @@ def source(analyzer, key: ClassKey, text: str) -> tuple | None:
     return (param, _canonical_field(analyzer, config, field))
 
 
+def _same_field(analyzer, a: tuple, b: tuple) -> bool:
+    """Whether two (parameter, field, configuration class) of one parameter name one field:
+    both read the same object, so a class known on one side is the other's too."""
+    config = a[2] or b[2]
+    return _canonical_field(analyzer, a[2] or config, a[1]) == _canonical_field(analyzer, b[2] or config, b[1])
+
+
 def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     """(parameter, dotted field, the parameter's annotated class or None)."""
     parts = text.split(".")
@@ -80,7 +88,7 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     init = own_init(analyzer, key)
     if init is None:
         return None
-    value = _single_write(analyzer, key, parts[1])
+    value = single_write(analyzer, key, parts[1])
     if value is None:
         return None
     if len(parts) == 2:
@@ -107,6 +115,21 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     return (outer[0], ".".join(f for f in (outer[1], field) if f), config)
 
 
+def attribute_reading(analyzer, key: ClassKey, init: ir.FunctionDef, e) -> str | None:
+    """`self.<attr>` for the attribute of ``key`` read from the configuration field that
+    ``e`` (`config.num_experts`, an expression of ``key``'s own ``init``) reads, so that a
+    size written as that field means the attribute (`nn.Parameter(torch.zeros(
+    config.num_experts))` beside `self.num_experts = config.num_experts`); None when unsure."""
+    found = _field_of_parameter(init, e)
+    if found is None or not found[1] or own_init(analyzer, key) is not init:
+        return None
+    wanted = (found[0], _canonical_field(analyzer, _annotated_class(analyzer, key, init, found[0]), found[1]))
+    for attr in _init_fields(analyzer, key):
+        if source(analyzer, key, "self." + attr) == wanted:
+            return "self." + attr
+    return None
+
+
 def _built_as(analyzer, caller: ClassKey, accessor, callee: ClassKey) -> bool:
     """Whether ``accessor`` is `self.<attr>`, built once in ``caller``'s `__init__` as an
     instance of ``callee`` itself (so that its attributes are the callee's)."""
@@ -114,7 +137,7 @@ def _built_as(analyzer, caller: ClassKey, accessor, callee: ClassKey) -> bool:
         return False
     if own_init(analyzer, caller) is None:
         return False
-    value = _single_write(analyzer, renamed(analyzer, caller), accessor.attr)
+    value = single_write(analyzer, renamed(analyzer, caller), accessor.attr)
     built = class_of(analyzer, renamed(analyzer, caller), value.func) if isinstance(value, ir.Call) else None
     return built is not None and same_class(renamed(analyzer, built), renamed(analyzer, callee))
 
@@ -181,7 +204,7 @@ def renames_only(s) -> bool:
     return isinstance(s, ir.Pass) or isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Const) and isinstance(s.value.value, str)
 
 
-def _single_write(analyzer, key: ClassKey, attr: str):
+def single_write(analyzer, key: ClassKey, attr: str):
     """The value of the one `self.<attr> = value` of the class, when it is in `__init__`'s
     own body (not under a branch or loop) and the class writes that attribute nowhere else."""
     writes = _attribute_writes(analyzer, analyzer.class_info(key).node).get(attr, ())

@@ -170,13 +170,25 @@ RENAMED_PASSED_ON = """
             return self.experts(*args)
 """
 
-# A subclass that changes the experts (another number of them): not the same class.
+# A subclass that changes the experts (another number of them), built with the router:
+# its instances run the same forward, and the router's bound is not below their number.
 CHANGED = """
 
     class MoreExperts(Experts):
         def __init__(self, config):
             super().__init__(config)
             self.num_experts = config.num_local_experts + 1
+
+
+    class MoreBlock(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.gate = Router(config)
+            self.experts = MoreExperts(config)
+
+        def forward(self, hidden_states):
+            _, weights, indices = self.gate(hidden_states)
+            return self.experts(hidden_states, indices, weights)
 """
 
 # The configuration maps an alias to the attribute it stores (transformers'
@@ -263,7 +275,12 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_cause(name, tmp_path, monkeypatch):
-    source = textwrap.dedent(CASES[name]).lstrip("\n")
+    check_tree(CASES[name], tmp_path, monkeypatch)
+
+
+def check_tree(program: str, tmp_path, monkeypatch) -> None:
+    """Checks ``program`` as a tree of one file: exactly its marked lines are reported."""
+    source = textwrap.dedent(program).lstrip("\n")
     (tmp_path / "moe.py").write_text(source)
     monkeypatch.chdir(tmp_path)
     got = Counter((d.line, d.code) for d in check_paths(["moe.py"], use_cache=False, jobs=1))
