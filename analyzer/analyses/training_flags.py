@@ -21,7 +21,7 @@ its body or a base's); and some method of the class passes `self.<flag>` as a
 from __future__ import annotations
 
 from analyzer.analyses.project import ClassKey
-from analyzer.analyses.submodule_sizes import _annotated_class, _canonical_field, _field_of_parameter, _single_write, own_init
+from analyzer.analyses.submodule_sizes import _annotated_class, _canonical_field, _field_of_parameter, single_write, own_init
 from analyzer.frontend import ir
 
 
@@ -56,7 +56,7 @@ def _passed_as_training(analyzer, key: ClassKey, attr: str) -> bool:
 
 def _defaults_to_false(analyzer, key: ClassKey, attr: str) -> bool:
     init = own_init(analyzer, key)
-    value = _single_write(analyzer, key, attr) if init is not None else None
+    value = single_write(analyzer, key, attr) if init is not None else None
     source = _field_of_parameter(init, value) if value is not None else None
     if source is None:
         return False
