@@ -45,8 +45,9 @@ from analyzer.analyses.cfg import Cfg
 from analyzer.analyses.liveness import Liveness
 from analyzer.analyses.regions import annotate_regions
 from analyzer.fixes.branch_body import refusal
-from analyzer.fixes.source import FixSource, dotted, reindent
+from analyzer.fixes.source import FixSource, reindent
 from analyzer.frontend import ir
+from analyzer.frontend.positions import dotted_name
 from analyzer.frontend.verify import assigned_names
 
 # Calls whose result may share storage with an input (or be the input itself).
@@ -171,7 +172,7 @@ def _needs_clone(value: cst.BaseExpression | None) -> bool:
         return False
     if isinstance(value, cst.Call):
         func = value.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func) or ""
+        name = func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func) or ""
         return name.rsplit(".", 1)[-1] in _VIEW_METHODS
     return True
 

@@ -23,18 +23,6 @@ from analyzer.lines import NEWLINE, lines_with_ends
 _COMMENT = re.compile(r"#[^\n]*")
 
 
-def dotted(node) -> str | None:
-    """``a.b.c`` for a chain of names and attributes, else None."""
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
-
-
 class FixSource:
     """The part of one file a fix works on: ``scope``, a node of the file's own libcst
     tree (the function holding the site), with the file's positions and lines. Nothing is

@@ -34,7 +34,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from analyzer.analyses import torch_api as api
-from analyzer.fixes.source import dotted
+from analyzer.frontend.positions import dotted_name as dotted
 
 APPLICABILITY = "unsafe"
 

@@ -196,7 +196,7 @@ class DeferredPositions:
             return None
         if getattr(node, "comma", cst.MaybeSentinel.DEFAULT) is not cst.MaybeSentinel.DEFAULT:
             return None  # `*rest,`: the comma is in its code, not in its span
-        dotted = _dotted_name(node)
+        dotted = dotted_name(node, exact=True)
         if dotted is not None:
             return dotted
         code = self.tree.code_for_node(node)
@@ -228,14 +228,16 @@ class StatementPositions:
         return self.file.text_of(node)
 
 
-def _dotted_name(node) -> str | None:
-    """`torch.nn.functional.pad` for a name or a chain of attributes of one, written with
-    no space or parenthesis inside (its own are not in its span): the text most calls'
-    functions have, without a code-generation pass (one per op a forward calls)."""
+def dotted_name(node, exact: bool = False) -> str | None:
+    """``a.b.c`` for a name or a chain of attributes of one, else None. With ``exact``
+    only when written with no space or parenthesis inside (its own are not in its span),
+    so that it is the chain's source text: the text most calls' functions have, without a
+    code-generation pass (one per op a forward calls)."""
     parts = []
     while isinstance(node, cst.Attribute):
         dot = node.dot
-        if node.value.lpar or node.value.rpar or not _bare(dot.whitespace_before) or not _bare(dot.whitespace_after):
+        if exact and (node.value.lpar or node.value.rpar or not _bare(dot.whitespace_before)
+                      or not _bare(dot.whitespace_after)):
             return None
         parts.append(node.attr.value)
         node = node.value
