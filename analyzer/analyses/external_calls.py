@@ -114,6 +114,8 @@ class ExternalCallSemantics:
             # What the branch functions return: a tensor, or a tuple of them to unpack.
             return Value.tensor(False, shape_level)
         ref = known or ("bool" if name.rsplit(".", 1)[-1] in BOOL_METHODS else None)
+        if qualname in api.ALIAS_FUNCTIONS and args and args[0].type == "tensor":
+            return Value.tensor(True, shape_level, ref=ref, origin=view_origin(args[0]))
         return Value.tensor(True, shape_level, ref=ref, origin=FIXED_ROWS if self._fixed_rows(name, args, kwargs, node) else None)
 
     def _fixed_rows(self, name: str, args, kwargs, node) -> bool:
@@ -168,7 +170,8 @@ class ExternalCallSemantics:
         if name in api.DATA_SHAPE_METHODS or (name == "repeat_interleave" and repeats_are_data(args, kwargs)):
             return Value.tensor(True, DATA)
         ref = known or ("bool" if name in BOOL_METHODS else None)
-        return Value.tensor(True, level, ref=ref, origin=view_origin(recv) if name in api.VIEW_METHODS else None)
+        aliased = name in api.VIEW_METHODS or name in api.ALIAS_METHODS
+        return Value.tensor(True, level, ref=ref, origin=view_origin(recv) if aliased else None)
 
 
 def _modules_in(v: Value) -> list[Value]:

@@ -161,6 +161,10 @@ NDARRAY = "ndarray"
 # `torch.arange(4)`): iterating it runs that many times for every input.
 FIXED_ROWS = "fixed-rows"
 
+# `origin` of a forward input every in-tree caller passes a tensor of its own for
+# (`caller_origins`): a write into it is a local write.
+PASSED_LOCAL = "passed-local"
+
 # `ref` of a container of the rows of a tensor along one dimension (`x.unbind(1)`): as
 # many as the example's size there, so iterating it unrolls over that size (UT105).
 ROWS = "rows"

@@ -11,6 +11,10 @@ Two families of sites:
 - timm's inplace activations (`x.sigmoid_()`, `x.tanh_()` in `layers/activations.py`),
   built by the blocks' `create_act_layer(act_layer, inplace=True)` and fed a BN output.
 
+and, as neighbours, tiny callers of timm's `Sigmoid(inplace=True)` that read the tensor
+they handed it again, hand it a view of a tensor they read again, or hand it their own
+forward input.
+
 Each tiny random-weight model (eval mode) is exported whole with
 `torch.onnx.export(dynamo=False)` (batch and length/size dynamic) from one example, then
 run on onnxruntime against eager PyTorch on other inputs (other batch, other lengths,
@@ -61,6 +65,38 @@ TIMM_MODELS = {"mobilenetv3_small_050 act_layer=sigmoid": ("mobilenetv3_small_05
 TIMM_INPUTS = [(2, 64), (1, 96), (3, 64), (2, 128)]
 
 
+class ReusesPreActivation(torch.nn.Module):
+    """A caller that reads the tensor it handed an inplace activation again."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.act = timm.layers.activations.Sigmoid(inplace=True)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return self.act(y) + y
+
+
+class HandsAView(ReusesPreActivation):
+    """A caller that hands an inplace activation a view and reads its base again."""
+
+    def forward(self, x):
+        y = self.conv(x)
+        self.act(y[:, :2])
+        return y * 1
+
+
+class PassesItsInput(ReusesPreActivation):
+    """A caller that hands an inplace activation its own forward input."""
+
+    def forward(self, x):
+        return self.conv(self.act(x))
+
+
+NEIGHBOURS = (ReusesPreActivation, HandsAView, PassesItsInput)
+
+
 def speech_inputs(batch: int, samples: int, valid: tuple, generator) -> dict:
     mask = torch.zeros(batch, samples, dtype=torch.long)
     for row, n in enumerate(valid):
@@ -99,7 +135,7 @@ def compare(name: str, model, session, inputs: list[dict], first_output) -> None
         with torch.no_grad():
             expected = first_output(model(**feeds))
         unchanged = all(torch.equal(kept[k], feeds[k]) for k in feeds)
-        got = session.run(None, {k: v.numpy() for k, v in feeds.items()})[0]
+        got = session.run(None, {k: v.numpy() for k, v in kept.items()})[0]  # the values the caller passed
         difference = float(np.abs(got - expected.numpy()).max()) if got.shape == tuple(expected.shape) else float("inf")
         shape = "x".join(str(d) for d in next(iter(feeds.values())).shape)
         verdict = "agrees" if difference <= TOLERANCE else "DISAGREES"
@@ -135,6 +171,14 @@ def probe_timm(name: str, architecture: str, act: str, generator) -> None:
     compare(name, model, session, inputs, lambda out: out)
 
 
+def probe_neighbour(model_class, generator) -> None:
+    model = model_class().eval()
+    inputs = [image_inputs(*shape, generator) for shape in TIMM_INPUTS]
+    session = export(model, {k: v.clone() for k, v in inputs[0].items()}, {"x": {0: "batch", 2: "height", 3: "width"}})
+    print(f"{model_class.__name__}: {model_class.__doc__}")
+    compare(model_class.__name__, model, session, inputs, lambda out: out)
+
+
 if __name__ == "__main__":
     warnings.filterwarnings("ignore")  # the tracer's warnings are about other constructs of the models
     generator = torch.Generator().manual_seed(0)
@@ -142,3 +186,5 @@ if __name__ == "__main__":
         probe_speech(name, config_class, model_class, options, generator)
     for name, (architecture, act) in TIMM_MODELS.items():
         probe_timm(name, architecture, act, generator)
+    for model_class in NEIGHBOURS:
+        probe_neighbour(model_class, generator)
