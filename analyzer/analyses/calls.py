@@ -72,6 +72,8 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
             return Value.tensor(True, max((a.shape_level for a in tensors), default=SHAPE), origin=origin)
         tensors = [a for a in args if a.type == "tensor"]
         origin = FIXED_ROWS if isinstance(key, frozenset) and all(fixed_rows.kept_by_module(k, args) for k in key) else None
+        if isinstance(key, frozenset) and key & api.ALIAS_MODULES and args and args[0].type == "tensor":
+            origin = view_origin(args[0]) or origin  # `nn.Identity()` is one of them
         return Value.tensor(False, max((a.shape_level for a in tensors), default=SHAPE), origin=origin) if tensors else UNKNOWN
 
     def instantiate(self, key, args, kwargs) -> Value:

@@ -224,7 +224,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
             level = max(level, ctl)
         return Value(
             a.type, level, a.certain and b.certain, max(a.shape_level, b.shape_level), ctl,
-            a.ref if a.ref == b.ref else _either_layer(a, b), elems, elem, a.origin if a.origin == b.origin else None,
+            a.ref if a.ref == b.ref else _either_layer(a, b), elems, elem, _either_origin(a, b),
             a.nullable or b.nullable, a.bound if a.bound == b.bound else None,
         )
     if "none" in types and len(types) == 2:
@@ -234,6 +234,15 @@ def join(a: Value | None, b: Value | None) -> Value | None:
     if types == {"python", "container"}:
         return Value("unknown", level, ctl=ctl)
     return Value("unknown", level if "tensor" not in types else max(level, ctl), ctl=ctl)
+
+
+def _either_origin(a: Value, b: Value) -> str | None:
+    """The `origin` of a value bound to either of two (`x.mul_(g) if inplace else x * g`):
+    a write into it may go into a forward input, a view or a parameter when one of them
+    does (UT301)."""
+    if a.origin == b.origin:
+        return a.origin
+    return next((o for o in ("input", "view", "parameter") if o in (a.origin, b.origin)), None)
 
 
 def _either_layer(a: Value, b: Value):
