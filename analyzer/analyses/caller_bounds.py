@@ -86,11 +86,13 @@ def _collect(analyzer, key: ClassKey, forward) -> dict | None:
     return out
 
 
-def caller_arguments(analyzer, key: ClassKey, entry=None) -> list[tuple[ir.Call, dict]] | None:
+def caller_arguments(analyzer, key: ClassKey, entry=None, callee=None) -> list[tuple[ir.Call, dict]] | None:
     """(call, the arguments bound to the forward's parameters there) for every call of the
     class's instances in the tree, when those are all its uses (the conditions above);
     None otherwise. ``entry(caller, forward, arguments)`` gives the arguments a caller's
-    own forward is run with (default: its free entry arguments)."""
+    own forward is run with (default: its free entry arguments); ``callee`` (the class's
+    forward) binds the calls of `self.<attr>` built as either of several classes too,
+    without translating sizes (`KindAnalyzer.record_calls`)."""
     kinds = _derived(analyzer, key, renames_only=True)
     if kinds is None:
         return None
@@ -116,7 +118,7 @@ def caller_arguments(analyzer, key: ClassKey, entry=None) -> list[tuple[ir.Call,
             calls = _calls_of(analyzer, caller, attr)
             if calls is None:
                 return None
-            seen = analyzer.record_calls(caller, calls, entry)
+            seen = analyzer.record_calls(caller, calls, entry, callee)
             if seen is None or {i for i, _ in seen} != {id(c) for c in calls}:
                 return None  # a call the run did not reach
             by_id = {id(c): c for c in calls}

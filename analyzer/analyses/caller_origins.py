@@ -61,7 +61,8 @@ def localized_entry(analyzer, key: ClassKey, forward: ir.FunctionDef, args: dict
 
 
 def _passed_local(analyzer, key: ClassKey, forward: ir.FunctionDef) -> frozenset:
-    calls = caller_arguments(analyzer, key, entry=lambda caller, fn, args: localized_entry(analyzer, caller, fn, args))
+    calls = caller_arguments(analyzer, key, entry=lambda caller, fn, args: localized_entry(analyzer, caller, fn, args),
+                             callee=forward)
     if not calls or any(_hands_a_view(call) for call, _ in calls):
         return frozenset()
     return frozenset(p.name for p in forward.params[1:]

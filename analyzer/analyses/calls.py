@@ -70,6 +70,8 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
             if key in api.ALIAS_MODULES and tensors and tensors[0] is args[0]:
                 origin = view_origin(args[0]) or origin
             return Value.tensor(True, max((a.shape_level for a in tensors), default=SHAPE), origin=origin)
+        if key is None:
+            self._record_either(module, args, kwargs, node)
         tensors = [a for a in args if a.type == "tensor"]
         origin = FIXED_ROWS if isinstance(key, frozenset) and all(fixed_rows.kept_by_module(k, args) for k in key) else None
         if isinstance(key, frozenset) and key & api.ALIAS_MODULES and args and args[0].type == "tensor":
@@ -152,6 +154,14 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         recording = self.analyzer.recording
         if recording is not None and id(node) in recording:
             recording[id(node)].append(bound)
+
+    def _record_either(self, module: Value, args, kwargs, node) -> None:
+        """A call of either of several project modules (`self.encoder`, built as one class
+        or another): its arguments bound to the `forward` whose callers are recorded, when
+        one is (`record_calls`); that class is one of them."""
+        callee = self.analyzer.recorded_callee
+        if callee is not None and not any(a.type == "starred" for a in args):
+            self._record(node, explicit_arguments(callee, args, kwargs, module))
 
     def _forward_facts(self, summary: Summary, ops_only: bool = False) -> None:
         if self.sink is None or self.frame is None:

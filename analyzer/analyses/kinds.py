@@ -79,6 +79,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         self.caller_bounds: dict[ClassKey, tuple] = {}  # `caller_bounds`: (bounds, files read)
         self.caller_origins: dict[ClassKey, tuple] = {}  # `caller_origins`: (passed-local inputs, files read)
         self.recording: dict[int, list] | None = None  # id(call) -> arguments bound there (`record_calls`)
+        self.recorded_callee: ir.FunctionDef | None = None
         # Which file is which module depends on the files named (analyzer.module_index):
         # every question asked of the index is a dependency too, recorded as a read.
         project.on_lookup = lambda key: self._reads[-1].add(key)
@@ -154,11 +155,12 @@ class KindAnalyzer(ModuleScopes, ClassTables):
             facts = self._run(frame, local, memo_key=None).facts if local != args else facts
         return facts
 
-    def record_calls(self, key: ClassKey, calls: list, entry=None) -> list[tuple[int, dict]] | None:
+    def record_calls(self, key: ClassKey, calls: list, entry=None, callee=None) -> list[tuple[int, dict]] | None:
         """(id of the call, the arguments bound to the callee's parameters) for every time
         a run of the `forward` the class's instances run (own or inherited), with such a
         `self`, reached one of ``calls``; the run's arguments are ``entry(key, forward,
-        arguments)`` when given (`caller_bounds.caller_arguments`)."""
+        arguments)`` when given (`caller_bounds.caller_arguments`). With ``callee`` (a
+        `forward`), a call of either of several modules is bound to it, untranslated."""
         owner, forward = self.find_method(key, "forward")
         module = self.module_ir(owner.key.path) if forward is not None else None
         if module is None:
@@ -166,11 +168,13 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         frame = Frame(module.path, forward.qualname, forward, module, Value("module", ref=key), owner.key)
         args = self._entry_arguments(frame)
         args = entry(key, forward, args) if entry is not None else args
-        outer, self.recording = self.recording, {id(c): [] for c in calls}
+        outer, self.recording = (self.recording, self.recorded_callee), {id(c): [] for c in calls}
+        self.recorded_callee = callee
         try:
             self._run(frame, args, memo_key=None)
         finally:
-            recorded, self.recording = self.recording, outer
+            recorded = self.recording
+            self.recording, self.recorded_callee = outer
         return [(i, bound) for i, bounds in recorded.items() for bound in bounds]
 
     def _entry_arguments(self, frame: Frame) -> dict[str, Value]:
