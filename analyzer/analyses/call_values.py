@@ -11,6 +11,7 @@ from analyzer.analyses.module_state import as_state
 from analyzer.analyses.values import (
     DATA,
     KNOWN_WHEN_TRACED,
+    MAYBE_INPUT,
     PARAM_VALUED,
     SHAPE,
     STATIC,
@@ -39,14 +40,16 @@ def view_origin(base: Value) -> str | None:
     """The origin of a view of ``base`` (`base[0]`, `base.view(...)`, `base.T`): it writes
     into what ``base`` writes into. A view of a local tensor is local until it is bound
     to a name of its own while its base has one (`FunctionAnalysis.statement`)."""
-    return base.origin if base.origin in ("input", "parameter", "view") else None
+    return base.origin if base.origin in ("input", MAYBE_INPUT, "parameter", "view") else None
 
 
 def written_kind(tensor: Value) -> str:
-    """What an in-place write goes into, for UT301: a forward "input", a "parameter" or
-    buffer (module state), a "view" of another tensor (the write changes it too), or a
-    "local" tensor the code made itself (`torch.zeros(...)`, `x.clone()`, an op's result),
-    which the legacy tracer records faithfully."""
+    """What an in-place write goes into, for UT301: a forward "input" (on some paths
+    only, too), a "parameter" or buffer (module state), a "view" of another tensor (the
+    write changes it too), or a "local" tensor the code made itself (`torch.zeros(...)`,
+    `x.clone()`, an op's result), which the legacy tracer records faithfully."""
+    if tensor.origin == MAYBE_INPUT:
+        return "input"
     return tensor.origin if tensor.origin in ("input", "parameter", "view") else "local"
 
 

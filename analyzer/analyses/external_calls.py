@@ -158,8 +158,8 @@ class ExternalCallSemantics:
             self.emit(InplaceFact(self.site(node.span), "index_put_", self.text(node), written_kind(recv)))
             return recv
         if api.is_inplace_method(name):
-            if recv.origin in ("input", "view"):
-                self.emit(InplaceFact(self.site(node.span), "inplace-input", self.text(node), recv.origin))
+            if written_kind(recv) in ("input", "view"):
+                self.emit(InplaceFact(self.site(node.span), "inplace-input", self.text(node), written_kind(recv)))
             return recv
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in args if a.type in ("python", "container")])

@@ -161,6 +161,10 @@ NDARRAY = "ndarray"
 # `torch.arange(4)`): iterating it runs that many times for every input.
 FIXED_ROWS = "fixed-rows"
 
+# `origin` of a tensor that is a forward input on some paths only (`x if c else x * 2`): a
+# write into it is a write into the input.
+MAYBE_INPUT = "maybe-input"
+
 # `origin` of a forward input every in-tree caller passes a tensor of its own for
 # (`caller_origins`): a write into it is a local write.
 PASSED_LOCAL = "passed-local"
@@ -239,10 +243,13 @@ def join(a: Value | None, b: Value | None) -> Value | None:
 def _either_origin(a: Value, b: Value) -> str | None:
     """The `origin` of a value bound to either of two (`x.mul_(g) if inplace else x * g`):
     a write into it may go into a forward input, a view or a parameter when one of them
-    does (UT301)."""
+    does (UT301). Either a forward input or another tensor is no forward input itself (a
+    tuple when unpacked, `unpack`)."""
     if a.origin == b.origin:
         return a.origin
-    return next((o for o in ("input", "view", "parameter") if o in (a.origin, b.origin)), None)
+    if {a.origin, b.origin} & {"input", MAYBE_INPUT}:
+        return MAYBE_INPUT
+    return next((o for o in ("view", "parameter") if o in (a.origin, b.origin)), None)
 
 
 def _either_layer(a: Value, b: Value):
