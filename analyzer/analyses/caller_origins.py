@@ -20,7 +20,8 @@ The legacy tracer records that write on `h` faithfully (measured on whole models
 input counts as such a temporary ("passed-local") when the class has in-tree callers
 only, by the conditions of `caller_bounds` (every mention a construction
 `self.<attr> = Cls(...)` in a module's `__init__`, `self.<attr>` only called in that
-module's forward, reached by its run), and every one of those calls passes, for it:
+module's forward, reached by its run, and no `<attr>` of another object called anywhere
+in the tree), and every one of those calls passes, for it:
 
 - a tensor the caller made (an op's result, a copy) or one of its own passed-local
   inputs, the caller being judged the same way (recursively);

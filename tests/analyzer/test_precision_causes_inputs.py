@@ -109,7 +109,7 @@ case("passed-on-through-a-middle-module", """
 
     class Inner(nn.Module):
         def forward(self, h):
-            h[0] = 0
+            h[h < 0] = 0
             return h
 
 
@@ -216,6 +216,35 @@ case("inplace-activation-behind-a-flag", """
         def forward(self, x):
             y = self.act(self.bn(self.conv(x)))
             return self.gate(y) + self.scale(self.ls(x))
+""")
+
+
+# The same submodule, when some code in the tree calls `<attr>` of another object
+# (transformers' `self.detr.model.encoder(...)`, `model.speecht5.encoder(...)` beside
+# WavLM's `self.encoder`): whose `encoder` that is, and what it is handed, is not known,
+# so the write stays reported.
+case("attribute-called-on-another-object", """
+    import torch.nn as nn
+
+
+    class Stage(nn.Module):
+        def forward(self, h):
+            h[h < 0] = 0  # expect: UT301
+            return h
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+            self.stage = Stage()
+
+        def forward(self, x):
+            return self.stage(self.proj(x))
+
+
+    def run_stage(model, x):
+        return model.stage(x)
 """)
 
 
