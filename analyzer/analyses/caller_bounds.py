@@ -16,8 +16,8 @@ so in `Experts.forward`, `top_k_index` holds indices below `self.num_experts`, a
 block passes them. A parameter gets the bound every in-tree caller passes when:
 
 - every mention of the class in the tree is a construction (`Project.builders`), and
-  each is `self.<attr> = Experts(...)` in the `__init__` of a class with a `forward`;
-  the instances of a subclass the tree derives from it (`class OtherExperts(Experts)`,
+  each is `self.<attr> = Experts(...)` in the `__init__` of a class with a `forward`
+  (at any depth of it: under an `if`, in a loop); the instances of a subclass the tree derives from it (`class OtherExperts(Experts)`,
   transitively) run this `forward` too unless they override it: the constructions of
   every such subclass count as well (each under the same conditions). A subclass whose
   own `forward` never reaches this one (no `super().forward`, no `.forward` anywhere in
@@ -58,22 +58,44 @@ def bounded_entry(analyzer, key: ClassKey, forward: ir.FunctionDef, args: dict) 
 
 
 def _caller_bounds(analyzer, key: ClassKey, forward) -> dict:
-    memo = analyzer.caller_bounds
+    return memoized(analyzer, analyzer.caller_bounds, key, lambda: _collect(analyzer, key, forward)) or {}
+
+
+def memoized(analyzer, memo: dict, key: ClassKey, compute):
+    """``compute()`` once per class, with the files it read recorded for every reader; a
+    class reached again while its own answer is computed gets None (free)."""
     if key in memo:
         found, reads = memo[key]
         analyzer._reads[-1] |= reads
-        return found or {}
-    memo[key] = (None, frozenset())  # a caller reached again while its bounds are asked: free
+        return found
+    memo[key] = (None, frozenset())
     analyzer._begin_reads()
     try:
-        found = _collect(analyzer, key, forward)
+        found = compute()
     finally:
         reads = analyzer._end_reads()
     memo[key] = (found, reads)
-    return found or {}
+    return found
 
 
 def _collect(analyzer, key: ClassKey, forward) -> dict | None:
+    passed = [bound for _, bound in caller_arguments(analyzer, key, forward) or ()]
+    out = {}
+    for p in forward.params[1:]:
+        bounds = {b.get(p.name).bound if b.get(p.name) is not None and b[p.name].type == "tensor" else None for b in passed}
+        if len(bounds) == 1 and None not in bounds:
+            out[p.name] = bounds.pop()
+    return out
+
+
+def caller_arguments(analyzer, key: ClassKey, forward: ir.FunctionDef, entry=None,
+                     callee=None) -> list[tuple[ir.Call, dict]] | None:
+    """(call, the arguments bound to ``forward``'s parameters there) for every call of the
+    class's instances in the tree, when those are all its uses (the conditions above);
+    None otherwise. ``entry(caller, forward, arguments)`` gives the arguments a caller's
+    own forward is run with (default: its free entry arguments); ``callee`` (the class's
+    forward) binds the calls of `self.<attr>` built as either of several classes too,
+    without translating sizes (`KindAnalyzer.record_calls`)."""
     kinds = _running(analyzer, key, forward)
     if kinds is None:
         return None
@@ -90,7 +112,7 @@ def _collect(analyzer, key: ClassKey, forward) -> dict | None:
             sites.extend(found)
     if not sites:
         return None
-    passed: list[dict] = []
+    passed: list[tuple[ir.Call, dict]] = []
     for site, attr in sites:
         holders = _derived(analyzer, site)  # their instances hold one too
         if holders is None or analyzer.project.called_elsewhere(attr):
@@ -101,16 +123,12 @@ def _collect(analyzer, key: ClassKey, forward) -> dict | None:
             calls = _calls_of(analyzer, caller, attr)
             if calls is None:
                 return None
-            seen = analyzer.record_calls(caller, calls)
+            seen = analyzer.record_calls(caller, calls, entry, callee)
             if seen is None or {i for i, _ in seen} != {id(c) for c in calls}:
                 return None  # a call the run did not reach
-            passed.extend(bound for _, bound in seen)
-    out = {}
-    for p in forward.params[1:]:
-        bounds = {b.get(p.name).bound if b.get(p.name) is not None and b[p.name].type == "tensor" else None for b in passed}
-        if len(bounds) == 1 and None not in bounds:
-            out[p.name] = bounds.pop()
-    return out
+            by_id = {id(c): c for c in calls}
+            passed.extend((by_id[i], bound) for i, bound in seen)
+    return passed
 
 
 def _derived(analyzer, key: ClassKey) -> list[ClassKey] | None:
@@ -188,7 +206,7 @@ def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
         if analyzer.find_method(caller, "forward")[1] is None:
             continue
         init = cls.methods().get("__init__")
-        for s in init.body if init is not None else ():
+        for s in ir.walk_statements(init.body) if init is not None else ():  # under an `if` too
             if (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.value, ir.Call)
                     and any(s.value is b for b in built) and _is_self_attr(s.targets[0])):
                 accounted += 1
@@ -245,7 +263,7 @@ def _calls_of(analyzer, caller: ClassKey, attr: str) -> list | None:
                                 return None
                             calls.append(sub)
             if name == "__init__":
-                reads -= sum(1 for s in method.body if isinstance(s, ir.Assign) and any(
+                reads -= sum(1 for s in ir.walk_statements(method.body) if isinstance(s, ir.Assign) and any(
                     _is_self_attr(t) and t.attr == attr for t in s.targets))
     return calls if calls and reads == len(calls) else None
 
