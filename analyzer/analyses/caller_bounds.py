@@ -28,7 +28,10 @@ block passes them. A parameter gets the bound every in-tree caller passes when:
   (own or inherited; not in a helper, not passed along), and a run of that `forward`
   with such a `self` reached each of them;
 - nothing in the tree calls `<attr>` of another object (`layer.mlp.experts(h)`) or
-  reads it by name (`getattr(m, "experts")`);
+  reads it by name (`getattr(m, "experts")`) in a file that names one of those holding
+  classes or the class (`ModuleIndex.called_elsewhere`: an object reaching `.<attr>` is
+  an instance of a holder, which a file naming none gets only from a generic factory
+  or its own caller, taken as none of ours);
 - each of those calls passes a value with one same bound, translated to the callee's
   side (`submodule_sizes`).
 
@@ -115,7 +118,7 @@ def caller_arguments(analyzer, key: ClassKey, forward: ir.FunctionDef, entry=Non
     passed: list[tuple[ir.Call, dict]] = []
     for site, attr in sites:
         holders = _derived(analyzer, site)  # their instances hold one too
-        if holders is None or analyzer.project.called_elsewhere(attr):
+        if holders is None or analyzer.project.called_elsewhere(attr, tuple(k.name for k in holders + kinds)):
             return None  # another module may call it
         for caller in holders:
             if caller is not site and _rebinds(analyzer, caller, site, attr):

@@ -264,3 +264,34 @@ def test_the_callers_tensor_is_written_locally(tmp_path, monkeypatch):
     package_findings(tmp_path, monkeypatch, {"case.py": source})
     local = sorted(d.line for d in check_paths([str(tmp_path / "pkg")], select=["UT304"], use_cache=False))
     assert local == [source.splitlines().index("            hidden_states[~attention_mask] = 0") + 1]
+
+
+# The submodule and its only builder in one file; another file of the tree calls
+# `.stage(...)` of some object. That object reaches a `Stage` only as an instance of a
+# class holding one (`Net`, or a subclass of it): a file naming neither those nor
+# `Stage` gets its object from elsewhere (a generic factory, its own caller), taken as
+# none of ours (`ModuleIndex.called_elsewhere`): the write is local. Naming a holder,
+# a subclass of one or the class itself, it may be ours: reported.
+NET = CASES.cases["attribute-called-on-another-object"][0].replace("  # expect: UT301", "").split("\n\n\ndef run_stage")[0]
+STAGE_LINE = NET.splitlines().index("        h[h < 0] = 0") + 1
+OTHER_CALLERS = {
+    "names-no-holder": ("def run(detr, x):\n    return detr.model.stage(x)\n", False),
+    "builds-by-a-factory": ("from transformers import AutoModel\n\n\ndef run(x):\n"
+                            "    return AutoModel.from_pretrained('m').stage(x)\n", False),
+    "names-the-holder": ("from pkg.net import Net\n\n\ndef run(x):\n    return Net().stage(x)\n", True),
+    "names-the-class": ("from pkg.net import Stage\n\n\ndef run(model: Stage, x):\n    return model.parent.stage(x)\n", True),
+    "names-a-subclass-of-the-holder": ("from pkg.net import Net\n\n\nclass BigNet(Net):\n    pass\n\n\n"
+                                       "def run(model, x):\n    return model.stage(x)\n", True),
+    "subclass-named-in-a-third-file": ("from pkg.big import BigNet\n\n\ndef run(x):\n    return BigNet().stage(x)\n", True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_CALLERS))
+def test_attribute_called_in_a_file_naming_no_holder(name, tmp_path, monkeypatch):
+    other, reported = OTHER_CALLERS[name]
+    files = {"net.py": NET, "other.py": other}
+    if name == "subclass-named-in-a-third-file":
+        files["big.py"] = "from pkg.net import Net\n\n\nclass BigNet(Net):\n    pass\n"
+    found = package_findings(tmp_path, monkeypatch, files)
+    assert (("net.py", STAGE_LINE, "UT301") in found) is reported
+    assert [f for f in found if f[0] != "net.py" or f[1] != STAGE_LINE] == []
