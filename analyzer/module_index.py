@@ -17,8 +17,10 @@ without loading the engine.
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import tokenize
 
 from analyzer.construction_sites import constructions, keeps_default
 from analyzer.forward_call_sites import keeps_forward_default
@@ -27,6 +29,19 @@ _IDENTIFIER = re.compile(r"\b[A-Z]\w*")  # class names, as the construction ques
 
 # A lookup key can never be a file path: no path holds a NUL.
 _LOOKUP = "\0"
+
+
+def _without_comments(text: str) -> str:
+    """``text`` with its comments blanked (all of it when it does not tokenize)."""
+    lines = text.splitlines(keepends=True)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                (row, start), (_, end) = tok.start, tok.end
+                lines[row - 1] = lines[row - 1][:start] + " " * (end - start) + lines[row - 1][end:]
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    return "".join(lines)
 
 
 def module_name_for(path: str) -> str:
@@ -133,14 +148,13 @@ class ModuleIndex:
         return any(self._names_any(i, holders) for i in found)
 
     def _names_any(self, i: int, names: tuple[str, ...]) -> bool:
-        """Whether file ``i`` mentions one of the identifiers ``names``."""
-        for name in names:
-            if _IDENTIFIER.fullmatch(name):
-                if i in self._identifiers.get(name, ()):
-                    return True
-            elif re.search(r"\b" + re.escape(name) + r"\b", self._file_texts[i]):
-                return True
-        return False
+        """Whether the code of file ``i`` mentions one of the identifiers ``names`` (its
+        comments do not: `# Copied from ...Wav2Vec2Model` gives the file no object)."""
+        text = self._file_texts[i]
+        if not any(i in self._identifiers.get(n, ()) if _IDENTIFIER.fullmatch(n) else n in text for n in names):
+            return False  # the common answer, without tokenizing
+        code = _without_comments(text)
+        return any(re.search(r"\b" + re.escape(n) + r"\b", code) for n in names)
 
     def _mentioning(self, name: str, with_paths: bool = False) -> list:
         """The texts of the files whose text holds the identifier ``name`` (with their paths

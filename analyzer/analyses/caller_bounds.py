@@ -193,9 +193,14 @@ def _classes_below(analyzer, sub: ClassKey, key: ClassKey) -> list | None:
 
 
 def _mentions_forward(cls: ir.ClassDef) -> bool:
-    return any(isinstance(e, ir.Attribute) and e.attr == "forward" or isinstance(e, ir.Name) and e.id == "forward"
-               for s in ir.walk_statements(cls.body, into_defs=True) for c in ir.child_expressions(s)
-               for e in ir.walk_expression(c))
+    return "forward" in _names_in(cls)
+
+
+def _names_in(cls: ir.ClassDef) -> set[str]:
+    """The attribute names and names the class's code reads (`super().forward`, `forward`)."""
+    return {e.attr if isinstance(e, ir.Attribute) else e.id
+            for s in ir.walk_statements(cls.body, into_defs=True) for c in ir.child_expressions(s)
+            for e in ir.walk_expression(c) if isinstance(e, (ir.Attribute, ir.Name))}
 
 
 def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
@@ -223,39 +228,61 @@ def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
 
 def _rebinds(analyzer, holder: ClassKey, site: ClassKey, attr: str) -> bool:
     """Whether a class between ``holder`` and ``site`` (their subclass) replaces `self.<attr>`
-    in its own `__init__`: a top-level `self.<attr> = ...` after a top-level
-    `super().__init__(...)`, the attribute not read there, so that what ``site`` built is
-    gone before any other method runs."""
+    in its own `__init__`: a top-level `self.<attr> = ...` (or an `if` binding it in each
+    branch) after a top-level `super().__init__(...)` (or `Base.__init__(self, ...)`), the
+    attribute not read there, so that what ``site`` built is gone before any other method
+    runs."""
     for info in _classes_below(analyzer, holder, site) or ():
         init = info.node.methods().get("__init__")
         body = init.body if init is not None else []
         start = next((i for i, s in enumerate(body) if _is_super_init(s)), None)
         if start is None:
             continue
-        after = [s for s in body[start + 1:] if isinstance(s, ir.Assign) and len(s.targets) == 1
-                 and _is_self_attr(s.targets[0]) and s.targets[0].attr == attr]
+        after = [n for n in (_rebinding(s, attr) for s in body[start + 1:]) if n]
         reads = [e for s in ir.walk_statements(body, into_defs=True) for c in ir.child_expressions(s)
                  for e in ir.walk_expression(c) if _is_self_attr(e) and e.attr == attr]
-        if after and len(reads) == len(after):
+        if after and len(reads) == sum(after):
             return True
     return False
 
 
+def _rebinding(s, attr: str) -> int:
+    """How many `self.<attr> = ...` the statement holds when it binds the attribute on
+    every path (one assignment, or an `if` each of whose branches does: `if c: self.encoder
+    = A(...) else: self.encoder = B(...)`); 0 otherwise."""
+    if isinstance(s, ir.Assign):
+        return int(len(s.targets) == 1 and _is_self_attr(s.targets[0]) and s.targets[0].attr == attr)
+    if isinstance(s, ir.If):
+        branches = [sum(_rebinding(b, attr) for b in body) for body in (s.body, s.orelse)]
+        return sum(branches) if all(branches) else 0
+    return 0
+
+
 def _is_super_init(s) -> bool:
+    """`super().__init__(...)`, or a base's named explicitly (`Base.__init__(self, ...)`)."""
     call = s.value if isinstance(s, ir.ExprStmt) else None
-    return (isinstance(call, ir.Call) and isinstance(call.func, ir.Attribute) and call.func.attr == "__init__"
-            and isinstance(call.func.value, ir.Call) and isinstance(call.func.value.func, ir.Name)
-            and call.func.value.func.id == "super")
+    if not (isinstance(call, ir.Call) and isinstance(call.func, ir.Attribute) and call.func.attr == "__init__"):
+        return False
+    owner = call.func.value
+    if isinstance(owner, ir.Call):
+        return isinstance(owner.func, ir.Name) and owner.func.id == "super"
+    return (isinstance(owner, (ir.Name, ir.Attribute)) and bool(call.args) and isinstance(call.args[0].value, ir.Name)
+            and call.args[0].value.id == "self")
 
 
 def _calls_of(analyzer, caller: ClassKey, attr: str) -> list | None:
     """The calls `self.<attr>(...)` in the `forward` the caller's instances run, when that
     is every read of `self.<attr>` in the methods of its classes (besides the assignments
-    of `__init__`)."""
+    of `__init__`; a base's method the caller overrides and no class of it names is never
+    run)."""
     forward = analyzer.find_method(caller, "forward")[1]
     calls, reads = [], 0
-    for info in analyzer.mro(caller):
+    classes = list(analyzer.mro(caller))
+    named = {n for info in classes for n in _names_in(info.node)}
+    for info in classes:
         for name, method in info.node.methods().items():
+            if name not in named and analyzer.find_method(caller, name)[1] is not method:
+                continue  # overridden, and named nowhere (`super().forward`): never run
             for s in ir.walk_statements(method.body, into_defs=True):
                 for e in ir.child_expressions(s):
                     for sub in ir.walk_expression(e):

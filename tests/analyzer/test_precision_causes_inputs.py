@@ -248,6 +248,83 @@ case("attribute-called-on-another-object", """
 """)
 
 
+# Subclasses of the holder that replace its encoder in their own `__init__` (in both
+# branches of an `if`, or after naming a base's `__init__` explicitly, as transformers'
+# Hubert / Data2VecAudio models do) hold another module: no caller of `Encoder`, whatever
+# they pass. One that overrides the holder's `forward`, never naming it, runs its own
+# call only: the call in the overridden `forward` is no other use.
+ENCODER_AND_HOLDER = """
+    import torch.nn as nn
+
+
+    class Encoder(nn.Module):
+        def forward(self, h):
+            h[h < 0] = 0{mark}
+            return h
+
+
+    class OtherEncoder(nn.Module):
+        def forward(self, h):
+            return h * 2
+
+
+    class Model(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+            self.encoder = Encoder()
+
+        def forward(self, x):
+            return self.encoder(self.proj(x))
+"""
+case("holder-subclasses-replace-or-override-the-encoder", ENCODER_AND_HOLDER.format(mark="") + """
+
+    class SwitchedModel(Model):
+        def __init__(self, config):
+            super().__init__(config)
+            if config.stable:
+                self.encoder = OtherEncoder()
+            else:
+                self.encoder = OtherEncoder()
+
+        def forward(self, x):
+            return self.encoder(x)
+
+
+    class SkippingModel(Model):
+        def __init__(self, config):
+            nn.Module.__init__(self)
+            self.encoder = OtherEncoder()
+
+        def forward(self, x):
+            return self.encoder(x)
+
+
+    class OverridingModel(Model):
+        def forward(self, x):
+            return self.encoder(self.proj(x) + 1)
+""")
+# Replacing it on one path only, or running the holder's `forward` that the subclass
+# names (`super().forward`) beside a call handing its own input: the write is reported.
+case("holder-subclass-may-keep-the-encoder", ENCODER_AND_HOLDER.format(mark="  # expect: UT301") + """
+
+    class HalfSwitchedModel(Model):
+        def __init__(self, config):
+            super().__init__(config)
+            if config.stable:
+                self.encoder = OtherEncoder()
+
+        def forward(self, x):
+            return self.encoder(x)
+""")
+case("holder-subclass-calls-the-overridden-forward", ENCODER_AND_HOLDER.format(mark="  # expect: UT301") + """
+
+    class ExtendingModel(Model):
+        def forward(self, x):
+            return super().forward(x) + self.encoder(x)
+""")
+
+
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name, tmp_path, monkeypatch):
     source, _ = CASES.cases[name]
