@@ -325,6 +325,44 @@ case("holder-subclass-calls-the-overridden-forward", ENCODER_AND_HOLDER.format(m
 """)
 
 
+# A tensor that is the forward input on one path only: a write into it is reported as a
+# local one (torchvision's `if not inplace: x = x.clone()` before `x.sub_(mean)`, the
+# flag's default choosing the copy), but a caller handing it on hands its own input on
+# that path: the callee's write stays reported.
+case("input-on-one-path-only", """
+    import torch.nn as nn
+
+
+    class Normalize(nn.Module):
+        def __init__(self, inplace=False):
+            super().__init__()
+            self.inplace = inplace
+
+        def forward(self, x):
+            if not self.inplace:
+                x = x.clone()
+            x.sub_(0.5)
+            return x
+
+
+    class Stage(nn.Module):
+        def forward(self, h):
+            h[h < 0] = 0  # expect: UT301
+            return h
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+            self.stage = Stage()
+
+        def forward(self, x, use_proj: bool = True):
+            h = self.proj(x) if use_proj else x
+            return self.stage(h)
+""")
+
+
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name, tmp_path, monkeypatch):
     source, _ = CASES.cases[name]
