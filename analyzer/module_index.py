@@ -17,8 +17,10 @@ without loading the engine.
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import tokenize
 
 from analyzer.construction_sites import constructions, keeps_default
 from analyzer.forward_call_sites import keeps_forward_default
@@ -27,6 +29,19 @@ _IDENTIFIER = re.compile(r"\b[A-Z]\w*")  # class names, as the construction ques
 
 # A lookup key can never be a file path: no path holds a NUL.
 _LOOKUP = "\0"
+
+
+def _without_comments(text: str) -> str:
+    """``text`` with its comments blanked (all of it when it does not tokenize)."""
+    lines = text.splitlines(keepends=True)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                (row, start), (_, end) = tok.start, tok.end
+                lines[row - 1] = lines[row - 1][:start] + " " * (end - start) + lines[row - 1][end:]
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    return "".join(lines)
 
 
 def module_name_for(path: str) -> str:
@@ -61,7 +76,7 @@ class ModuleIndex:
         self._constructions: dict[str, list | None] = {}
         self._file_texts: list[str] = []
         self._identifiers: dict[str, list[int]] | None = None  # identifier -> files holding it
-        self._outside_calls: dict[str, bool] = {}
+        self._outside_calls: dict[str, list[int]] = {}  # attr -> files calling it on another object
         for f in self.files:
             name = module_name_for(f)
             self._by_module.setdefault(name, f)
@@ -113,14 +128,33 @@ class ModuleIndex:
         base = re.compile(r"^\s*class\s+\w+\s*\([^)]*(?<![\w])" + re.escape(class_name) + r"\b", re.M)
         return tuple(sorted(path for path, text in self._mentioning(class_name, with_paths=True) if base.search(text)))
 
-    def called_elsewhere(self, attr: str) -> bool:
+    def called_elsewhere(self, attr: str, holders: tuple[str, ...] | None = None) -> bool:
         """Whether the tree calls a submodule ``attr`` of anything but `self`
-        (`layer.mlp.experts(h)`), or reads it by name (`getattr(m, "experts")`)."""
+        (`layer.mlp.experts(h)`), or reads it by name (`getattr(m, "experts")`).
+
+        With ``holders`` (the names of the classes whose instances hold the asked module as
+        `self.<attr>`, and of that module's class), only such a use in a file that mentions
+        one of them counts: an object reaches the module only as an instance of a holder,
+        and a file that names none gets one only from elsewhere. That is the semantics of
+        a realistic caller: an object built by a generic factory (`AutoModel`), or handed
+        in by code that names no holder, is taken as no instance of ours."""
         if attr not in self._outside_calls:
             self._mentioning("")  # reads the tree once
             other = re.compile(r"(?<!\bself)\." + re.escape(attr) + r"\s*\(|getattr\([^,()]+,\s*[\"']" + re.escape(attr) + r"[\"']")
-            self._outside_calls[attr] = any(other.search(text) for text in self._file_texts)
-        return self._outside_calls[attr]
+            self._outside_calls[attr] = [i for i, text in enumerate(self._file_texts) if other.search(text)]
+        found = self._outside_calls[attr]
+        if holders is None or not found:
+            return bool(found)
+        return any(self._names_any(i, holders) for i in found)
+
+    def _names_any(self, i: int, names: tuple[str, ...]) -> bool:
+        """Whether the code of file ``i`` mentions one of the identifiers ``names`` (its
+        comments do not: `# Copied from ...Wav2Vec2Model` gives the file no object)."""
+        text = self._file_texts[i]
+        if not any(i in self._identifiers.get(n, ()) if _IDENTIFIER.fullmatch(n) else n in text for n in names):
+            return False  # the common answer, without tokenizing
+        code = _without_comments(text)
+        return any(re.search(r"\b" + re.escape(n) + r"\b", code) for n in names)
 
     def _mentioning(self, name: str, with_paths: bool = False) -> list:
         """The texts of the files whose text holds the identifier ``name`` (with their paths
@@ -160,7 +194,8 @@ class ModuleIndex:
         if kind == "deriving":
             return "\n".join(self.deriving(argument))
         if kind == "called-elsewhere":
-            return "yes" if self.called_elsewhere(argument) else ""
+            attr, _, holders = argument.partition(":")
+            return "yes" if self.called_elsewhere(attr, tuple(holders.split(",")) if holders else None) else ""
         if kind == "builders":
             return "\n".join(self.builders(argument) or ())
         if kind == "default":

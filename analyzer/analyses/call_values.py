@@ -13,6 +13,7 @@ from analyzer.analyses.values import (
     KNOWN_WHEN_TRACED,
     PARAM_VALUED,
     SHAPE,
+    SHARED_ORIGINS,
     STATIC,
     Value,
     known_python_level,
@@ -40,14 +41,15 @@ def view_origin(base: Value) -> str | None:
     """The origin of a view of ``base`` (`base[0]`, `base.view(...)`, `base.T`): it writes
     into what ``base`` writes into. A view of a local tensor is local until it is bound
     to a name of its own while its base has one (`FunctionAnalysis.statement`)."""
-    return base.origin if base.origin in ("input", "parameter", "view") else None
+    return base.origin if base.origin in SHARED_ORIGINS else None
 
 
 def written_kind(tensor: Value) -> str:
     """What an in-place write goes into, for UT301: a forward "input", a "parameter" or
     buffer (module state), a "view" of another tensor (the write changes it too), or a
     "local" tensor the code made itself (`torch.zeros(...)`, `x.clone()`, an op's result),
-    which the legacy tracer records faithfully."""
+    which the legacy tracer records faithfully (a tensor that is shared on some paths
+    only counts as local: `MAYBE_SHARED`)."""
     return tensor.origin if tensor.origin in ("input", "parameter", "view") else "local"
 
 

@@ -16,8 +16,8 @@ so in `Experts.forward`, `top_k_index` holds indices below `self.num_experts`, a
 block passes them. A parameter gets the bound every in-tree caller passes when:
 
 - every mention of the class in the tree is a construction (`Project.builders`), and
-  each is `self.<attr> = Experts(...)` in the `__init__` of a class with a `forward`;
-  the instances of a subclass the tree derives from it (`class OtherExperts(Experts)`,
+  each is `self.<attr> = Experts(...)` in the `__init__` of a class with a `forward`
+  (at any depth of it: under an `if`, in a loop); the instances of a subclass the tree derives from it (`class OtherExperts(Experts)`,
   transitively) run this `forward` too unless they override it: the constructions of
   every such subclass count as well (each under the same conditions). A subclass whose
   own `forward` never reaches this one (no `super().forward`, no `.forward` anywhere in
@@ -28,7 +28,10 @@ block passes them. A parameter gets the bound every in-tree caller passes when:
   (own or inherited; not in a helper, not passed along), and a run of that `forward`
   with such a `self` reached each of them;
 - nothing in the tree calls `<attr>` of another object (`layer.mlp.experts(h)`) or
-  reads it by name (`getattr(m, "experts")`);
+  reads it by name (`getattr(m, "experts")`) in a file that names one of those holding
+  classes or the class (`ModuleIndex.called_elsewhere`: an object reaching `.<attr>` is
+  an instance of a holder, which a file naming none gets only from a generic factory
+  or its own caller, taken as none of ours);
 - each of those calls passes a value with one same bound, translated to the callee's
   side (`submodule_sizes`).
 
@@ -58,22 +61,44 @@ def bounded_entry(analyzer, key: ClassKey, forward: ir.FunctionDef, args: dict) 
 
 
 def _caller_bounds(analyzer, key: ClassKey, forward) -> dict:
-    memo = analyzer.caller_bounds
+    return memoized(analyzer, analyzer.caller_bounds, key, lambda: _collect(analyzer, key, forward)) or {}
+
+
+def memoized(analyzer, memo: dict, key: ClassKey, compute):
+    """``compute()`` once per class, with the files it read recorded for every reader; a
+    class reached again while its own answer is computed gets None (free)."""
     if key in memo:
         found, reads = memo[key]
         analyzer._reads[-1] |= reads
-        return found or {}
-    memo[key] = (None, frozenset())  # a caller reached again while its bounds are asked: free
+        return found
+    memo[key] = (None, frozenset())
     analyzer._begin_reads()
     try:
-        found = _collect(analyzer, key, forward)
+        found = compute()
     finally:
         reads = analyzer._end_reads()
     memo[key] = (found, reads)
-    return found or {}
+    return found
 
 
 def _collect(analyzer, key: ClassKey, forward) -> dict | None:
+    passed = [bound for _, bound in caller_arguments(analyzer, key, forward) or ()]
+    out = {}
+    for p in forward.params[1:]:
+        bounds = {b.get(p.name).bound if b.get(p.name) is not None and b[p.name].type == "tensor" else None for b in passed}
+        if len(bounds) == 1 and None not in bounds:
+            out[p.name] = bounds.pop()
+    return out
+
+
+def caller_arguments(analyzer, key: ClassKey, forward: ir.FunctionDef, entry=None,
+                     callee=None) -> list[tuple[ir.Call, dict]] | None:
+    """(call, the arguments bound to ``forward``'s parameters there) for every call of the
+    class's instances in the tree, when those are all its uses (the conditions above);
+    None otherwise. ``entry(caller, forward, arguments)`` gives the arguments a caller's
+    own forward is run with (default: its free entry arguments); ``callee`` (the class's
+    forward) binds the calls of `self.<attr>` built as either of several classes too,
+    without translating sizes (`KindAnalyzer.record_calls`)."""
     kinds = _running(analyzer, key, forward)
     if kinds is None:
         return None
@@ -90,10 +115,10 @@ def _collect(analyzer, key: ClassKey, forward) -> dict | None:
             sites.extend(found)
     if not sites:
         return None
-    passed: list[dict] = []
+    passed: list[tuple[ir.Call, dict]] = []
     for site, attr in sites:
         holders = _derived(analyzer, site)  # their instances hold one too
-        if holders is None or analyzer.project.called_elsewhere(attr):
+        if holders is None or analyzer.project.called_elsewhere(attr, tuple(k.name for k in holders + kinds)):
             return None  # another module may call it
         for caller in holders:
             if caller is not site and _rebinds(analyzer, caller, site, attr):
@@ -101,16 +126,12 @@ def _collect(analyzer, key: ClassKey, forward) -> dict | None:
             calls = _calls_of(analyzer, caller, attr)
             if calls is None:
                 return None
-            seen = analyzer.record_calls(caller, calls)
+            seen = analyzer.record_calls(caller, calls, entry, callee)
             if seen is None or {i for i, _ in seen} != {id(c) for c in calls}:
                 return None  # a call the run did not reach
-            passed.extend(bound for _, bound in seen)
-    out = {}
-    for p in forward.params[1:]:
-        bounds = {b.get(p.name).bound if b.get(p.name) is not None and b[p.name].type == "tensor" else None for b in passed}
-        if len(bounds) == 1 and None not in bounds:
-            out[p.name] = bounds.pop()
-    return out
+            by_id = {id(c): c for c in calls}
+            passed.extend((by_id[i], bound) for i, bound in seen)
+    return passed
 
 
 def _derived(analyzer, key: ClassKey) -> list[ClassKey] | None:
@@ -172,9 +193,14 @@ def _classes_below(analyzer, sub: ClassKey, key: ClassKey) -> list | None:
 
 
 def _mentions_forward(cls: ir.ClassDef) -> bool:
-    return any(isinstance(e, ir.Attribute) and e.attr == "forward" or isinstance(e, ir.Name) and e.id == "forward"
-               for s in ir.walk_statements(cls.body, into_defs=True) for c in ir.child_expressions(s)
-               for e in ir.walk_expression(c))
+    return "forward" in _names_in(cls)
+
+
+def _names_in(cls: ir.ClassDef) -> set[str]:
+    """The attribute names and names the class's code reads (`super().forward`, `forward`)."""
+    return {e.attr if isinstance(e, ir.Attribute) else e.id
+            for s in ir.walk_statements(cls.body, into_defs=True) for c in ir.child_expressions(s)
+            for e in ir.walk_expression(c) if isinstance(e, (ir.Attribute, ir.Name))}
 
 
 def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
@@ -188,7 +214,7 @@ def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
         if analyzer.find_method(caller, "forward")[1] is None:
             continue
         init = cls.methods().get("__init__")
-        for s in init.body if init is not None else ():
+        for s in ir.walk_statements(init.body) if init is not None else ():  # under an `if` too
             if (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.value, ir.Call)
                     and any(s.value is b for b in built) and _is_self_attr(s.targets[0])):
                 accounted += 1
@@ -202,39 +228,61 @@ def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
 
 def _rebinds(analyzer, holder: ClassKey, site: ClassKey, attr: str) -> bool:
     """Whether a class between ``holder`` and ``site`` (their subclass) replaces `self.<attr>`
-    in its own `__init__`: a top-level `self.<attr> = ...` after a top-level
-    `super().__init__(...)`, the attribute not read there, so that what ``site`` built is
-    gone before any other method runs."""
+    in its own `__init__`: a top-level `self.<attr> = ...` (or an `if` binding it in each
+    branch) after a top-level `super().__init__(...)` (or `Base.__init__(self, ...)`), the
+    attribute not read there, so that what ``site`` built is gone before any other method
+    runs."""
     for info in _classes_below(analyzer, holder, site) or ():
         init = info.node.methods().get("__init__")
         body = init.body if init is not None else []
         start = next((i for i, s in enumerate(body) if _is_super_init(s)), None)
         if start is None:
             continue
-        after = [s for s in body[start + 1:] if isinstance(s, ir.Assign) and len(s.targets) == 1
-                 and _is_self_attr(s.targets[0]) and s.targets[0].attr == attr]
+        after = [n for n in (_rebinding(s, attr) for s in body[start + 1:]) if n]
         reads = [e for s in ir.walk_statements(body, into_defs=True) for c in ir.child_expressions(s)
                  for e in ir.walk_expression(c) if _is_self_attr(e) and e.attr == attr]
-        if after and len(reads) == len(after):
+        if after and len(reads) == sum(after):
             return True
     return False
 
 
+def _rebinding(s, attr: str) -> int:
+    """How many `self.<attr> = ...` the statement holds when it binds the attribute on
+    every path (one assignment, or an `if` each of whose branches does: `if c: self.encoder
+    = A(...) else: self.encoder = B(...)`); 0 otherwise."""
+    if isinstance(s, ir.Assign):
+        return int(len(s.targets) == 1 and _is_self_attr(s.targets[0]) and s.targets[0].attr == attr)
+    if isinstance(s, ir.If):
+        branches = [sum(_rebinding(b, attr) for b in body) for body in (s.body, s.orelse)]
+        return sum(branches) if all(branches) else 0
+    return 0
+
+
 def _is_super_init(s) -> bool:
+    """`super().__init__(...)`, or a base's named explicitly (`Base.__init__(self, ...)`)."""
     call = s.value if isinstance(s, ir.ExprStmt) else None
-    return (isinstance(call, ir.Call) and isinstance(call.func, ir.Attribute) and call.func.attr == "__init__"
-            and isinstance(call.func.value, ir.Call) and isinstance(call.func.value.func, ir.Name)
-            and call.func.value.func.id == "super")
+    if not (isinstance(call, ir.Call) and isinstance(call.func, ir.Attribute) and call.func.attr == "__init__"):
+        return False
+    owner = call.func.value
+    if isinstance(owner, ir.Call):
+        return isinstance(owner.func, ir.Name) and owner.func.id == "super"
+    return (isinstance(owner, (ir.Name, ir.Attribute)) and bool(call.args) and isinstance(call.args[0].value, ir.Name)
+            and call.args[0].value.id == "self")
 
 
 def _calls_of(analyzer, caller: ClassKey, attr: str) -> list | None:
     """The calls `self.<attr>(...)` in the `forward` the caller's instances run, when that
     is every read of `self.<attr>` in the methods of its classes (besides the assignments
-    of `__init__`)."""
+    of `__init__`; a base's method the caller overrides and no class of it names is never
+    run)."""
     forward = analyzer.find_method(caller, "forward")[1]
     calls, reads = [], 0
-    for info in analyzer.mro(caller):
+    classes = list(analyzer.mro(caller))
+    named = {n for info in classes for n in _names_in(info.node)}
+    for info in classes:
         for name, method in info.node.methods().items():
+            if name not in named and analyzer.find_method(caller, name)[1] is not method:
+                continue  # overridden, and named nowhere (`super().forward`): never run
             for s in ir.walk_statements(method.body, into_defs=True):
                 for e in ir.child_expressions(s):
                     for sub in ir.walk_expression(e):
@@ -245,7 +293,7 @@ def _calls_of(analyzer, caller: ClassKey, attr: str) -> list | None:
                                 return None
                             calls.append(sub)
             if name == "__init__":
-                reads -= sum(1 for s in method.body if isinstance(s, ir.Assign) and any(
+                reads -= sum(1 for s in ir.walk_statements(method.body) if isinstance(s, ir.Assign) and any(
                     _is_self_attr(t) and t.attr == attr for t in s.targets))
     return calls if calls and reads == len(calls) else None
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from analyzer.analyses import fixed_rows
 from analyzer.analyses import torch_api as api
-from analyzer.analyses.call_values import unknown_result
+from analyzer.analyses.call_values import unknown_result, view_origin
 from analyzer.analyses.external_calls import ExternalCallSemantics
 from analyzer.analyses.facts import OpFact
 from analyzer.analyses.module_state import built_here
@@ -68,9 +68,15 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
                 return Value.container(UNKNOWN, level=STATIC)
             tensors = [a for a in args if a.type == "tensor"]
             origin = FIXED_ROWS if fixed_rows.kept_by_module(key, args) else None
+            if key in api.ALIAS_MODULES and tensors and tensors[0] is args[0]:
+                origin = view_origin(args[0]) or origin
             return Value.tensor(True, max((a.shape_level for a in tensors), default=SHAPE), origin=origin)
+        if key is None:
+            self._record_either(module, args, kwargs, node)
         tensors = [a for a in args if a.type == "tensor"]
         origin = FIXED_ROWS if isinstance(key, frozenset) and all(fixed_rows.kept_by_module(k, args) for k in key) else None
+        if isinstance(key, frozenset) and key & api.ALIAS_MODULES and args and args[0].type == "tensor":
+            origin = view_origin(args[0]) or origin  # `nn.Identity()` is one of them
         return Value.tensor(False, max((a.shape_level for a in tensors), default=SHAPE), origin=origin) if tensors else UNKNOWN
 
     def instantiate(self, key, args, kwargs) -> Value:
@@ -106,6 +112,8 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
 
     def invoke(self, key: FunctionKey, fn: ir.FunctionDef, class_key, self_value, args, kwargs, node) -> Value:
         if any(a.type == "starred" for a in args) or "**" in kwargs:
+            if not any(a.type == "starred" for a in args):
+                self._record(node, explicit_arguments(fn, args, kwargs, self_value))
             return unknown_result(args, kwargs)
         collect = self.frame.collect_attributes if self.frame is not None else None
         collecting = collect is not None and self_value is not None and self.frame.self_value == self_value
@@ -122,9 +130,7 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
             kwargs = {k: inward(self.analyzer, caller, accessor, self_value.ref, v) for k, v in kwargs.items()}
         bound = into_callee(bind_arguments(fn, args, kwargs, self_value), fn, key.path, node, self_value, self.frame,
                             bind_arguments)
-        recording = self.analyzer.recording
-        if recording is not None and id(node) in recording:
-            recording[id(node)].append(bound)
+        self._record(node, bound)
         module = self.analyzer.module_ir(key.path)
         if collecting:
             # A helper called from __init__ (`self._build()`): its `self.x = ...` count too.
@@ -144,6 +150,20 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         if self_value is None or self_value.type != "module" or not isinstance(self_value.ref, ClassKey):
             return False
         return self.frame is None or self.frame.self_value != self_value
+
+    def _record(self, node, bound: dict) -> None:
+        """Keep the arguments bound at ``node`` when a run records its calls (`record_calls`)."""
+        recording = self.analyzer.recording
+        if recording is not None and id(node) in recording:
+            recording[id(node)].append(bound)
+
+    def _record_either(self, module: Value, args, kwargs, node) -> None:
+        """A call of either of several project modules (`self.encoder`, built as one class
+        or another): its arguments bound to the `forward` whose callers are recorded, when
+        one is (`record_calls`); that class is one of them."""
+        callee = self.analyzer.recorded_callee
+        if callee is not None and not any(a.type == "starred" for a in args):
+            self._record(node, explicit_arguments(callee, args, kwargs, module))
 
     def _forward_facts(self, summary: Summary, ops_only: bool = False) -> None:
         if self.sink is None or self.frame is None:
@@ -171,6 +191,16 @@ def _module_expression(fn: ir.FunctionDef, node):
     if isinstance(func, ir.Attribute) and func.attr == fn.name:
         return func.value
     return func
+
+
+def explicit_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self_value: Value | None) -> dict[str, Value]:
+    """The parameters of a call with `**mapping` (`self.encoder(h, mask=m, **kwargs)`):
+    those the call names or fills by position are bound, any other may come from the
+    mapping (unknown)."""
+    named = {k: v for k, v in kwargs.items() if k != "**"}
+    bound = bind_arguments(fn, args, named, self_value)
+    by_position = {p.name for p in fn.params[: len(args) + (self_value is not None)] if p.kind in ("positional", "posonly")}
+    return {name: v if name in by_position or name in named else UNKNOWN for name, v in bound.items()}
 
 
 def bind_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self_value: Value | None) -> dict[str, Value]:

@@ -30,6 +30,7 @@ from analyzer.analyses.values import (
     KNOWN_WHEN_TRACED,
     NDARRAY,
     NONE,
+    PASSED_LOCAL,
     ROWS,
     SHAPE,
     STATIC,
@@ -176,7 +177,7 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
                 # A row of a tensor being iterated (`for t, h, w in grid_thw`): the
                 # iteration is the finding; the row's length is the tensor's last sizes.
                 return [Value.tensor(value.certain, value.shape_level)] * n
-            if value.origin == "input":
+            if value.origin in ("input", PASSED_LOCAL):
                 # An unpacked forward input is taken for the tuple it most likely is:
                 # `cos, sin = position_embeddings` under a `torch.Tensor` annotation.
                 return [Value.tensor(False, value.shape_level)] * n

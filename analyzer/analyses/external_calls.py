@@ -114,6 +114,8 @@ class ExternalCallSemantics:
             # What the branch functions return: a tensor, or a tuple of them to unpack.
             return Value.tensor(False, shape_level)
         ref = known or ("bool" if name.rsplit(".", 1)[-1] in BOOL_METHODS else None)
+        if qualname in api.ALIAS_FUNCTIONS and args and args[0].type == "tensor":
+            return Value.tensor(True, shape_level, ref=ref, origin=view_origin(args[0]))
         return Value.tensor(True, shape_level, ref=ref, origin=FIXED_ROWS if self._fixed_rows(name, args, kwargs, node) else None)
 
     def _fixed_rows(self, name: str, args, kwargs, node) -> bool:
@@ -156,8 +158,8 @@ class ExternalCallSemantics:
             self.emit(InplaceFact(self.site(node.span), "index_put_", self.text(node), written_kind(recv)))
             return recv
         if api.is_inplace_method(name):
-            if recv.origin in ("input", "view"):
-                self.emit(InplaceFact(self.site(node.span), "inplace-input", self.text(node), recv.origin))
+            if written_kind(recv) in ("input", "view"):
+                self.emit(InplaceFact(self.site(node.span), "inplace-input", self.text(node), written_kind(recv)))
             return recv
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         sizing = args
@@ -173,7 +175,8 @@ class ExternalCallSemantics:
         if name in api.DATA_SHAPE_METHODS or (name == "repeat_interleave" and repeats_are_data(args, kwargs)):
             return Value.tensor(True, DATA)
         ref = known or ("bool" if name in BOOL_METHODS else None)
-        return Value.tensor(True, level, ref=ref, origin=view_origin(recv) if name in api.VIEW_METHODS else None)
+        aliased = name in api.VIEW_METHODS or name in api.ALIAS_METHODS
+        return Value.tensor(True, level, ref=ref, origin=view_origin(recv) if aliased else None)
 
 
 def _modules_in(v: Value) -> list[Value]:

@@ -25,7 +25,7 @@ from analyzer.analyses.summaries import RETURN, Frame, Summary
 from analyzer.analyses.tracing_guards import TracingGuards
 from analyzer.analyses.keyed_ranges import KeyedCases, leaving
 from analyzer.analyses.value_ranges import with_literal
-from analyzer.analyses.values import DATA, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
+from analyzer.analyses.values import DATA, MAYBE_SHARED, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
 from analyzer.analyses.view_bases import UnreadBases
 from analyzer.frontend import ir
 from analyzer.frontend.verify import assigned_names
@@ -294,7 +294,7 @@ class FunctionAnalysis(TracingGuards):
         if isinstance(s, ir.Assign):
             ev.fixed_arity |= fixed_arity_iterables(s)
             value = ev.ev(s.value, state)
-            if value.type == "tensor" and value.origin is None and len(s.targets) == 1 and isinstance(s.targets[0], ir.Name):
+            if value.type == "tensor" and value.origin in (None, MAYBE_SHARED) and len(s.targets) == 1 and isinstance(s.targets[0], ir.Name):
                 base = view_base(s.value)
                 if base is not None and base != s.targets[0].id and getattr(state.get(base), "type", None) == "tensor" \
                         and s not in self.unread_bases:

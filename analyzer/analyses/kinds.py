@@ -37,6 +37,7 @@ import os
 import re
 
 from analyzer.analyses.caller_bounds import bounded_entry
+from analyzer.analyses.caller_origins import localized_entry, writes_into_inputs
 from analyzer.analyses.calls import bind_arguments
 from analyzer.analyses.cfg import Cfg
 from analyzer.analyses.class_tables import ClassTables
@@ -78,7 +79,9 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         self._graphs: dict[int, tuple[ir.FunctionDef, Cfg, set[int]]] = {}
         self.caller_bounds: dict[ClassKey, tuple] = {}  # `caller_bounds`: (bounds, files read)
         self.attribute_writes: dict[int, tuple] = {}  # `submodule_sizes`: id(ClassDef) -> (it, writes)
+        self.caller_origins: dict[ClassKey, tuple] = {}  # `caller_origins`: (passed-local inputs, files read)
         self.recording: dict[int, list] | None = None  # id(call) -> arguments bound there (`record_calls`)
+        self.recorded_callee: ir.FunctionDef | None = None
         # Which file is which module depends on the files named (analyzer.module_index):
         # every question asked of the index is a dependency too, recorded as a read.
         project.on_lookup = lambda key: self._reads[-1].add(key)
@@ -100,6 +103,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         self._base_helper_runs.clear()
         self._graphs.clear()  # graphs of the replaced text's functions
         self.caller_bounds.clear()  # the callers' runs may have read the replaced text
+        self.caller_origins.clear()
 
     # ================================================================ dependencies
 
@@ -147,22 +151,32 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         self_value = Value("module", ref=key)
         frame = Frame(module.path, forward.qualname, forward, module, self_value, key)
         args = bounded_entry(self, key, forward, self._entry_arguments(frame))
-        return self._run(frame, args, memo_key=None).facts
+        facts = self._run(frame, args, memo_key=None).facts
+        if writes_into_inputs(facts):
+            local = localized_entry(self, key, forward, args)
+            facts = self._run(frame, local, memo_key=None).facts if local != args else facts
+        return facts
 
-    def record_calls(self, key: ClassKey, calls: list) -> list[tuple[int, dict]] | None:
+    def record_calls(self, key: ClassKey, calls: list, entry=None, callee=None) -> list[tuple[int, dict]] | None:
         """(id of the call, the arguments bound to the callee's parameters) for every time
         a run of the `forward` the class's instances run (own or inherited), with such a
-        `self`, reached one of ``calls``."""
+        `self`, reached one of ``calls``; the run's arguments are ``entry(key, forward,
+        arguments)`` when given (`caller_bounds.caller_arguments`). With ``callee`` (a
+        `forward`), a call of either of several modules is bound to it, untranslated."""
         owner, forward = self.find_method(key, "forward")
         module = self.module_ir(owner.key.path) if forward is not None else None
         if module is None:
             return None
         frame = Frame(module.path, forward.qualname, forward, module, Value("module", ref=key), owner.key)
-        outer, self.recording = self.recording, {id(c): [] for c in calls}
+        args = self._entry_arguments(frame)
+        args = entry(key, forward, args) if entry is not None else args
+        outer, self.recording = (self.recording, self.recorded_callee), {id(c): [] for c in calls}
+        self.recorded_callee = callee
         try:
-            self._run(frame, self._entry_arguments(frame), memo_key=None)
+            self._run(frame, args, memo_key=None)
         finally:
-            recorded, self.recording = self.recording, outer
+            recorded = self.recording
+            self.recording, self.recorded_callee = outer
         return [(i, bound) for i, bounds in recorded.items() for bound in bounds]
 
     def _entry_arguments(self, frame: Frame) -> dict[str, Value]:

@@ -105,9 +105,10 @@ class Project:
         self._asked("deriving", class_name)
         return self.index.deriving(class_name)
 
-    def called_elsewhere(self, attr: str) -> bool:
-        self._asked("called-elsewhere", attr)
-        return self.index.called_elsewhere(attr)
+    def called_elsewhere(self, attr: str, holders: tuple[str, ...] | None = None) -> bool:
+        holders = tuple(sorted(set(holders))) if holders is not None else None
+        self._asked("called-elsewhere", attr + (":" + ",".join(holders) if holders else ""))
+        return self.index.called_elsewhere(attr, holders)
 
     def keeps_forward_default(self, class_name: str, param: str, position: int) -> bool:
         self._asked("forward-default", f"{class_name}:{param}:{position}")

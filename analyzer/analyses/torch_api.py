@@ -40,6 +40,18 @@ VIEW_METHODS = frozenset({
     "chunk", "unbind", "tensor_split",
 })
 
+# Calls that may return their input itself (`x.float()` of a float tensor, dropout in eval
+# mode): a write into the result is a write into the input, which eager then sees too.
+ALIAS_METHODS = frozenset({
+    "to", "type", "type_as", "float", "double", "half", "bfloat16", "int", "long", "bool", "cpu", "cuda",
+})
+ALIAS_MODULES = frozenset("torch.nn." + name for name in (
+    "Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+))
+ALIAS_FUNCTIONS = frozenset("torch.nn.functional." + name for name in (
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+))
+
 # Tensor -> Python escapes (UT201) and -> NumPy (UT202).
 PYTHON_ESCAPE_METHODS = frozenset({"item", "tolist"})
 NUMPY_ESCAPE_METHODS = frozenset({"numpy", "__array__"})

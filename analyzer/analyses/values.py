@@ -165,6 +165,18 @@ NDARRAY = "ndarray"
 # `torch.arange(4)`): iterating it runs that many times for every input.
 FIXED_ROWS = "fixed-rows"
 
+# `origin` of a tensor that is a forward input, a view or a parameter on some paths only
+# (`x if c else x.clone()`). A write into it is reported as a local one, as when the
+# origin was dropped: the path is chosen by a Python flag, and the flags of the tree
+# choose the copy by default (`Normalize(inplace=False)`). It is no tensor of the
+# caller's own either (`caller_origins`): it may be the caller's caller's tensor.
+MAYBE_SHARED = "maybe-shared"
+SHARED_ORIGINS = frozenset({"input", "view", "parameter", MAYBE_SHARED})
+
+# `origin` of a forward input every in-tree caller passes a tensor of its own for
+# (`caller_origins`): a write into it is a local write.
+PASSED_LOCAL = "passed-local"
+
 # `ref` of a container of the rows of a tensor along one dimension (`x.unbind(1)`): as
 # many as the example's size there, so iterating it unrolls over that size (UT105).
 ROWS = "rows"
@@ -224,7 +236,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
             level = max(level, ctl)
         return Value(
             a.type, level, a.certain and b.certain, max(a.shape_level, b.shape_level), ctl,
-            a.ref if a.ref == b.ref else _either_layer(a, b), elems, elem, a.origin if a.origin == b.origin else None,
+            a.ref if a.ref == b.ref else _either_layer(a, b), elems, elem, _either_origin(a, b),
             a.nullable or b.nullable, a.bound if a.bound == b.bound else None,
             join_ranges(a.interval, b.interval) if a.interval is not None and b.interval is not None else None,
         )
@@ -235,6 +247,16 @@ def join(a: Value | None, b: Value | None) -> Value | None:
     if types == {"python", "container"}:
         return Value("unknown", level, ctl=ctl)
     return Value("unknown", level if "tensor" not in types else max(level, ctl), ctl=ctl)
+
+
+def _either_origin(a: Value, b: Value) -> str | None:
+    """The `origin` of a value bound to either of two (`x.mul_(g) if inplace else x * g`):
+    `MAYBE_SHARED` when one of them may share its memory with a tensor outside the
+    forward (an input, a view, a parameter). Either a forward input or another tensor is
+    no forward input itself (a tuple when unpacked, `unpack`)."""
+    if a.origin == b.origin:
+        return a.origin
+    return MAYBE_SHARED if {a.origin, b.origin} & SHARED_ORIGINS else None
 
 
 def _either_layer(a: Value, b: Value):

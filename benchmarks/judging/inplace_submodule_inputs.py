@@ -55,6 +55,13 @@ SPEECH_MODELS = {
                                            dict(do_stable_layer_norm=True, feat_extract_norm="layer")),
     "HubertModel do_stable_layer_norm": (transformers.HubertConfig, transformers.HubertModel,
                                          dict(do_stable_layer_norm=True, feat_extract_norm="layer")),
+    "SEWModel": (transformers.SEWConfig, transformers.SEWModel, dict(squeeze_factor=2)),
+    "UniSpeechModel do_stable_layer_norm": (transformers.UniSpeechConfig, transformers.UniSpeechModel,
+                                            dict(do_stable_layer_norm=True, feat_extract_norm="layer")),
+    "UniSpeechSatModel do_stable_layer_norm": (transformers.UniSpeechSatConfig, transformers.UniSpeechSatModel,
+                                               dict(do_stable_layer_norm=True, feat_extract_norm="layer")),
+    "Wav2Vec2ConformerModel": (transformers.Wav2Vec2ConformerConfig, transformers.Wav2Vec2ConformerModel,
+                               dict(position_embeddings_type="relative")),
 }
 # (batch, samples, valid samples per row): every input pads at least one row, differently
 SPEECH_INPUTS = [(2, 64, (64, 40)), (3, 96, (50, 96, 70)), (1, 80, (33,)), (4, 48, (48, 20, 31, 9))]

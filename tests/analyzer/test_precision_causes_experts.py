@@ -421,8 +421,8 @@ def test_hit_rows(name):
 
 def test_caller_bounds_follow_the_tree_through_the_cache(tmp_path, monkeypatch, capsys):
     """A module reaching into a block's experts, added after a cached run, leaves the
-    experts' indices free (the sentinel test is reported again); its removal decides it
-    again: the cached run prints what an uncached one does."""
+    experts' indices free (the sentinel test is reported again) once its file names the
+    block; its removal decides it again: the cached run prints what an uncached one does."""
     from analyzer.cli import main
 
     source = textwrap.dedent(HEADER.format(sentinel="") + ROUTER.format(router_size="num_local_experts")
@@ -437,7 +437,14 @@ def test_caller_bounds_follow_the_tree_through_the_cache(tmp_path, monkeypatch, 
         return [text.split(" ", 2)[:2] for text in capsys.readouterr().out.splitlines() if " UT" in text]
 
     assert sentinel not in lines("--cache-dir", cache)
+    # A file naming neither the block nor the experts gets its `block` from elsewhere (a
+    # generic factory, its own caller): no instance of ours, the bound stays.
     (tmp_path / "pkg" / "layer.py").write_text("import torch.nn as nn\n" + textwrap.dedent(REACHING_IN))
+    cached = lines("--cache-dir", cache)
+    assert sentinel not in cached and cached == lines("--no-cache")
+    # Naming the block, it may hold one of ours.
+    (tmp_path / "pkg" / "layer.py").write_text("import torch.nn as nn\nfrom pkg.moe import Block\n"
+                                               + textwrap.dedent(REACHING_IN))
     cached = lines("--cache-dir", cache)
     assert sentinel in cached and cached == lines("--no-cache")
     (tmp_path / "pkg" / "layer.py").unlink()

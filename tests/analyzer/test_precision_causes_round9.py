@@ -229,7 +229,8 @@ class Block(nn.Module):
     def forward(self, x):
         if isinstance(self.ls1, LayerScale):
             x = self.head(x)
-        return self.gate(self.act(self.ls2(self.ls1(x))))
+        # `self.act` gets the forward's input: a tensor the block made would be a local write
+        return self.gate(self.act(x) + self.ls2(self.ls1(x)))
 '''
 
 
@@ -327,7 +328,8 @@ class Trunk(nn.Module):
         z = self.relu(z, True) + self.abs(z, inplace=True)
         for block in self.blocks:
             z = block(z)
-        return scale(self.gate(z)) + scale(mask, inplace=True) + shift(mask)
+        # `self.gate` gets a forward input: a tensor the trunk made would be a local write
+        return scale(self.gate(mask)) + scale(mask, inplace=True) + shift(mask)
 '''
 
 

@@ -325,7 +325,8 @@ class Block(nn.Module):
         self.gate = ACTIVATIONS["sigmoid"]()
 
     def forward(self, x):
-        return self.gate(self.act(x + self.ls2(self.ls1(self.proj(x)))))
+        # `self.act` gets the forward's input: a tensor the block made would be a local write
+        return self.gate(self.act(x) + self.ls2(self.ls1(self.proj(x))))
 '''
 
 
