@@ -90,7 +90,7 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
         return None
     value = single_write(analyzer, key, parts[1])
     if value is None:
-        return None
+        return _inherited_source(analyzer, key, init, text)
     if len(parts) == 2:
         found = _field_of_parameter(init, value)
         return (*found, _annotated_class(analyzer, key, init, found[0])) if found is not None else None
@@ -113,6 +113,39 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     else:
         config = _annotated_class(analyzer, key, init, outer[0]) or config
     return (outer[0], ".".join(f for f in (outer[1], field) if f), config)
+
+
+def _inherited_source(analyzer, key: ClassKey, init: ir.FunctionDef, text: str) -> tuple | None:
+    """`_source` of an attribute the class leaves to its base: written by none of its own
+    methods, its `__init__` calling `super().__init__(...)` once at its top level, the
+    class having one base. The base's parameter is followed to the argument passed for it."""
+    info = analyzer.class_info(key)
+    if text.split(".")[1] in _attribute_writes(analyzer, info.node) or len(info.bases) != 1:
+        return None
+    calls = [s.value for s in init.body if isinstance(s, ir.ExprStmt) and is_super_init(s.value)]
+    if len(calls) != 1 or any(a.star for a in calls[0].args):
+        return None
+    base = analyzer.resolve(info.bases[0])
+    if base.type != "class" or not isinstance(base.ref, ClassKey):
+        return None
+    inner = _source(analyzer, base.ref, text)
+    base_init = own_init(analyzer, base.ref)
+    if inner is None or base_init is None:
+        return None
+    param, field, config = inner
+    argument = _argument_for(base_init, calls[0], param)
+    outer = _field_of_parameter(init, argument) if argument is not None else None
+    if outer is None:
+        return None
+    config = None if outer[1] else _annotated_class(analyzer, key, init, outer[0]) or config
+    return (outer[0], ".".join(f for f in (outer[1], field) if f), config)
+
+
+def is_super_init(call) -> bool:
+    """`super().__init__(...)`."""
+    return (isinstance(call, ir.Call) and isinstance(call.func, ir.Attribute) and call.func.attr == "__init__"
+            and isinstance(call.func.value, ir.Call) and isinstance(call.func.value.func, ir.Name)
+            and call.func.value.func.id == "super" and not call.func.value.args)
 
 
 def attribute_reading(analyzer, key: ClassKey, init: ir.FunctionDef, e) -> str | None:

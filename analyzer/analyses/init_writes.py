@@ -1,0 +1,32 @@
+"""Which `self.<attr> = value` writes of an `__init__` replace what the attribute held.
+
+The attribute table of a class (`ClassTables.attributes`) is filled by running its
+`__init__`; a write joins with what the attribute held before, since a write under an
+`if` or in a loop may not happen. A subclass that builds its own submodule in place of
+its base's,
+
+    class OtherBlock(Block):
+        def __init__(self, config):
+            super().__init__(config)          # self.experts = Experts(config)
+            self.experts = OtherExperts(config)
+
+leaves every instance holding `OtherExperts`: Python replaces the value. The write
+replaces it (a strong update) when it is a top-level statement of the `__init__` that
+builds the instance (the class's own, first in its method-resolution order), which holds
+no `return` (so every instance built has run it). Writes in helpers and bases it calls
+stay joins: the call itself may be conditional."""
+
+from __future__ import annotations
+
+from analyzer.analyses.summaries import Frame
+from analyzer.frontend import ir
+
+
+def replaces(analyzer, frame: Frame, target: ir.Attribute) -> bool:
+    """Whether the write to ``target`` (`self.<attr>`, in ``frame``) replaces the value."""
+    owner = frame.self_value.ref if frame.self_value is not None else None
+    if owner is None or frame.fn.name != "__init__" or analyzer.find_method(owner, "__init__")[1] is not frame.fn:
+        return False
+    if not any(isinstance(s, ir.Assign) and len(s.targets) == 1 and s.targets[0] is target for s in frame.fn.body):
+        return False
+    return not any(isinstance(s, ir.Return) for s in ir.walk_statements(frame.fn.body))
