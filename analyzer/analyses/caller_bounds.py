@@ -42,7 +42,7 @@ from dataclasses import replace
 
 from analyzer.analyses.axis_sizes import fixed_size
 from analyzer.analyses.project import ClassKey
-from analyzer.analyses.submodule_sizes import class_of, same_class
+from analyzer.analyses.submodule_sizes import class_of, if_nested, same_class
 from analyzer.frontend import expr_text, ir
 
 
@@ -188,7 +188,7 @@ def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
         if analyzer.find_method(caller, "forward")[1] is None:
             continue
         init = cls.methods().get("__init__")
-        for s in init.body if init is not None else ():
+        for s in if_nested(init.body) if init is not None else ():  # built for some configurations only: still there
             if (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.value, ir.Call)
                     and any(s.value is b for b in built) and _is_self_attr(s.targets[0])):
                 accounted += 1
@@ -245,7 +245,7 @@ def _calls_of(analyzer, caller: ClassKey, attr: str) -> list | None:
                                 return None
                             calls.append(sub)
             if name == "__init__":
-                reads -= sum(1 for s in method.body if isinstance(s, ir.Assign) and any(
+                reads -= sum(1 for s in if_nested(method.body) if isinstance(s, ir.Assign) and any(
                     _is_self_attr(t) and t.attr == attr for t in s.targets))
     return calls if calls and reads == len(calls) else None
 

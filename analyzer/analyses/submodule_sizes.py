@@ -88,7 +88,7 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     init = own_init(analyzer, key)
     if init is None:
         return None
-    value = single_write(analyzer, key, parts[1])
+    value = single_write(analyzer, key, parts[1], under_if=len(parts) > 2)
     if value is None:
         return _inherited_source(analyzer, key, init, text)
     if len(parts) == 2:
@@ -170,7 +170,7 @@ def _built_as(analyzer, caller: ClassKey, accessor, callee: ClassKey) -> bool:
         return False
     if own_init(analyzer, caller) is None:
         return False
-    value = single_write(analyzer, renamed(analyzer, caller), accessor.attr)
+    value = single_write(analyzer, renamed(analyzer, caller), accessor.attr, under_if=True)
     built = class_of(analyzer, renamed(analyzer, caller), value.func) if isinstance(value, ir.Call) else None
     return built is not None and same_class(renamed(analyzer, built), renamed(analyzer, callee))
 
@@ -237,14 +237,33 @@ def renames_only(s) -> bool:
     return isinstance(s, ir.Pass) or isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Const) and isinstance(s.value.value, str)
 
 
-def single_write(analyzer, key: ClassKey, attr: str):
+def single_write(analyzer, key: ClassKey, attr: str, under_if: bool = False):
     """The value of the one `self.<attr> = value` of the class, when it is in `__init__`'s
-    own body (not under a branch or loop) and the class writes that attribute nowhere else."""
+    own body (not under a branch or loop) and the class writes that attribute nowhere else.
+    With ``under_if``, the write may also sit in `if` branches of that body (a submodule
+    built only for some configurations, `if config.moe: self.experts = Experts(config)`:
+    where it exists, it is that one), when no class body of the class's assigns the name
+    (a class-level default the instance would keep otherwise)."""
     writes = _attribute_writes(analyzer, analyzer.class_info(key).node).get(attr, ())
     init = own_init(analyzer, key)
-    if init is None or len(writes) != 1 or writes[0] not in init.body or not isinstance(writes[0], ir.Assign) or len(writes[0].targets) != 1:
+    body = list(if_nested(init.body)) if init is not None and under_if else init.body if init is not None else ()
+    if init is None or len(writes) != 1 or writes[0] not in body or not isinstance(writes[0], ir.Assign) or len(writes[0].targets) != 1:
+        return None
+    if under_if and writes[0] not in init.body and any(
+            isinstance(s, ir.Assign) and any(isinstance(t, ir.Name) and t.id == attr for t in s.targets)
+            for info in analyzer.mro(key) for s in info.node.body):
         return None
     return writes[0].value
+
+
+def if_nested(body: list):
+    """The statements of ``body`` and of the `if` branches in it, at any depth (not those
+    of loops, `with` or `try`)."""
+    for s in body:
+        yield s
+        if isinstance(s, ir.If):
+            yield from if_nested(s.body)
+            yield from if_nested(s.orelse)
 
 
 def _attribute_writes(analyzer, node: ir.ClassDef) -> dict[str, list]:

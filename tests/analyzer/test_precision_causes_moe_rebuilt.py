@@ -7,6 +7,10 @@ Its instances hold only the new experts, so its `forward` calls them with the ro
 indices: the write replaces the attribute's value (`init_writes`), where a write under
 an `if` (or in an `__init__` that may return first) joins with it.
 
+A block that builds its router and experts only for some configurations (`if
+config.moe:`, as Gemma 4's decoder layer) is their caller all the same: where the
+submodules exist, they are the ones built there (`submodule_sizes.single_write`).
+
 Each program is one file checked as a tree; every line that must be reported ends in
 `# expect: UTxxx`, the exact set of (line, code) asserted."""
 
@@ -38,7 +42,43 @@ INPUT_FORWARD = """
             return self.experts(hidden_states, indices, weights)
 """
 
+# The router and the experts built only when the configuration asks for them.
+CONDITIONAL_BLOCK = """
+
+    class Block(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.moe = config.moe
+            if self.moe:
+                {router}
+                self.experts = Experts(config)
+
+        def forward(self, hidden_states):
+            if self.moe:
+                _, weights, indices = self.gate(hidden_states)
+                hidden_states = self.experts(hidden_states, indices, weights)
+            return hidden_states
+"""
+
+OTHER_ROUTER = """
+
+    class OtherRouter(Router):
+        def __init__(self, config):
+            super().__init__(config)
+            self.num_experts = config.num_routed
+            self.weight = nn.Parameter(torch.zeros(self.num_experts, config.hidden_size))
+"""
+
 CASES = {
+    "experts-built-for-some-configurations": HEADER.format(sentinel="") + ROUTED + CONDITIONAL_BLOCK.format(
+        router="self.gate = Router(config)"),
+    # Another configuration routes over another number of experts: no one bound.
+    "router-of-another-size-on-another-branch": HEADER.format(sentinel=REPORTED) + ROUTED + OTHER_ROUTER
+    + CONDITIONAL_BLOCK.format(router="""if config.wide:
+                    self.gate = OtherRouter(config)
+                else:
+                    self.gate = Router(config)"""),
+
     "subclass-block-rebuilds-the-experts": HEADER.format(sentinel="") + ROUTED + BLOCK + REBUILT.format(
         write="self.experts = DerivedExperts(config)", forward=""),
     # The rebuilt experts are given the subclass block's own input: they may hold the sentinel.
