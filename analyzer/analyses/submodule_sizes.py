@@ -94,7 +94,9 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     if len(parts) == 2:
         found = _field_of_parameter(init, value)
         return (*found, _annotated_class(analyzer, key, init, found[0])) if found is not None else None
-    if not isinstance(value, ir.Call) or any(a.star for a in value.args):
+    if not isinstance(value, ir.Call):
+        return _field_through(analyzer, key, init, value, parts[2:])
+    if any(a.star for a in value.args):
         return None
     built = class_of(analyzer, key, value.func)
     if built is None:
@@ -113,6 +115,15 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     else:
         config = _annotated_class(analyzer, key, init, outer[0]) or config
     return (outer[0], ".".join(f for f in (outer[1], field) if f), config)
+
+
+def _field_through(analyzer, key: ClassKey, init: ir.FunctionDef, value, fields: list) -> tuple | None:
+    """`_source` of `self.<attr>.<fields>` where `__init__` keeps its parameter itself
+    (`self.config = config`): the fields are read from that object."""
+    found = _field_of_parameter(init, value)
+    if found is None or found[1]:
+        return None
+    return (found[0], ".".join(fields), _annotated_class(analyzer, key, init, found[0]))
 
 
 def _inherited_source(analyzer, key: ClassKey, init: ir.FunctionDef, text: str) -> tuple | None:
@@ -160,6 +171,10 @@ def attribute_reading(analyzer, key: ClassKey, init: ir.FunctionDef, e) -> str |
     for attr in _init_fields(analyzer, key):
         if source(analyzer, key, "self." + attr) == wanted:
             return "self." + attr
+    # No attribute reads the field: one that keeps the configuration itself names it.
+    for attr in _init_fields(analyzer, key):
+        if source(analyzer, key, f"self.{attr}.{found[1]}") == wanted:
+            return f"self.{attr}.{found[1]}"
     return None
 
 

@@ -11,6 +11,10 @@ A block that builds its router and experts only for some configurations (`if
 config.moe:`, as Gemma 4's decoder layer) is their caller all the same: where the
 submodules exist, they are the ones built there (`submodule_sizes.single_write`).
 
+A router that keeps its configuration (`self.config = config`) and sizes its gate from it
+(`nn.Linear(h, config.num_experts)`) without an attribute of its own for that number
+returns logits whose last axis is `self.config.num_experts` (`submodule_sizes`).
+
 Each program is one file checked as a tree; every line that must be reported ends in
 `# expect: UTxxx`, the exact set of (line, code) asserted."""
 
@@ -69,7 +73,27 @@ OTHER_ROUTER = """
             self.weight = nn.Parameter(torch.zeros(self.num_experts, config.hidden_size))
 """
 
+# Gemma 4's router: no `num_experts` attribute, the configuration kept whole.
+CONFIG_ROUTER = """
+
+    class Router(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.config = config
+            self.proj = nn.Linear(config.hidden_size, config.{width}, bias=False)
+
+        def forward(self, hidden_states):
+            probs = F.softmax(self.proj(hidden_states), dim=-1, dtype=torch.float32)
+            values, indices = torch.topk(probs, k=self.config.top_k, dim=-1)
+            return probs, values, indices
+"""
+
 CASES = {
+    "router-sized-through-its-configuration": HEADER.format(sentinel="") + CONFIG_ROUTER.format(
+        width="num_local_experts") + BLOCK,
+    "router-configuration-of-another-field": HEADER.format(sentinel=REPORTED) + CONFIG_ROUTER.format(
+        width="num_routed") + BLOCK,
+
     "experts-built-for-some-configurations": HEADER.format(sentinel="") + ROUTED + CONDITIONAL_BLOCK.format(
         router="self.gate = Router(config)"),
     # Another configuration routes over another number of experts: no one bound.
