@@ -18,15 +18,27 @@ stay joins: the call itself may be conditional."""
 
 from __future__ import annotations
 
+from analyzer.analyses.project import ClassKey
 from analyzer.analyses.summaries import Frame
 from analyzer.frontend import ir
 
 
 def replaces(analyzer, frame: Frame, target: ir.Attribute) -> bool:
     """Whether the write to ``target`` (`self.<attr>`, in ``frame``) replaces the value."""
-    owner = frame.self_value.ref if frame.self_value is not None else None
-    if owner is None or frame.fn.name != "__init__" or analyzer.find_method(owner, "__init__")[1] is not frame.fn:
+    if frame.fn.name != "__init__" or frame.self_value is None or id(target) not in _top_level_targets(analyzer, frame.fn):
         return False
-    if not any(isinstance(s, ir.Assign) and len(s.targets) == 1 and s.targets[0] is target for s in frame.fn.body):
-        return False
-    return not any(isinstance(s, ir.Return) for s in ir.walk_statements(frame.fn.body))
+    owner = frame.self_value.ref
+    return isinstance(owner, ClassKey) and analyzer.find_method(owner, "__init__")[1] is frame.fn
+
+
+def _top_level_targets(analyzer, fn: ir.FunctionDef) -> frozenset:
+    """The ids of the single targets of ``fn``'s top-level assignments; none when ``fn``
+    holds a `return` (an instance may be built without running them)."""
+    memo = analyzer.init_targets
+    held = memo.get(id(fn))
+    if held is not None and held[0] is fn:
+        return held[1]
+    ids = frozenset() if any(isinstance(s, ir.Return) for s in ir.walk_statements(fn.body)) else frozenset(
+        id(s.targets[0]) for s in fn.body if isinstance(s, ir.Assign) and len(s.targets) == 1)
+    memo[id(fn)] = (fn, ids)  # the function is held, so its id is not reused
+    return ids

@@ -78,6 +78,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         self._graphs: dict[int, tuple[ir.FunctionDef, Cfg, set[int]]] = {}
         self.caller_bounds: dict[ClassKey, tuple] = {}  # `caller_bounds`: (bounds, files read)
         self.attribute_writes: dict[int, tuple] = {}  # `submodule_sizes`: id(ClassDef) -> (it, writes)
+        self.init_targets: dict[int, tuple] = {}  # `init_writes`: id(FunctionDef) -> (it, target ids)
         self.recording: dict[int, list] | None = None  # id(call) -> arguments bound there (`record_calls`)
         # Which file is which module depends on the files named (analyzer.module_index):
         # every question asked of the index is a dependency too, recorded as a read.
