@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from analyzer.analyses import axis_sizes, config_sizes, index_bounds, keyed_ranges, value_ranges
+from analyzer.analyses import axis_sizes, config_sizes, index_bounds, init_writes, keyed_ranges, value_ranges
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.arity import has_star
 from analyzer.analyses.call_values import as_attribute, written_kind
@@ -166,6 +166,8 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             collect = self.frame.collect_attributes if self.frame is not None else None
             if collect is not None and owner.type == "module" and isinstance(target.value, ir.Name) and target.value.id == "self":
                 prior = collect.get(target.attr)
+                if prior is not None and init_writes.replaces(self.analyzer, self.frame, target):
+                    prior = None  # an unconditional write of the instance's own `__init__`
                 prior = self.analyzer.resolve(prior) if prior is not None else None
                 collect[target.attr] = join(prior, as_attribute(value))
 

@@ -80,6 +80,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         self.caller_bounds: dict[ClassKey, tuple] = {}  # `caller_bounds`: (bounds, files read)
         self.attribute_writes: dict[int, tuple] = {}  # `submodule_sizes`: id(ClassDef) -> (it, writes)
         self.caller_origins: dict[ClassKey, tuple] = {}  # `caller_origins`: (passed-local inputs, files read)
+        self.init_targets: dict[int, tuple] = {}  # `init_writes`: id(FunctionDef) -> (it, target ids)
         self.recording: dict[int, list] | None = None  # id(call) -> arguments bound there (`record_calls`)
         self.recorded_callee: ir.FunctionDef | None = None
         # Which file is which module depends on the files named (analyzer.module_index):

@@ -88,13 +88,15 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     init = own_init(analyzer, key)
     if init is None:
         return None
-    value = single_write(analyzer, key, parts[1])
+    value = single_write(analyzer, key, parts[1], under_if=len(parts) > 2)
     if value is None:
-        return None
+        return _inherited_source(analyzer, key, init, text)
     if len(parts) == 2:
         found = _field_of_parameter(init, value)
         return (*found, _annotated_class(analyzer, key, init, found[0])) if found is not None else None
-    if not isinstance(value, ir.Call) or any(a.star for a in value.args):
+    if not isinstance(value, ir.Call):
+        return _field_through(analyzer, key, init, value, parts[2:])
+    if any(a.star for a in value.args):
         return None
     built = class_of(analyzer, key, value.func)
     if built is None:
@@ -115,6 +117,48 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     return (outer[0], ".".join(f for f in (outer[1], field) if f), config)
 
 
+def _field_through(analyzer, key: ClassKey, init: ir.FunctionDef, value, fields: list) -> tuple | None:
+    """`_source` of `self.<attr>.<fields>` where `__init__` keeps its parameter itself
+    (`self.config = config`): the fields are read from that object."""
+    found = _field_of_parameter(init, value)
+    if found is None or found[1]:
+        return None
+    return (found[0], ".".join(fields), _annotated_class(analyzer, key, init, found[0]))
+
+
+def _inherited_source(analyzer, key: ClassKey, init: ir.FunctionDef, text: str) -> tuple | None:
+    """`_source` of an attribute the class leaves to its base: written by none of its own
+    methods, its `__init__` calling `super().__init__(...)` once at its top level, the
+    class having one base. The base's parameter is followed to the argument passed for it."""
+    info = analyzer.class_info(key)
+    if text.split(".")[1] in _attribute_writes(analyzer, info.node) or len(info.bases) != 1:
+        return None
+    calls = [s.value for s in init.body if isinstance(s, ir.ExprStmt) and is_super_init(s.value)]
+    if len(calls) != 1 or any(a.star for a in calls[0].args):
+        return None
+    base = analyzer.resolve(info.bases[0])
+    if base.type != "class" or not isinstance(base.ref, ClassKey):
+        return None
+    inner = _source(analyzer, base.ref, text)
+    base_init = own_init(analyzer, base.ref)
+    if inner is None or base_init is None:
+        return None
+    param, field, config = inner
+    argument = _argument_for(base_init, calls[0], param)
+    outer = _field_of_parameter(init, argument) if argument is not None else None
+    if outer is None:
+        return None
+    config = None if outer[1] else _annotated_class(analyzer, key, init, outer[0]) or config
+    return (outer[0], ".".join(f for f in (outer[1], field) if f), config)
+
+
+def is_super_init(call) -> bool:
+    """`super().__init__(...)`."""
+    return (isinstance(call, ir.Call) and isinstance(call.func, ir.Attribute) and call.func.attr == "__init__"
+            and isinstance(call.func.value, ir.Call) and isinstance(call.func.value.func, ir.Name)
+            and call.func.value.func.id == "super" and not call.func.value.args)
+
+
 def attribute_reading(analyzer, key: ClassKey, init: ir.FunctionDef, e) -> str | None:
     """`self.<attr>` for the attribute of ``key`` read from the configuration field that
     ``e`` (`config.num_experts`, an expression of ``key``'s own ``init``) reads, so that a
@@ -127,6 +171,10 @@ def attribute_reading(analyzer, key: ClassKey, init: ir.FunctionDef, e) -> str |
     for attr in _init_fields(analyzer, key):
         if source(analyzer, key, "self." + attr) == wanted:
             return "self." + attr
+    # No attribute reads the field: one that keeps the configuration itself names it.
+    for attr in _init_fields(analyzer, key):
+        if source(analyzer, key, f"self.{attr}.{found[1]}") == wanted:
+            return f"self.{attr}.{found[1]}"
     return None
 
 
@@ -137,7 +185,7 @@ def _built_as(analyzer, caller: ClassKey, accessor, callee: ClassKey) -> bool:
         return False
     if own_init(analyzer, caller) is None:
         return False
-    value = single_write(analyzer, renamed(analyzer, caller), accessor.attr)
+    value = single_write(analyzer, renamed(analyzer, caller), accessor.attr, under_if=True)
     built = class_of(analyzer, renamed(analyzer, caller), value.func) if isinstance(value, ir.Call) else None
     return built is not None and same_class(renamed(analyzer, built), renamed(analyzer, callee))
 
@@ -204,14 +252,33 @@ def renames_only(s) -> bool:
     return isinstance(s, ir.Pass) or isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Const) and isinstance(s.value.value, str)
 
 
-def single_write(analyzer, key: ClassKey, attr: str):
+def single_write(analyzer, key: ClassKey, attr: str, under_if: bool = False):
     """The value of the one `self.<attr> = value` of the class, when it is in `__init__`'s
-    own body (not under a branch or loop) and the class writes that attribute nowhere else."""
+    own body (not under a branch or loop) and the class writes that attribute nowhere else.
+    With ``under_if``, the write may also sit in `if` branches of that body (a submodule
+    built only for some configurations, `if config.moe: self.experts = Experts(config)`:
+    where it exists, it is that one), when no class body of the class's assigns the name
+    (a class-level default the instance would keep otherwise)."""
     writes = _attribute_writes(analyzer, analyzer.class_info(key).node).get(attr, ())
     init = own_init(analyzer, key)
-    if init is None or len(writes) != 1 or writes[0] not in init.body or not isinstance(writes[0], ir.Assign) or len(writes[0].targets) != 1:
+    body = list(if_nested(init.body)) if init is not None and under_if else init.body if init is not None else ()
+    if init is None or len(writes) != 1 or writes[0] not in body or not isinstance(writes[0], ir.Assign) or len(writes[0].targets) != 1:
+        return None
+    if under_if and writes[0] not in init.body and any(
+            isinstance(s, ir.Assign) and any(isinstance(t, ir.Name) and t.id == attr for t in s.targets)
+            for info in analyzer.mro(key) for s in info.node.body):
         return None
     return writes[0].value
+
+
+def if_nested(body: list):
+    """The statements of ``body`` and of the `if` branches in it, at any depth (not those
+    of loops, `with` or `try`)."""
+    for s in body:
+        yield s
+        if isinstance(s, ir.If):
+            yield from if_nested(s.body)
+            yield from if_nested(s.orelse)
 
 
 def _attribute_writes(analyzer, node: ir.ClassDef) -> dict[str, list]:
