@@ -32,6 +32,7 @@ import ast
 import io
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -96,8 +97,10 @@ def _mentioning_statements(text: str, class_name: str, mention) -> str | None:
     None when a string literal anywhere in the file is the class's name. The whole text
     when it does not parse (the lexer then decides)."""
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to print
+            tree = ast.parse(text)
+    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
         return text
     if re.search("[\"']" + re.escape(class_name) + "[\"']", text) and any(
             isinstance(n, ast.Constant) and n.value in (class_name, class_name.encode()) for n in ast.walk(tree)):

@@ -62,21 +62,21 @@ def inward(analyzer, caller: ClassKey | None, accessor, callee: ClassKey, value)
 def source(analyzer, key: ClassKey, text: str) -> tuple | None:
     """(parameter of ``key``'s `__init__`, dotted field) that the attribute chain ``text``
     (`self.a` or `self.sub.a`) was read from when the module was built; None when unsure.
-    A one-part field is named as the configuration's class stores it (`_canonical_field`),
+    A one-part field is named as the configuration's class stores it (`canonical_field`),
     that class being the annotation of the parameter at the outermost `__init__` along the
     chain that annotates it (the same object is handed down unchanged)."""
     found = _source(analyzer, key, text)
     if found is None:
         return None
     param, field, config = found
-    return (param, _canonical_field(analyzer, config, field))
+    return (param, canonical_field(analyzer, config, field))
 
 
 def _same_field(analyzer, a: tuple, b: tuple) -> bool:
     """Whether two (parameter, field, configuration class) of one parameter name one field:
     both read the same object, so a class known on one side is the other's too."""
     config = a[2] or b[2]
-    return _canonical_field(analyzer, a[2] or config, a[1]) == _canonical_field(analyzer, b[2] or config, b[1])
+    return canonical_field(analyzer, a[2] or config, a[1]) == canonical_field(analyzer, b[2] or config, b[1])
 
 
 def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
@@ -92,8 +92,8 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
     if value is None:
         return _inherited_source(analyzer, key, init, text)
     if len(parts) == 2:
-        found = _field_of_parameter(init, value)
-        return (*found, _annotated_class(analyzer, key, init, found[0])) if found is not None else None
+        found = field_of_parameter(init, value)
+        return (*found, annotated_class(analyzer, key, init, found[0])) if found is not None else None
     if not isinstance(value, ir.Call):
         return _field_through(analyzer, key, init, value, parts[2:])
     if any(a.star for a in value.args):
@@ -107,23 +107,23 @@ def _source(analyzer, key: ClassKey, text: str) -> tuple | None:
         return None
     param, field, config = inner
     argument = _argument_for(inner_init, value, param)
-    outer = _field_of_parameter(init, argument) if argument is not None else None
+    outer = field_of_parameter(init, argument) if argument is not None else None
     if outer is None:
         return None
     if outer[1]:
         config = None  # a part of the configuration (`config.text_config`): its own class
     else:
-        config = _annotated_class(analyzer, key, init, outer[0]) or config
+        config = annotated_class(analyzer, key, init, outer[0]) or config
     return (outer[0], ".".join(f for f in (outer[1], field) if f), config)
 
 
 def _field_through(analyzer, key: ClassKey, init: ir.FunctionDef, value, fields: list) -> tuple | None:
     """`_source` of `self.<attr>.<fields>` where `__init__` keeps its parameter itself
     (`self.config = config`): the fields are read from that object."""
-    found = _field_of_parameter(init, value)
+    found = field_of_parameter(init, value)
     if found is None or found[1]:
         return None
-    return (found[0], ".".join(fields), _annotated_class(analyzer, key, init, found[0]))
+    return (found[0], ".".join(fields), annotated_class(analyzer, key, init, found[0]))
 
 
 def _inherited_source(analyzer, key: ClassKey, init: ir.FunctionDef, text: str) -> tuple | None:
@@ -145,10 +145,10 @@ def _inherited_source(analyzer, key: ClassKey, init: ir.FunctionDef, text: str) 
         return None
     param, field, config = inner
     argument = _argument_for(base_init, calls[0], param)
-    outer = _field_of_parameter(init, argument) if argument is not None else None
+    outer = field_of_parameter(init, argument) if argument is not None else None
     if outer is None:
         return None
-    config = None if outer[1] else _annotated_class(analyzer, key, init, outer[0]) or config
+    config = None if outer[1] else annotated_class(analyzer, key, init, outer[0]) or config
     return (outer[0], ".".join(f for f in (outer[1], field) if f), config)
 
 
@@ -164,10 +164,10 @@ def attribute_reading(analyzer, key: ClassKey, init: ir.FunctionDef, e) -> str |
     ``e`` (`config.num_experts`, an expression of ``key``'s own ``init``) reads, so that a
     size written as that field means the attribute (`nn.Parameter(torch.zeros(
     config.num_experts))` beside `self.num_experts = config.num_experts`); None when unsure."""
-    found = _field_of_parameter(init, e)
+    found = field_of_parameter(init, e)
     if found is None or not found[1] or own_init(analyzer, key) is not init:
         return None
-    wanted = (found[0], _canonical_field(analyzer, _annotated_class(analyzer, key, init, found[0]), found[1]))
+    wanted = (found[0], canonical_field(analyzer, annotated_class(analyzer, key, init, found[0]), found[1]))
     for attr in _init_fields(analyzer, key):
         if source(analyzer, key, "self." + attr) == wanted:
             return "self." + attr
@@ -298,7 +298,7 @@ def _attribute_writes(analyzer, node: ir.ClassDef) -> dict[str, list]:
     return table
 
 
-def _field_of_parameter(init: ir.FunctionDef, e) -> tuple | None:
+def field_of_parameter(init: ir.FunctionDef, e) -> tuple | None:
     """(parameter, dotted field) for `param` or `param.a.b`, with ``param`` a parameter of
     ``init`` that its body neither rebinds nor writes a field of."""
     path = []
@@ -315,12 +315,12 @@ def _field_of_parameter(init: ir.FunctionDef, e) -> tuple | None:
     return (e.id, ".".join(reversed(path)))
 
 
-def _annotated_class(analyzer, key: ClassKey, init: ir.FunctionDef, param: str) -> ClassKey | None:
+def annotated_class(analyzer, key: ClassKey, init: ir.FunctionDef, param: str) -> ClassKey | None:
     annotation = next((p.annotation for p in init.params if p.name == param), None)
     return class_of(analyzer, key, annotation) if annotation is not None else None
 
 
-def _canonical_field(analyzer, config: ClassKey | None, field: str) -> str:
+def canonical_field(analyzer, config: ClassKey | None, field: str) -> str:
     """``field`` under the name the configuration class ``config`` stores it by: a
     transformers configuration maps aliases to attributes (`attribute_map =
     {"num_local_experts": "num_experts"}`), so two modules reading `config.num_experts`

@@ -21,7 +21,7 @@ its body or a base's); and some method of the class passes `self.<flag>` as a
 from __future__ import annotations
 
 from analyzer.analyses.project import ClassKey
-from analyzer.analyses.submodule_sizes import _annotated_class, _canonical_field, _field_of_parameter, single_write, own_init
+from analyzer.analyses.submodule_sizes import annotated_class, canonical_field, field_of_parameter, own_init, single_write
 from analyzer.frontend import ir
 
 
@@ -57,16 +57,16 @@ def _passed_as_training(analyzer, key: ClassKey, attr: str) -> bool:
 def _defaults_to_false(analyzer, key: ClassKey, attr: str) -> bool:
     init = own_init(analyzer, key)
     value = single_write(analyzer, key, attr) if init is not None else None
-    source = _field_of_parameter(init, value) if value is not None else None
+    source = field_of_parameter(init, value) if value is not None else None
     if source is None:
         return False
     param, field = source
     if not field:
         return any(p.name == param and _is_false(p.default) for p in init.params)
-    config = _annotated_class(analyzer, key, init, param)
+    config = annotated_class(analyzer, key, init, param)
     if config is None or "." in field:
         return False
-    field = _canonical_field(analyzer, config, field)
+    field = canonical_field(analyzer, config, field)
     for info in analyzer.mro(config):
         declared = [s for s in info.node.body if isinstance(s, ir.Assign) and len(s.targets) == 1
                     and isinstance(s.targets[0], ir.Name) and s.targets[0].id == field]

@@ -63,3 +63,9 @@ def test_lines_keep_their_numbers_with_form_feeds_and_crlf():
     odd = BLOCK.replace("def helper(x):", "\x0c\ndef helper(x):").replace("\n", "\r\n")
     calls = constructions([LAYER, odd], "LayerScale")
     assert sorted(attr for _, _, attr in calls) == ["ls1", "ls2"]
+
+
+def test_a_file_too_deep_for_cpythons_parser_is_read_whole():
+    deep = BLOCK + "\n\nx = " + "-" * 200_000 + "1\n"  # CPython's parser runs out of memory on it
+    calls = constructions([LAYER, deep], "LayerScale")
+    assert calls is not None and len(calls) == 2
