@@ -96,24 +96,48 @@ def _mentioning_statements(text: str, class_name: str, mention) -> str | None:
     at a fraction of the cost of the whole file (CPython's parser finds the statements).
     None when a string literal anywhere in the file is the class's name. The whole text
     when it does not parse (the lexer then decides)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to print
-            tree = ast.parse(text)
-    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
+    statements = _top_level_statements(text)
+    if statements is None:
         return text
-    if re.search("[\"']" + re.escape(class_name) + "[\"']", text) and any(
-            isinstance(n, ast.Constant) and n.value in (class_name, class_name.encode()) for n in ast.walk(tree)):
+    if re.search("[\"']" + re.escape(class_name) + "[\"']", text) and class_name in _string_constants(text):
         return None
     lines = text.split("\n")  # the lines `ast` and `tokenize` count (not `splitlines`'s)
     marked = {text.count("\n", 0, m.start()) + 1 for m in mention.finditer(text)}
     keep = bytearray(len(lines) + 1)
-    for statement in tree.body:
-        first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
-        last = statement.end_lineno or statement.lineno
+    for first, last in statements:
         if any(first <= line <= last for line in marked):
             keep[first - 1 : last] = b"\x01" * (last - first + 1)
     return "\n".join(line if keep[i] else "" for i, line in enumerate(lines))
+
+
+def _cpython_tree(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to print
+            return ast.parse(text)
+    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
+        return None
+
+
+@lru_cache(maxsize=256)
+def _top_level_statements(text: str) -> tuple[tuple[int, int], ...] | None:
+    """The (first, last) lines of each top-level statement (decorators included), once
+    per file however many classes it mentions; None when CPython does not parse it."""
+    tree = _cpython_tree(text)
+    if tree is None:
+        return None
+    return tuple((min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", ())]), s.end_lineno or s.lineno)
+                 for s in tree.body)
+
+
+@lru_cache(maxsize=32)
+def _string_constants(text: str) -> frozenset:
+    """The values of the string and bytes literals of ``text`` (bytes decoded as UTF-8),
+    for the rare file that quotes a class's name."""
+    tree = _cpython_tree(text)
+    values = (n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)) if tree is not None else ()
+    return frozenset(v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+                     for v in values if isinstance(v, (str, bytes)))
 
 
 @dataclass

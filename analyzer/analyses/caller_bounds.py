@@ -206,7 +206,7 @@ def _names_in(cls: ir.ClassDef) -> set[str]:
 def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
     """(class, attribute) of every `self.<attribute> = <key>(...)` in the module; None when
     the module builds the class in another way, or the name is another class here."""
-    built = [e for s in ir.walk_statements(module.body, into_defs=True) for c in ir.child_expressions(s)
+    built = [e for s in ir.walk_statements(module.body, into_defs=True, mentioning=(key.name,)) for c in ir.child_expressions(s)
              for e in ir.walk_expression(c) if isinstance(e, ir.Call) and isinstance(e.func, ir.Name) and e.func.id == key.name]
     sites, accounted = [], 0
     for name, cls in module.classes().items():

@@ -63,7 +63,7 @@ class Project:
         if known is not None and self._hashes.get(key) == digest:
             return known, False
         stale = key in self._modules and self._hashes.get(key) != digest
-        module = parse_module(source, path)
+        module = parse_module(source, path, defer_functions=True)
         self._modules[key] = module
         self._hashes[key] = digest
         return module, stale
@@ -78,7 +78,7 @@ class Project:
                 data = fh.read()
             self._hashes[path] = hashlib.sha256(data).hexdigest()
             if len(data) <= 2_000_000:
-                module = parse_module(data, path)
+                module = parse_module(data, path, defer_functions=True)
         except (OSError, ParseError):
             module = None
         self._modules[path] = module

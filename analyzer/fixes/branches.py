@@ -79,9 +79,9 @@ class _File:
         syntax = self.module.syntax
         index = syntax.statement_at(line)
         if index is None:
-            positions, scope = syntax.positions(), syntax.tree
+            positions, scope, tree = syntax.positions(), syntax.tree, syntax.tree
         else:
-            positions, scope = syntax.positions_of(index), syntax.tree.body[index]
+            positions, scope, tree = syntax.statement_source(index)
         for _ in range(2):  # a top-level statement, then a method of a top-level class
             body = scope.body.body if isinstance(scope, cst.ClassDef) else getattr(scope, "body", ())
             if not isinstance(body, (list, tuple)):
@@ -93,7 +93,7 @@ class _File:
             if not isinstance(scope, cst.ClassDef):
                 break
         if id(scope) not in self.scopes:
-            self.scopes[id(scope)] = FixSource(self.lines, syntax.tree, positions, scope)
+            self.scopes[id(scope)] = FixSource(self.lines, tree, positions, scope)
         return self.scopes[id(scope)]
 
 

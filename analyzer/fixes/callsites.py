@@ -73,7 +73,7 @@ def dotted(expr) -> str | None:
 def _aliases(module: ir.Module) -> dict[str, str]:
     """Top-level import aliases: local name -> canonical dotted name."""
     out = {}
-    for stmt in ir.walk_statements(module.body, into_defs=True):
+    for stmt in ir.walk_statements(module.body, into_defs=True, mentioning=("import",)):
         if not isinstance(stmt, ir.Import) or stmt.level:
             continue
         for name, asname in stmt.names:
@@ -92,6 +92,8 @@ class _Pass:
     def __init__(self, module: ir.Module):
         self.module = module
         self.aliases = _aliases(module)
+        # What an exporter call's text holds: `export`, or a name imported as one
+        self.exporter_words = ("export", *(alias for alias, name in self.aliases.items() if name in EXPORTERS))
         self.local_classes = set(module.classes())
         self.facts: list[CallSiteFact] = []
 
@@ -156,9 +158,11 @@ class _Pass:
         self.function = saved
 
     def nested(self, stmt) -> None:
-        """Function bodies inside `stmt` are scopes of their own."""
+        """Function bodies inside `stmt` are scopes of their own. One that names neither
+        `export` nor an alias of an exporter calls none: a deferred one is not read."""
         if isinstance(stmt, ir.FunctionDef):
-            self.run_scope(stmt.body, stmt.qualname or stmt.name)
+            if ir.may_mention(stmt, self.exporter_words):
+                self.run_scope(stmt.body, stmt.qualname or stmt.name)
             return
         if isinstance(stmt, ir.ClassDef):
             for s in stmt.body:

@@ -13,11 +13,14 @@ assignments at the point they are evaluated.
 from __future__ import annotations
 
 import re
+import sys
 
 import libcst as cst
 
 from analyzer.frontend import ir
 from analyzer.frontend.build_expressions import ExpressionBuilder
+from analyzer.frontend.cpython_limits import may_exceed_cpython_limits
+from analyzer.frontend.deferred_bodies import find_deferrable
 from analyzer.frontend.positions import DeferredPositions, cpython_parse, statement_lines
 
 
@@ -41,13 +44,55 @@ _AUGOPS = {
 }
 
 
-def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = False) -> ir.Module:
-    """Parse and convert one file. Raises `ParseError` (never anything else) on bad input."""
+def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = False,
+                 defer_functions: bool = False) -> ir.Module:
+    """Parse and convert one file. Raises `ParseError` (never anything else) on bad input.
+
+    With ``defer_functions`` the bodies of the top-level functions that can be are
+    parsed when first read (`frontend.deferred_bodies`): what a check of a whole tree
+    does, as most of them are never read."""
     if isinstance(source, bytes) and b"\x00" in source:
         raise ParseError("source contains a NUL byte")
     if isinstance(source, str) and "\x00" in source:
         raise ParseError("source contains a NUL byte")
     _refuse_pathological(source)
+    if defer_functions and not strict:
+        module = _parse_deferring(source, path)
+        if module is not None:
+            return module
+    return _parse(source, path, strict)
+
+
+def _parse_deferring(source: str | bytes, path: str) -> ir.Module | None:
+    """`parse_module` with deferred function bodies; None when there is nothing to defer
+    or the reduced text does not give back every function (the caller parses it whole)."""
+    try:
+        text = source.decode(_declared_encoding(source)).removeprefix("\ufeff") if isinstance(source, bytes) else source
+    except (LookupError, UnicodeDecodeError, SyntaxError):
+        return None  # the whole parse says why
+    deferral = find_deferrable(text)
+    if deferral is None:
+        return None
+    try:
+        tree = cst.parse_module(deferral.reduced)
+    except Exception:  # noqa: BLE001 - the whole parse reports the file's error, as it always has
+        return None
+    stubs = deferral.stubs(tree)
+    if stubs is None:
+        return None
+    return _module(tree, text, path, False, stubs)
+
+
+def _declared_encoding(source: bytes) -> str:
+    """The encoding of a file's bytes as CPython reads them: a PEP 263 cookie, a UTF-8
+    BOM, else UTF-8 (raises SyntaxError for an unknown cookie)."""
+    import io
+    import tokenize
+
+    return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+
+
+def _parse(source: str | bytes, path: str, strict: bool) -> ir.Module:
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -71,23 +116,75 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
         raise ParseError("nesting too deep to parse") from None
     except Exception as exc:  # libcst raises assorted errors on exotic input
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
-    text = _text(source, tree)
-    # CPython's parse, which the spans use for the line of each statement, also catches
-    # CPython's own limits that libcst does not have (1000 nested parentheses)
-    parsed, error = cpython_parse(text)
-    if isinstance(error, SyntaxError) and error.msg in _CPYTHON_LIMITS and error.lineno:
-        raise ParseError(f"syntax error: {error.msg}", error.lineno, max(1, error.offset or 1))
-    syntax = DeferredPositions(tree, text, statement_lines(text, tree, parsed))
+    return _module(tree, _text(source, tree), path, strict)
+
+
+def _module(tree: cst.Module, text: str, path: str, strict: bool, stubs: dict | None = None) -> ir.Module:
+    """The IR of ``tree``, the parse of ``text`` (or, with ``stubs``, of its reduced text:
+    statement index -> the `deferred_bodies.Region` whose marker it holds)."""
+    # CPython's own limits that libcst does not have (1000 nested parentheses): CPython
+    # is asked only when a cheap screen says it might refuse the text. Otherwise the
+    # spans ask it for the line of each statement when a first span is resolved (a
+    # fifth of the files of a tree, those with findings).
+    lines: list[int] | None | bool = False
+    if may_exceed_cpython_limits(text):
+        parsed, error = cpython_parse(text)
+        if isinstance(error, SyntaxError) and error.msg in _CPYTHON_LIMITS and error.lineno:
+            raise ParseError(f"syntax error: {error.msg}", error.lineno, max(1, error.offset or 1))
+        lines = statement_lines(text, tree, parsed)
+    syntax = DeferredPositions(tree, text, lines)
     builder = _Builder(syntax, strict)
     body: list[ir.Stmt] = []
     try:
         for index, stmt in enumerate(tree.body):
             # Spans resolve per top-level statement: see DeferredPositions.
             builder.positions = syntax.statement(index)
-            body.extend(builder.block([stmt], scope=""))
+            region = stubs.get(index) if stubs else None
+            if region is None:
+                body.extend(builder.block([stmt], scope=""))
+                continue
+            fn = builder.function(stmt, "", _body_loader(region, syntax, index))
+            syntax.deferred[index] = (fn, region.first + 1, region.end)
+            body.append(fn)
     except RecursionError:
         raise ParseError("nesting too deep to analyse") from None
     return ir.Module(path=path, body=body, source=text, syntax=syntax)
+
+
+def _body_loader(region, syntax: DeferredPositions, index: int):
+    """What builds a deferred function's body: its own lines parsed, its spans resolved
+    against them (shifted to the file's lines), the positions kept for the fixes."""
+
+    def load(qualname: str) -> list[ir.Stmt]:
+        try:
+            tree = cst.parse_module(region.text)
+        except Exception as exc:  # noqa: BLE001 - CPython parsed these lines; libcst may still refuse
+            return [ir.Opaque(f"the body does not parse on its own: {type(exc).__name__}")]
+        node = tree.body[0] if len(tree.body) == 1 else None
+        if not isinstance(node, cst.FunctionDef):
+            return [ir.Opaque("the body does not parse on its own")]
+        own = DeferredPositions(tree, region.text, [region.def_line + 1])
+        syntax.expanded[index] = own
+        builder = _Builder(own.statement(0), strict=False)
+        # Read from deep in an analysis: the build gets the room it has in a parse.
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + _depth())
+        try:
+            return builder.block(node.body, qualname + ".<locals>")
+        except RecursionError:
+            return [ir.Opaque("nesting too deep to analyse")]
+        finally:
+            sys.setrecursionlimit(limit)
+
+    load.text = region.text
+    return load
+
+
+def _depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
 
 
 # What CPython refuses whatever its version, while libcst accepts it. Other refusals are
@@ -286,18 +383,21 @@ class _Builder(ExpressionBuilder):
             orelse = self.block(node.orelse.body, scope)
         return ir.If(self.expr(node.test), self.block(node.body, scope), orelse, self.head(node, node.test), is_elif)
 
-    def function(self, node: cst.FunctionDef, scope: str) -> ir.FunctionDef:
+    def function(self, node: cst.FunctionDef, scope: str, load_body=None) -> ir.FunctionDef:
+        """A `def`; with ``load_body`` (qualname -> body) its body is built when first read."""
         qual = f"{scope}.{node.name.value}" if scope else node.name.value
-        return ir.FunctionDef(
+        header = dict(
             name=node.name.value,
             params=self.params(node.params),
-            body=self.block(node.body, qual + ".<locals>"),
             decorators=[self.expr(d.decorator) for d in node.decorators],
             returns=self.expr(node.returns.annotation) if node.returns is not None else None,
             span=self.head(node, node.name),
             is_async=node.asynchronous is not None,
             qualname=qual,
         )
+        if load_body is not None:
+            return ir.DeferredFunctionDef.of(lambda: load_body(qual), load_body.text, **header)
+        return ir.FunctionDef(body=self.block(node.body, qual + ".<locals>"), **header)
 
     def params(self, p: cst.Parameters) -> list[ir.Param]:
         out = []

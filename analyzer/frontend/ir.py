@@ -185,6 +185,48 @@ class FunctionDef:
     qualname: str = ""  # Class.method for methods, outer.<locals>.f for nested defs
 
 
+class DeferredFunctionDef(FunctionDef):
+    """A top-level function whose body is built when first read (`frontend.deferred_bodies`):
+    the same IR as a `FunctionDef` parsed with its file, its header built with the file."""
+
+    __slots__ = ("_load", "_text")
+
+    @classmethod
+    def of(cls, load, text: str, **fields) -> "DeferredFunctionDef":
+        fn = cls(body=[], **fields)
+        fn._load = load  # () -> list[Stmt]
+        fn._text = text  # its lines in the file
+        return fn
+
+    @property
+    def body(self) -> list["Stmt"]:
+        load = getattr(self, "_load", None)
+        if load is not None:
+            self._load = None
+            FunctionDef.body.__set__(self, load())
+        return FunctionDef.body.__get__(self)
+
+    @body.setter
+    def body(self, value: list["Stmt"]) -> None:
+        FunctionDef.body.__set__(self, value)
+
+    @property
+    def body_read(self) -> bool:
+        """Whether the body has been built."""
+        return getattr(self, "_load", None) is None
+
+    def may_mention(self, words) -> bool:
+        """False when the body is not built and the function's text holds none of
+        ``words``: a walk looking for a name (a call of `Cls`, an `import`) skips it."""
+        return self.body_read or any(word in self._text for word in words)
+
+
+def may_mention(stmt, words) -> bool:
+    """Whether a walk looking for ``words`` must read ``stmt``'s body (see
+    `DeferredFunctionDef.may_mention`; True for any other statement)."""
+    return not isinstance(stmt, DeferredFunctionDef) or stmt.may_mention(words)
+
+
 @dataclass(eq=False, slots=True)
 class ClassDef:
     name: str
@@ -327,16 +369,18 @@ def child_blocks(stmt: Stmt) -> list[list[Stmt]]:
     return []
 
 
-def walk_statements(body: list[Stmt], *, into_defs: bool = False):
-    """Every statement in `body`, depth first, in source order."""
+def walk_statements(body: list[Stmt], *, into_defs: bool = False, mentioning: tuple[str, ...] | None = None):
+    """Every statement in `body`, depth first, in source order. With ``mentioning`` (and
+    ``into_defs``), the walk looks for those words only: the deferred functions whose
+    text has none of them are not read (`DeferredFunctionDef.may_mention`)."""
     for stmt in body:
         yield stmt
         if isinstance(stmt, (FunctionDef, ClassDef)):
-            if into_defs:
-                yield from walk_statements(stmt.body, into_defs=True)
+            if into_defs and (mentioning is None or may_mention(stmt, mentioning)):
+                yield from walk_statements(stmt.body, into_defs=True, mentioning=mentioning)
             continue
         for block in child_blocks(stmt):
-            yield from walk_statements(block, into_defs=into_defs)
+            yield from walk_statements(block, into_defs=into_defs, mentioning=mentioning)
 
 
 def child_expressions(node) -> list:

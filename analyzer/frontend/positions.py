@@ -147,7 +147,7 @@ class DeferredPositions:
     file (`positions()`). The tree costs no memory of its own: the spans that are not
     resolved refer to nearly all its nodes."""
 
-    __slots__ = ("tree", "text", "_positions", "_lines", "_pieces")
+    __slots__ = ("tree", "text", "_positions", "_lines", "_pieces", "deferred", "expanded")
 
     def __init__(self, tree: cst.Module, text: str, lines: list[int] | None | bool = False):
         self.tree = tree
@@ -155,6 +155,22 @@ class DeferredPositions:
         self._positions: Positions | None = None
         self._lines: list[int] | None | bool = lines  # False: not computed yet
         self._pieces: dict[int, Positions] = {}
+        # Top-level functions whose bodies are parsed apart (frontend.deferred_bodies):
+        # statement index -> (its ir.DeferredFunctionDef, its first and last lines), and
+        # once its body is built, -> the DeferredPositions of its own tree.
+        self.deferred: dict[int, tuple[object, int, int]] = {}
+        self.expanded: dict[int, DeferredPositions] = {}
+
+    def statement_source(self, index: int) -> tuple[Positions, cst.CSTNode, cst.Module]:
+        """The positions, the libcst node and the tree of top-level statement ``index``
+        with its whole body: a deferred function's own parse (built if it was not)."""
+        deferred = self.deferred.get(index)
+        if deferred is not None:
+            deferred[0].body  # noqa: B018 - builds it, which fills `expanded`
+        own = self.expanded.get(index)
+        if own is not None:
+            return own.positions_of(0), own.tree.body[0], own.tree
+        return self.positions_of(index), self.tree.body[index], self.tree
 
     def positions(self) -> Positions:
         if self._positions is None:
@@ -183,6 +199,9 @@ class DeferredPositions:
 
     def statement_at(self, line: int) -> int | None:
         """The index of the top-level statement holding `line`, if the lines are known."""
+        for index, (_, first, last) in self.deferred.items():
+            if first <= line <= last:
+                return index
         lines = self._statement_lines()
         if not lines or line < lines[0]:
             return None
