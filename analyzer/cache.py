@@ -41,10 +41,14 @@ from pathlib import Path
 from analyzer import __version__
 from analyzer.config import ConfigError
 from analyzer.diagnostics import Diagnostic
-from analyzer.module_index import ModuleIndex, is_lookup
+from analyzer.module_index import ModuleIndex, is_lookup, lookup_kind
 
 CACHE_DIR_NAME = ".untrace_cache"
 FORMAT = 2
+# The answers of the module index's questions that read the files' text, kept for the
+# next run over the same files (see Cache._fingerprint).
+ANSWERS_FILE = "answers.json"
+TEXT_QUESTIONS = frozenset({"default", "forward-default", "builders", "deriving", "called-elsewhere"})
 
 CACHEDIR_TAG = (
     b"Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -91,6 +95,9 @@ class Cache:
         self._files = list(files)
         self._index: ModuleIndex | None = None
         self._hashes: dict[str, str | None] = {}
+        self._known_answers: dict[str, str] | None = None  # read on first need (`_answers`)
+        self._answers_fingerprint: str | None = None
+        self._new_answers: dict[str, str] = {}
         self._prepared = False
         self._check_root()
 
@@ -143,10 +150,60 @@ class Cache:
         """What a dependency is now: a file's hash, or a module question's answer from
         this run's files."""
         if is_lookup(dep):
+            text_question = lookup_kind(dep) in TEXT_QUESTIONS
+            if text_question:
+                known = self._answers().get(dep)
+                if known is not None:
+                    return known
             if self._index is None:
                 self._index = ModuleIndex(self._files)
-            return self._index.answer(dep)
+            answer = self._index.answer(dep)
+            if text_question:
+                self._new_answers[dep] = answer
+            return answer
         return self.current_hash(dep)
+
+    # -- answers of the questions read from the tree's text ----------------------------
+    # A warm run re-asks every question its entries depend on; those that read the
+    # tree's text (which class builds which, with what) cost a second on timm. Their
+    # answers depend on nothing but which files were named and what each holds, so they
+    # are kept under the fingerprint of exactly that (`_fingerprint`) and given back
+    # only to a run with the same one.
+    def _fingerprint(self) -> str:
+        digest = hashlib.sha256(f"{len(self._files)}\0".encode())
+        for path in sorted(os.path.abspath(f) for f in self._files):
+            digest.update(f"{path}\0{self.current_hash(path) or '-'}\0".encode("utf-8", "surrogateescape"))
+        return digest.hexdigest()
+
+    def _answers(self) -> dict[str, str]:
+        if self._known_answers is None:
+            self._known_answers = {}
+            self._answers_fingerprint = self._fingerprint()
+            try:
+                with open(self.directory / ANSWERS_FILE, "rb") as handle:
+                    stored = json.loads(handle.read())
+                if stored.get("format") == FORMAT and stored.get("fingerprint") == self._answers_fingerprint:
+                    self._known_answers = {str(k): str(v) for k, v in stored["answers"].items()}
+            except Exception:  # absent, corrupt, wrong shape: every answer is computed
+                pass
+        return self._known_answers
+
+    def save_answers(self) -> None:
+        """Keep this run's text answers for the next run over the same files (nothing is
+        kept when a file changed while this run read it)."""
+        if not self._new_answers:
+            return
+        fingerprint = self._fingerprint()
+        answers = dict(self._known_answers or {})
+        if self._answers_fingerprint is not None and self._answers_fingerprint != fingerprint:
+            return
+        answers.update(self._new_answers)
+        entry = {"format": FORMAT, "fingerprint": fingerprint, "answers": answers}
+        try:
+            self._prepare()
+            atomic_write_bytes(self.directory / ANSWERS_FILE, json.dumps(entry, separators=(",", ":")).encode())
+        except OSError:
+            pass
 
     # -- entries ----------------------------------------------------------------------
     @staticmethod
@@ -180,6 +237,8 @@ class Cache:
 
     def put(self, key: str, diagnostics: list[Diagnostic], deps: dict[str, str]) -> None:
         entry = {"format": FORMAT, "deps": dict(deps), "diagnostics": [d.to_dict() for d in diagnostics]}
+        self._new_answers.update((dep, answer) for dep, answer in deps.items()
+                                 if is_lookup(dep) and lookup_kind(dep) in TEXT_QUESTIONS)
         target = self._entry_path(key)
         try:
             self._prepare()

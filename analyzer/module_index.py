@@ -68,6 +68,11 @@ def is_lookup(key: str) -> bool:
     return key.startswith(_LOOKUP)
 
 
+def lookup_kind(key: str) -> str:
+    """The kind of question a `lookup_key` asks."""
+    return key.split(_LOOKUP, 2)[1]
+
+
 class ModuleIndex:
     def __init__(self, files=()):
         self.files = [os.path.abspath(str(f)) for f in files]

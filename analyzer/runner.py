@@ -158,6 +158,8 @@ def run_check(
             if cache is not None and key is not None and cacheable:
                 cache.put(key, diagnostics, deps)
         result.analyzed = len(pending)
+    if cache is not None:
+        cache.save_answers()
     if stdin is not None:
         path, data = stdin
         result.sources[path] = decode_source(data)

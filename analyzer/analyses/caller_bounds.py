@@ -44,6 +44,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from analyzer.analyses.axis_sizes import fixed_size
+from analyzer.analyses.memo import memoized
 from analyzer.analyses.project import ClassKey
 from analyzer.analyses.submodule_sizes import class_of, same_class
 from analyzer.frontend import expr_text, ir
@@ -62,23 +63,6 @@ def bounded_entry(analyzer, key: ClassKey, forward: ir.FunctionDef, args: dict) 
 
 def _caller_bounds(analyzer, key: ClassKey, forward) -> dict:
     return memoized(analyzer, analyzer.caller_bounds, key, lambda: _collect(analyzer, key, forward)) or {}
-
-
-def memoized(analyzer, memo: dict, key: ClassKey, compute):
-    """``compute()`` once per class, with the files it read recorded for every reader; a
-    class reached again while its own answer is computed gets None (free)."""
-    if key in memo:
-        found, reads = memo[key]
-        analyzer._reads[-1] |= reads
-        return found
-    memo[key] = (None, frozenset())
-    analyzer._begin_reads()
-    try:
-        found = compute()
-    finally:
-        reads = analyzer._end_reads()
-    memo[key] = (found, reads)
-    return found
 
 
 def _collect(analyzer, key: ClassKey, forward) -> dict | None:

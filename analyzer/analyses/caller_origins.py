@@ -37,7 +37,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyses.caller_bounds import caller_arguments, memoized
+from analyzer.analyses.caller_bounds import caller_arguments
+from analyzer.analyses.memo import memoized
 from analyzer.analyses.expressions import view_base
 from analyzer.analyses.facts import InplaceFact
 from analyzer.analyses.project import ClassKey

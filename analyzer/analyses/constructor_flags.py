@@ -17,6 +17,7 @@ decided."""
 from __future__ import annotations
 
 from analyzer.analyses import torch_api as api
+from analyzer.analyses.memo import memoized
 from analyzer.frontend import ir
 
 
@@ -25,10 +26,7 @@ def constant_flag(analyzer, self_value, attr: str) -> bool | None:
     key = getattr(self_value, "ref", None)
     if getattr(self_value, "type", None) != "module" or not hasattr(key, "name"):
         return None
-    memo = analyzer.constant_flags
-    if (key, attr) not in memo:
-        memo[(key, attr)] = _decide(analyzer, key, attr)
-    return memo[(key, attr)]
+    return memoized(analyzer, analyzer.constant_flags, (key, attr), lambda: _decide(analyzer, key, attr))
 
 
 def _decide(analyzer, key, attr: str) -> bool | None:

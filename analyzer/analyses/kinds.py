@@ -56,8 +56,8 @@ from analyzer.frontend import expr_text, ir
 class KindAnalyzer(ModuleScopes, ClassTables):
     def __init__(self, project: Project):
         self.project = project
-        self.constant_flags: dict[tuple, bool | None] = {}  # (class, attribute) -> `constructor_flags`
-        self.training_flags: dict[tuple, bool] = {}  # (class, attribute) -> `training_flags`
+        self.constant_flags: dict[tuple, tuple] = {}  # (class, attribute) -> `constructor_flags` (decision, reads)
+        self.training_flags: dict[tuple, tuple] = {}  # (class, attribute) -> `training_flags` (decision, reads)
         self._globals: dict[str, dict[str, Value]] = {}
         self._classes: dict[ClassKey, ClassInfo] = {}
         self._summaries: dict[tuple, Summary] = {}
@@ -104,6 +104,8 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         self._base_helper_runs.clear()
         self._graphs.clear()  # graphs of the replaced text's functions
         self.caller_bounds.clear()  # the callers' runs may have read the replaced text
+        self.constant_flags.clear()
+        self.training_flags.clear()
         self.caller_origins.clear()
 
     # ================================================================ dependencies

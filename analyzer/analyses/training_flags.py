@@ -20,6 +20,7 @@ its body or a base's); and some method of the class passes `self.<flag>` as a
 
 from __future__ import annotations
 
+from analyzer.analyses.memo import memoized
 from analyzer.analyses.project import ClassKey
 from analyzer.analyses.submodule_sizes import annotated_class, canonical_field, field_of_parameter, own_init, single_write
 from analyzer.frontend import ir
@@ -30,10 +31,8 @@ def is_training_flag(analyzer, self_value, attr: str) -> bool:
     key = getattr(self_value, "ref", None)
     if getattr(self_value, "type", None) != "module" or not isinstance(key, ClassKey):
         return False
-    memo = analyzer.training_flags
-    if (key, attr) not in memo:
-        memo[(key, attr)] = _passed_as_training(analyzer, key, attr) and _defaults_to_false(analyzer, key, attr)
-    return memo[(key, attr)]
+    return bool(memoized(analyzer, analyzer.training_flags, (key, attr),
+                         lambda: _passed_as_training(analyzer, key, attr) and _defaults_to_false(analyzer, key, attr)))
 
 
 def _passed_as_training(analyzer, key: ClassKey, attr: str) -> bool:

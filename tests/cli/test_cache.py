@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+import analyzer.cache
 import analyzer.engine
+import analyzer.module_index
 from analyzer.cache import Cache, analyzer_hash
 from analyzer.config import Config
 from analyzer.runner import run_check
@@ -292,3 +294,53 @@ def test_dependencies_are_exact_in_one_process(tmp_path, monkeypatch):
     result = check(tmp_path, files)
     assert (result.analyzed, result.cache_hits) == (3, 1)  # both users and helpers.py; c_other.py is a hit
     assert result.diagnostics == []
+
+
+def _scaled_tree(root: Path) -> list[str]:
+    fixtures = Path(__file__).parent / "fixtures" / "layer_scale"
+    for name in ("layers.py", "block.py"):
+        (root / name).write_text((fixtures / name).read_text())
+    (root / "other.py").write_text("x = 1\n")
+    return ["block.py", "layers.py", "other.py"]
+
+
+def test_a_warm_run_reads_the_text_answers_it_kept(tmp_path, monkeypatch):
+    """The questions read from the tree's text (does any construction of LayerScale pass
+    `inplace`?) are answered from the last run's answers while no file changed, and
+    asked again, with the answers a run without the cache gives, when one did."""
+    monkeypatch.chdir(tmp_path)
+    files = _scaled_tree(tmp_path)
+    cold = check(tmp_path, files)
+    assert cold.diagnostics == []  # no construction passes inplace=True: x * gamma, no write
+    kept = json.loads(next((tmp_path / ".untrace_cache").rglob("answers.json")).read_text())
+    assert any("LayerScale" in question for question in kept["answers"])
+
+    asked = []
+    real = analyzer.module_index.ModuleIndex.answer
+    monkeypatch.setattr(analyzer.module_index.ModuleIndex, "answer", lambda self, key: asked.append(key) or real(self, key))
+    warm = check(tmp_path, files)
+    assert warm.cache_hits == 3 and warm.diagnostics == cold.diagnostics
+    assert [q for q in asked if analyzer.module_index.lookup_kind(q) in analyzer.cache.TEXT_QUESTIONS] == []
+
+    # a file that changes no answer still changes the fingerprint: every question is asked again
+    (tmp_path / "other.py").write_text("x = 2\n")
+    assert check(tmp_path, files).diagnostics == []
+    assert any("LayerScale" in q for q in asked)
+
+    # one that changes the answer: layers.py's entry goes stale and the write is reported
+    (tmp_path / "other.py").write_text("from layers import LayerScale\n\nls = LayerScale(4, inplace=True)\n")
+    cached = check(tmp_path, files)
+    fresh = check(tmp_path, files, use_cache=False)
+    assert [(d.path, d.line, d.code) for d in cached.diagnostics] == [("layers.py", 12, "UT301")]
+    assert cached.diagnostics == fresh.diagnostics
+
+
+def test_kept_answers_of_another_tree_are_not_used(tmp_path, monkeypatch):
+    """The answers are kept under the fingerprint of the files named and their bytes:
+    checking a subset of the files is another tree, whose answers are its own."""
+    monkeypatch.chdir(tmp_path)
+    files = _scaled_tree(tmp_path)
+    (tmp_path / "other.py").write_text("from layers import LayerScale\n\nls = LayerScale(4, inplace=True)\n")
+    assert [d.code for d in check(tmp_path, files).diagnostics] == ["UT301"]
+    alone = check(tmp_path, ["block.py", "layers.py"])
+    assert alone.diagnostics == check(tmp_path, ["block.py", "layers.py"], use_cache=False).diagnostics == []

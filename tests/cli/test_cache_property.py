@@ -25,9 +25,12 @@ TREE = {
     "corpora/mlp_classifier.py": REPO / "corpora/mlp_classifier.py",
     "scripts/export_it.py": REPO / "corpora/export_scripts/legacy_export_imported.py",
     "helper.py": REPO / "corpora/helper_function_branch.py",
+    # a question read from the tree's text (does any construction pass `inplace`?)
+    "scaled/layers.py": Path(__file__).parent / "fixtures/layer_scale/layers.py",
+    "scaled/block.py": Path(__file__).parent / "fixtures/layer_scale/block.py",
 }
 PATHS = [".", "scripts/export_it.py", "corpora", "corpora/multi_file/model.py", "corpora/multi_file",
-         "scripts", "helper.py"]
+         "scripts", "helper.py", "scaled", "scaled/layers.py"]
 
 # Edits that change what other files' results depend on.
 EDITS = {
@@ -40,6 +43,10 @@ EDITS = {
     "remove the corpora package": ("corpora/__init__.py", "delete"),
     "a second mlp_classifier": ("scripts/mlp_classifier.py", lambda t: (REPO / "corpora/mlp_classifier.py").read_text()),
     "no second mlp_classifier": ("scripts/mlp_classifier.py", "delete"),
+    "scale in place": ("scaled/block.py", lambda t: t.replace("LayerScale(dim)", "LayerScale(dim, inplace=True)")),
+    "scale out of place": ("scaled/block.py", None),
+    "build a second scale": ("scaled/other.py", lambda t: "from layers import LayerScale\n\nls = LayerScale(4, inplace=True)\n"),
+    "drop the second scale": ("scaled/other.py", "delete"),
 }
 
 commands = st.lists(
