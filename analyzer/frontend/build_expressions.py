@@ -33,9 +33,9 @@ class ExpressionBuilder:
                 return ir.Const({"True": True, "False": False, "None": None}[node.value], sp)
             return ir.Name(node.value, sp)
         if isinstance(node, cst.Integer):
-            return ir.Const(node.evaluated_value, sp)
+            return ir.Const(_number(node, int), sp)
         if isinstance(node, cst.Float):
-            return ir.Const(node.evaluated_value, sp)
+            return ir.Const(_number(node, float), sp)
         if isinstance(node, cst.Imaginary):
             return ir.Const(node.evaluated_value, sp)
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
@@ -147,6 +147,16 @@ class ExpressionBuilder:
                 self.span(s),
             )
         return self.opaque_expr(s, "subscript element")
+
+
+def _number(node: cst.Integer | cst.Float, kind: type):
+    """The value of a number literal. libcst's `evaluated_value` is a compile per literal
+    (`ast.literal_eval`); `int(text, 0)` and `float` read every literal Python writes
+    (`0x1F`, `1_000`, `1e-5`, `.5`) to the same value."""
+    try:
+        return int(node.value, 0) if kind is int else float(node.value.replace("_", ""))
+    except ValueError:
+        return node.evaluated_value
 
 
 def _string_value(node: cst.SimpleString | cst.ConcatenatedString):

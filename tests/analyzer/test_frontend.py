@@ -145,3 +145,27 @@ def test_pathological_nesting_parses_or_refuses_cleanly(source):
 
 def test_empty_file_is_fine():
     assert parse_module("", "empty.py").body == []
+
+
+def test_libcst_validates_nodes_again_after_a_parse():
+    """The front end parses without libcst's node validation (its parser builds valid
+    trees); nodes made afterwards, as the fixes make them, are validated again, after a
+    parse that fails too."""
+    import libcst as cst
+
+    parse_module("x = 1\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Integer("not a number")
+    with pytest.raises(ParseError):
+        parse_module("def f(:\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Integer("not a number")
+
+
+@pytest.mark.parametrize("literal", ["0", "00", "0x1F", "0o17", "0b101", "1_000", "1e5", "1.", ".5", "1_0.0_1",
+                                     "3.14e-2", "1E+3", "08.5", "0e0", "1_000.000_1e1_0"])
+def test_number_literals_have_their_python_values(literal):
+    import ast
+
+    (stmt,) = parse_module(f"x = {literal}\n").body
+    assert stmt.value.value == ast.literal_eval(literal) and type(stmt.value.value) is type(ast.literal_eval(literal))
