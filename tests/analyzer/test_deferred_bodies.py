@@ -63,15 +63,17 @@ def test_a_deferred_module_is_the_module_parsed_whole(path):
     data = path.read_bytes()
     try:
         whole = parse_module(data, str(path))
-    except ParseError:
-        pytest.skip("not parsed by either")  # the same error both ways is test_errors_are_the_files
+    except ParseError as error:
+        with pytest.raises(ParseError) as deferred_error:
+            parse_module(data, str(path), defer_functions=True)
+        assert (deferred_error.value.message, deferred_error.value.line) == (error.message, error.line)
+        return
     deferred = parse_module(data, str(path), defer_functions=True)
     same_ir(deferred, whole)
 
 
 def test_the_real_sample_defers_most_functions():
-    if not REAL_SAMPLE:
-        pytest.skip("the real trees are not unpacked (make real-trees)")
+    assert REAL_SAMPLE, "the real trees are not unpacked: `make test` unpacks them (make real-trees)"
     counts = [len(deferred_defs(parse_module(p.read_bytes(), str(p), defer_functions=True))) for p in REAL_SAMPLE]
     assert sum(counts) >= 100 and sum(1 for c in counts if c) >= 30
 
