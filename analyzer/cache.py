@@ -34,7 +34,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -42,6 +41,7 @@ from analyzer import __version__
 from analyzer.config import ConfigError
 from analyzer.diagnostics import Diagnostic
 from analyzer.module_index import ModuleIndex, is_lookup, lookup_kind
+from analyzer.writes import atomic_write_bytes
 
 CACHE_DIR_NAME = ".untrace_cache"
 FORMAT = 2
@@ -292,51 +292,3 @@ def _holds(path: Path, expected: bytes) -> bool:
         return path.read_bytes() == expected
     except OSError:
         return False
-
-
-def atomic_write_bytes(path: Path | str, data: bytes, mode: int | None = None,
-                       owner: tuple[int, int] | None = None, sync: bool = False) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and
-    ``os.replace``, so readers never see a partial file. The file gets ``mode`` (default:
-    the mode of the file replaced, else what ``open`` would give under the umask) and,
-    where the platform allows, ``owner`` (uid, gid). ``sync`` makes the data durable
-    before the rename (for a user's files; cache entries can be recomputed)."""
-    path = Path(path)
-    if mode is None:
-        try:
-            mode = os.stat(path).st_mode & 0o7777  # keep the mode of the file replaced
-        except OSError:
-            mode = 0o666 & ~_umask()
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if sync:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        if owner is not None and hasattr(os, "chown"):
-            _chown(temporary, owner)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
-def _chown(path: str, owner: tuple[int, int]) -> None:
-    current = os.stat(path)
-    if (current.st_uid, current.st_gid) == owner:
-        return
-    try:
-        os.chown(path, *owner)
-    except OSError:
-        pass  # not ours to give away (not root): the file keeps its writer as owner
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current

@@ -69,7 +69,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from analyzer.config import ConfigError, Selection, parse_codes, resolve_config
+    from analyzer.config import ConfigError, Selection, config_candidates, parse_codes, resolve_config
     from analyzer.discovery import discover
     from analyzer.outputs import output_problem
     from analyzer.report import ReportContext, render, render_statistics
@@ -95,7 +95,12 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
 
     if args.output_file is not None:
-        problem = output_problem("-o", args.output_file, {"a checked file": found.files})
+        read = {
+            "a checked file": found.files,
+            "a configuration file this run read": config_candidates(paths, args.config),
+            "an ignore file this run read": found.ignore_files,
+        }
+        problem = output_problem("-o", args.output_file, read)
         if problem is not None:
             raise UsageError(problem)
 
@@ -110,6 +115,10 @@ def _check(args: argparse.Namespace) -> int:
         print("untrace: warning: no Python files found under the given paths", file=sys.stderr)
 
     progress = len(found.files) > 50 and _isatty(sys.stderr)
+    # --fix writes only inside the folders named, or a file named itself
+    from analyzer.fixes.apply import link_out_of_tree
+
+    refused = {report_path(link): link_out_of_tree(target) for link, target in found.links_out.items()}
 
     def check_files(stdin):
         try:
@@ -139,6 +148,8 @@ def _check(args: argparse.Namespace) -> int:
         unsafe_fixes=args.unsafe_fixes,
         unreadable=len(found.unreadable),
         notebooks=result.notebooks,
+        analysed=result.hashes,
+        fix_requested=args.fix,
     )
     # Exit 2 when not everything was checked: a file whose analysis failed, or a
     # directory that could not be listed (its files were never seen).
@@ -146,7 +157,7 @@ def _check(args: argparse.Namespace) -> int:
 
     if args.diff:
         outcomes = fix_files(result.diagnostics, unsafe=args.unsafe_fixes, write=False, sources=result.sources,
-                             planned=result.hashes)
+                             planned=result.hashes, refused=refused)
         shown = [o for o in outcomes if o.status is None]
         stdout_write("".join(o.diff() for o in shown))
         _warn_not_fixed((o.path, o.status) for o in outcomes if o.status is not None)
@@ -159,8 +170,10 @@ def _check(args: argparse.Namespace) -> int:
     report_stream_is_stdout = True
     not_fixed = False
     if args.fix:
-        result, context.fixed, not_fixed = _fix_until_stable(result, check_files, stdin, args.unsafe_fixes)
+        result, context.fixed, not_fixed = _fix_until_stable(result, check_files, stdin, args.unsafe_fixes, refused)
         context.files_checked = result.files_checked
+        context.analysed = result.hashes
+        context.sources = result.sources
         if stdin is not None:
             # as ruff: the fixed source goes to stdout, the report to stderr
             stdout_write(result.sources.get(stdin[0], ""))
@@ -182,10 +195,10 @@ def _check(args: argparse.Namespace) -> int:
         text = render(args.output_format, diagnostics, context)
 
     if args.output_file:
-        from analyzer.cache import atomic_write_bytes
+        from analyzer.outputs import write_output
 
         try:
-            atomic_write_bytes(args.output_file, text.encode("utf-8"))
+            write_output(args.output_file, text.encode("utf-8"))
         except OSError as error:
             raise UsageError(f"cannot write {args.output_file}: {error.strerror or error}") from None
     elif not report_stream_is_stdout:
@@ -209,7 +222,7 @@ def _check(args: argparse.Namespace) -> int:
 FIX_PASSES = 10
 
 
-def _fix_until_stable(result, check_files, stdin, unsafe: bool):
+def _fix_until_stable(result, check_files, stdin, unsafe: bool, refused: dict[str, str]):
     """Fix, re-check, repeat. Returns the last check (what is left, at the positions of
     the fixed text), how many findings were fixed, and whether a file that had fixes
     was left alone (changed since analysis, read-only, ...)."""
@@ -220,7 +233,7 @@ def _fix_until_stable(result, check_files, stdin, unsafe: bool):
     skipped: dict[str, str] = {}
     for _ in range(FIX_PASSES):
         outcomes = fix_files(result.diagnostics, unsafe=unsafe, write=True, sources=result.sources,
-                             planned=result.hashes)
+                             planned=result.hashes, refused=refused)
         progressed = False
         for outcome in outcomes:
             if outcome.written or (outcome.status is None and stdin is not None and outcome.path == stdin[0]):

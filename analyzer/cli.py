@@ -134,10 +134,10 @@ def run_graph(args: argparse.Namespace) -> int:
     except ParseError as error:
         raise UsageError(f"{path}:{error.line}:{error.column}: cannot parse: {error.message}") from None
     if args.output:
-        from analyzer.cache import atomic_write_bytes
+        from analyzer.outputs import write_output
 
         try:
-            atomic_write_bytes(args.output, text.encode("utf-8"))
+            write_output(args.output, text.encode("utf-8"))
         except OSError as error:
             raise UsageError(f"cannot write {args.output}: {error.strerror or error}") from None
     else:

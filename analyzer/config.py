@@ -115,6 +115,27 @@ def find_config(start: Path | str | None = None) -> Path | None:
     return None
 
 
+def config_candidates(paths: Sequence[str], explicit: str | Path | None = None) -> list[str]:
+    """Every configuration file `resolve_config` reads for ``paths``: ``explicit``, or
+    each ``pyproject.toml`` at or above the first path, up to the one that holds our
+    table. They are inputs of the run, which an output may not overwrite."""
+    if explicit is not None:
+        return [str(explicit)]
+    first = next((p for p in paths if p != "-"), None)
+    here = Path(first if first is not None else Path.cwd()).absolute()
+    if not os.path.isdir(here):
+        here = here.parent
+    found = find_config(here)
+    candidates = []
+    for directory in (here, *here.parents):
+        candidate = directory / "pyproject.toml"
+        if os.path.lexists(candidate):
+            candidates.append(str(candidate))
+        if found is not None and candidate == found:
+            break
+    return candidates
+
+
 def load_config(path: Path | str) -> Config:
     """Read ``[tool.untrace]`` from ``path`` (a pyproject.toml, or any TOML file whose
     top level holds the same keys)."""

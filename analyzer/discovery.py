@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
@@ -69,6 +69,13 @@ class Discovered:
     # (directory, reason) for each directory below a named one that could not be listed:
     # what it holds was not checked, so the run is not clean
     unreadable: tuple[tuple[str, str], ...] = ()
+    # the .gitignore files read to decide what to check: inputs of the run, which an
+    # output may not overwrite
+    ignore_files: tuple[str, ...] = ()
+    # walked file symlink -> its target, for each link whose target lies outside every
+    # folder named: checked, but --fix writes only inside the folders named (or a file
+    # named itself)
+    links_out: dict[str, str] = field(default_factory=dict)
 
 
 class Excluder:
@@ -89,6 +96,7 @@ class Excluder:
         except Exception as error:  # pathspec raises several kinds for bad patterns
             raise ConfigError(f"{config.path or 'configuration'}: invalid exclude pattern: {error}") from None
         self._gitignores: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+        self.read: list[str] = []  # the .gitignore files read, in order
         self._chains: dict[Path, tuple[Path, ...]] = {}
 
     def _relative(self, path: Path) -> str | None:
@@ -115,6 +123,7 @@ class Excluder:
                 if not_regular(str(directory / ".gitignore")):
                     raise OSError("not a regular file")  # a FIFO would block the walk
                 lines = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+                self.read.append(str(directory / ".gitignore"))
                 spec = pathspec.GitIgnoreSpec.from_lines(lines)
             except OSError:
                 pass
@@ -153,6 +162,10 @@ class Excluder:
 def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = False) -> Discovered:
     """The Python files under ``paths``; raises :class:`ConfigError` for a missing path."""
     excluder = Excluder(config)
+    walkers = [excluder]
+    walked: list[str] = []  # files found in a walk (not named themselves)
+    roots: list[str] = []  # the folders named, resolved
+    named: set[Path] = set()  # the files named
     files: list[str] = []
     seen: set[Path] = set()
     unreadable: list[tuple[str, str]] = []
@@ -178,18 +191,34 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
                 if force_exclude:
                     continue
                 walker = Excluder(config, root=absolute, git_top=absolute)
+                walkers.append(walker)
+            roots.append(os.path.realpath(raw))
             for found in _walk(raw, absolute, walker, unreadable):
                 key = Path(os.path.abspath(found))
                 if key not in seen:
                     seen.add(key)
                     files.append(found)
+                    walked.append(found)
         else:
             if force_exclude and _excluded(excluder, absolute, False):
                 continue
+            named.add(absolute)
             if absolute not in seen:
                 seen.add(absolute)
                 files.append(raw)
-    return Discovered(files=sorted(files, key=_sort_key), stdin=stdin, unreadable=tuple(unreadable))
+    ignore_files = [read for walker in walkers for read in walker.read]
+    links_out = {}
+    for path in walked:
+        if os.path.islink(path) and Path(os.path.abspath(path)) not in named:
+            target = os.path.realpath(path)
+            if not any(_inside(target, root) for root in roots):
+                links_out[path] = target
+    return Discovered(files=sorted(files, key=_sort_key), stdin=stdin, unreadable=tuple(unreadable),
+                      ignore_files=tuple(dict.fromkeys(ignore_files)), links_out=links_out)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _sort_key(path: str) -> tuple:

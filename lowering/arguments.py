@@ -169,8 +169,12 @@ def with_random_values(inputs: list[tuple[str, torch.Tensor]], model: torch.nn.M
 def check_outputs(outputs: dict[str, str | None], inputs: dict[str, str | None]) -> None:
     """Before any work starts: each output (flag -> path) can be created where it is
     named, and is neither a folder, nor an input file, nor another output."""
+    from analyzer.config import config_candidates
+
     seen: dict[str, str] = {}
     given = {f"the {flag} file": [path] for flag, path in inputs.items() if path}
+    target = inputs.get("TARGET")
+    given["a configuration file this run reads"] = config_candidates([target] if target else [])
     for flag, path in outputs.items():
         if path is None:
             continue

@@ -161,8 +161,9 @@ def _inputs(g: GraphBuilder, name: str, value, dynamic, names) -> Any:
 
 
 def save(model: onnx.ModelProto, path: str) -> None:
-    """Write atomically (a reader never sees a half-written file), with the mode a plain
-    ``open()`` gives: the temporary file of ``mkstemp`` alone would be 0600."""
-    from analyzer.cache import atomic_write_bytes
+    """Write where a shell redirection would (`analyzer.outputs.write_output`): a regular
+    file atomically (a reader never sees a half-written one), with the mode a plain
+    ``open()`` gives, or the one of the file replaced."""
+    from analyzer.outputs import write_output
 
-    atomic_write_bytes(path, model.SerializeToString())
+    write_output(path, model.SerializeToString())

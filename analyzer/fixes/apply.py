@@ -25,6 +25,10 @@ NOT_TEXT = "cannot be decoded, not fixed"
 NOT_ENCODABLE = "the fix cannot be written in the file's encoding, not fixed"
 
 
+def link_out_of_tree(target: str) -> str:
+    return f"a symlink to {target}, outside the folders named, not fixed (name the file itself to fix it)"
+
+
 @dataclass
 class FixOutcome:
     path: str
@@ -131,6 +135,7 @@ def fix_files(
     write: bool = True,
     sources: dict[str, str] | None = None,
     planned: dict[str, str] | None = None,
+    refused: dict[str, str] | None = None,
 ) -> list[FixOutcome]:
     """Apply the fixes to each file or, with ``write=False``, only compute them (for
     ``--diff``). In-memory ``sources`` (stdin) are never written.
@@ -138,7 +143,9 @@ def fix_files(
     ``planned`` maps each file the run was given to the sha256 of the bytes it analysed
     (`CheckResult.hashes`): a file not in it is not fixed (a finding can lie in a file
     the analysis only read), nor is one whose bytes changed since. Without ``planned``
-    (the Python API on a list of diagnostics) the current bytes are taken as planned."""
+    (the Python API on a list of diagnostics) the current bytes are taken as planned.
+    ``refused`` maps the files the caller will not have written to why (a symlink
+    leading out of the folders named): neither fixed nor shown."""
     by_path: dict[str, list[Diagnostic]] = {}
     for diag in diagnostics:
         if _fixable(diag, unsafe):
@@ -149,6 +156,9 @@ def fix_files(
             fixed, applied = apply_fixes(sources[path], diags, unsafe=unsafe)
             if applied and fixed != sources[path]:
                 outcomes.append(FixOutcome(path, sources[path], fixed, applied))
+            continue
+        if refused and path in refused:
+            outcomes.append(FixOutcome(path, "", "", [], refused[path]))
             continue
         outcome = _fix_file(path, diags, unsafe, write, planned)
         if outcome is not None:

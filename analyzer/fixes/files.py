@@ -12,9 +12,15 @@ promises (docs/reliability.md):
   the lock checks that the path still names the inode it locked, and starts again if
   not (it then sees the new text, and stops with `CHANGED`).
 - **Atomic, and what the file was stays.** The new text goes to a temporary file in the
-  same folder, with the old file's mode (and owner, where allowed), and is moved over
-  it with ``os.replace``. A symlink is followed: its target is fixed and the link kept.
-  A file with hard links is rewritten in place instead, so that every link sees the fix.
+  same folder, with the old file's mode, owner (where allowed) and extended attributes
+  (ACLs, labels), and is moved over it with ``os.replace``: a write that fails, or a
+  run killed at any point, leaves the old text. A symlink is followed: its target is
+  fixed and the link kept (the caller decides whether the target may be written).
+- **A file with hard links is not written** (`HARD_LINKED`). Every link would have to
+  see the fix, and no system call replaces the contents of an inode at once: an
+  in-place write cut short by a full disk, ``ulimit -f`` or a kill leaves a file that
+  is neither the old text nor the new in every link. ``os.replace`` would instead
+  leave the other links silently on the old text.
 - **A read-only file is not written** (`READ_ONLY`), even by root.
 """
 
@@ -24,7 +30,7 @@ import hashlib
 import os
 import stat
 
-from analyzer.cache import atomic_write_bytes
+from analyzer.writes import AttributeNotKept, atomic_write_bytes
 
 try:
     import fcntl
@@ -35,6 +41,12 @@ WRITTEN = "written"
 CHANGED = "changed since analysis, not fixed"
 READ_ONLY = "read-only, not fixed"
 UNREADABLE = "cannot be read, not fixed"
+
+
+def hard_linked(links: int) -> str:
+    return (f"has {links} hard links, not fixed: no write can change every link at once "
+            "(`untrace check --diff` shows the fix)")
+
 
 _LOCK_ATTEMPTS = 20
 
@@ -97,19 +109,11 @@ def rewrite(path: str, planned: str, new: bytes) -> str:
             return CHANGED
         info = os.fstat(lock.fd)
         if info.st_nlink > 1:
-            _write_in_place(target, new)
-        else:
-            atomic_write_bytes(target, new, mode=stat.S_IMODE(info.st_mode), owner=(info.st_uid, info.st_gid), sync=True)
+            return hard_linked(info.st_nlink)
+        try:
+            atomic_write_bytes(target, new, keep=info, sync=True)
+        except AttributeNotKept as error:
+            return f"{error.strerror}, not fixed"
         return WRITTEN
     finally:
         lock.__exit__()
-
-
-def _write_in_place(path: str, data: bytes) -> None:
-    """Rewrite a hard-linked file through its own inode: ``os.replace`` would give this
-    path a new inode and leave the other links with the old text."""
-    with open(path, "r+b") as handle:
-        handle.write(data)
-        handle.truncate()
-        handle.flush()
-        os.fsync(handle.fileno())

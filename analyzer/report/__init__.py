@@ -35,11 +35,20 @@ class ReportContext:
     unreadable: int = 0  # directories a walk could not list (their files were not checked)
     notebooks: dict = field(default_factory=dict)  # path -> notebook.Notebook (its cells' lines)
     cwd: Path = field(default_factory=Path.cwd)
+    # sha256 of the bytes each file was analysed from (`CheckResult.hashes`): a file that
+    # holds other bytes now (edited while the run went on) has its lines not shown, since
+    # the findings' positions are those of the text analysed
+    analysed: dict[str, str] = field(default_factory=dict)
+    fix_requested: bool = False  # --fix ran: what is still fixable was not applied
+    changed: set[str] = field(default_factory=set)  # files found changed since analysis
     _lines: dict[str, list[str] | None] = field(default_factory=dict, repr=False)
 
     def lines(self, path: str) -> list[str] | None:
-        """The source lines of ``path`` (from memory or disk), or ``None``."""
+        """The source lines of ``path`` (from memory or disk), or ``None``: also when the
+        file no longer holds the bytes analysed (then it is in `changed`)."""
         if path not in self._lines:
+            import hashlib
+
             from analyzer.noqa import split_lines
             from analyzer.runner import decode_source
 
@@ -49,7 +58,12 @@ class ReportContext:
             if text is None and not not_regular(path):
                 try:
                     with open(path, "rb") as handle:
-                        text = decode_source(handle.read())
+                        data = handle.read()
+                    expected = self.analysed.get(path)
+                    if expected is not None and hashlib.sha256(data).hexdigest() != expected:
+                        self.changed.add(path)
+                    else:
+                        text = decode_source(data)
                 except OSError:
                     text = None
             self._lines[path] = split_lines(text) if text is not None else None
@@ -117,7 +131,9 @@ def summary(diagnostics: Sequence[Diagnostic], context: ReportContext) -> str:
         files = len({d.path for d in hazards})
         lines.append(f"Found {plural(len(hazards), 'hazard')} in {plural(files, 'file')} ({checked} checked){notes}.")
         fixable = sum(1 for d in diagnostics if context.fixable(d))
-        if fixable:
+        if fixable and context.fix_requested:
+            lines.append(f"[*] {fixable} fixable, not applied by --fix (see the warnings above).")
+        elif fixable:
             lines.append(f"[*] {fixable} fixable with the `--fix` option.")
         hidden = sum(1 for d in diagnostics if d.fix is not None and not context.fixable(d))
         if hidden:

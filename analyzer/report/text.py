@@ -77,6 +77,8 @@ def render_one(diag: Diagnostic, context: ReportContext, style: _Style | None = 
         for label, text in notes:
             lines.append(f"{gutter} {style('=', 'blue')} {style(label + ':', 'bold')} {style(text, '')}")
     else:
+        if diag.path in context.changed:
+            notes.append(("note", "the file changed since it was analysed; its lines are not shown"))
         for label, text in notes:
             lines.append(f"  {style(label + ':', 'bold')} {style(text, '')}")
     return "\n".join(lines) + "\n"

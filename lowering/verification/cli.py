@@ -175,9 +175,9 @@ def _render_reports(report, json_path: str | None, html_path: str | None) -> lis
 
 
 def _write_reports(outputs: list[tuple[str, str, bytes]]) -> None:
-    from analyzer.cache import atomic_write_bytes
+    from analyzer.outputs import write_output
     from lowering.arguments import writing
 
     for flag, path, data in outputs:
         with writing(flag, path):
-            atomic_write_bytes(path, data)
+            write_output(path, data)

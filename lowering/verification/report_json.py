@@ -12,7 +12,7 @@ def dumps(report: VerifyReport) -> str:
 
 
 def write(report: VerifyReport, path: str) -> None:
-    """Atomically, with the mode a plain ``open()`` gives."""
-    from analyzer.cache import atomic_write_bytes
+    """Where a shell redirection would write, a regular file atomically."""
+    from analyzer.outputs import write_output
 
-    atomic_write_bytes(path, dumps(report).encode("utf-8"))
+    write_output(path, dumps(report).encode("utf-8"))

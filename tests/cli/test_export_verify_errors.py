@@ -552,3 +552,47 @@ def test_a_construct_that_cannot_be_lowered_does_not_run_forward(project, capsys
     code, err = untrace(capsys, "export", "side.py:Side", "--input", "x:2x4")
     assert code == 1 and "cannot lower side.py:Side" in err, err
     assert not (project / "forward_ran").exists()
+
+
+# ------------------------------------------------- outputs go where a redirection would
+
+
+def test_export_through_a_symlink_writes_its_target_and_keeps_the_link(project, capsys):
+    (project / "models").mkdir()
+    (project / "latest.onnx").symlink_to("models/net.onnx")
+    code, err = untrace(capsys, "export", "m.py:build", "--input", "x:2x4", "-o", "latest.onnx")
+    assert code == 0, err
+    assert (project / "latest.onnx").is_symlink() and os.readlink(project / "latest.onnx") == "models/net.onnx"
+    assert (project / "models" / "net.onnx").stat().st_size > 0
+
+
+@pytest.mark.parametrize("flag", ["export", "--json", "--html"])
+def test_outputs_into_a_named_pipe_are_written_into_it(project, capsys, flag):
+    import threading
+
+    os.mkfifo(project / "out")
+    got: list[bytes] = []
+
+    def read():
+        with open(project / "out", "rb") as handle:
+            got.append(handle.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    if flag == "export":
+        code, err = untrace(capsys, "export", "m.py:build", "--input", "x:2x4", "-o", "out")
+    else:
+        code, err = untrace(capsys, "verify", "m.py:build", "--input", "x:2x4", "--compare", "none", flag, "out")
+    reader.join(20)
+    assert code == 0, err
+    assert stat.S_ISFIFO(os.lstat(project / "out").st_mode) and got and got[0]
+
+
+@pytest.mark.parametrize("command", ["export", "verify"])
+def test_an_output_may_not_overwrite_the_configuration(project, capsys, command):
+    (project / "pyproject.toml").write_text("[tool.untrace]\nopset = 18\n")
+    flag = "-o" if command == "export" else "--json"
+    code, err = untrace(capsys, command, "m.py:build", "--input", "x:2x4", *(["--compare", "none"] if command == "verify" else []),
+                        flag, "pyproject.toml")
+    assert_usage_error(code, err, f"{flag} pyproject.toml", "a configuration file this run reads")
+    assert (project / "pyproject.toml").read_text() == "[tool.untrace]\nopset = 18\n"

@@ -313,15 +313,19 @@ def test_fix_through_a_symlink_fixes_the_target_once_and_keeps_the_link(tmp_path
     assert (tmp_path / "real.py").read_text().count("torch.cond(") == 1
 
 
-def test_fix_keeps_hard_links_and_mode(tmp_path, monkeypatch, capsys):
+def test_a_hard_linked_file_is_not_fixed_and_keeps_its_links(tmp_path, monkeypatch, capsys):
+    """No write changes every link of an inode at once: an in-place write cut short
+    leaves every link torn, and a replace leaves the other links on the old text."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text(FIXABLE)
     os.chmod(tmp_path / "a.py", 0o640)
     os.link(tmp_path / "a.py", tmp_path / "b.txt")
-    check(capsys, "--no-cache", "--fix", "--unsafe-fixes", "a.py")
-    assert "torch.cond(" in (tmp_path / "b.txt").read_text()  # the other link sees the fix
+    code, out, err = check(capsys, "--no-cache", "--fix", "--unsafe-fixes", "a.py")
+    assert (tmp_path / "a.py").read_text() == FIXABLE == (tmp_path / "b.txt").read_text()
     assert os.stat(tmp_path / "a.py").st_nlink == 2
     assert stat.S_IMODE(os.stat(tmp_path / "a.py").st_mode) == 0o640
+    assert "a.py: has 2 hard links, not fixed" in err and code == 1
+    assert "[*] 1 fixable, not applied by --fix (see the warnings above)." in out
 
 
 def test_fix_keeps_the_mode_of_a_file_without_links(tmp_path, monkeypatch, capsys):
