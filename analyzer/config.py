@@ -4,7 +4,8 @@ The configuration comes from the nearest ``pyproject.toml`` that has a
 ``[tool.untrace]`` table, at or above the first checked path (or the current
 directory), as ruff finds ``[tool.ruff]``. ``--config PATH`` names the file instead.
 Every mistake in it (an unknown key, a wrong type, a code that names no rule) is a
-:class:`ConfigError` naming the file, which the command line turns into exit code 2.
+:class:`ConfigError` naming the file, which the command line turns into exit code 2. So is a ``pyproject.toml`` met on the way up that cannot be read as TOML
+(not UTF-8, invalid, nested too deep), with or without our table: it may hold it.
 
 Rule selection is layered the way ruff does it: the defaults, then the configuration
 file, then the command line. A layer with ``select`` starts again from that selection;
@@ -15,7 +16,8 @@ file, then the command line. A layer with ``select`` starts again from that sele
 from __future__ import annotations
 
 import os
-
+import re
+import reprlib
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -86,8 +88,22 @@ class Config:
         return replace(self, root=root)
 
 
-def find_config(start: Path | str | None = None) -> Path | None:
-    """The nearest ``pyproject.toml`` with a ``[tool.untrace]`` table at or above ``start``."""
+# What the user can do instead of fixing a broken pyproject.toml met on the way up
+# (``untrace check``'s way; export and verify, which have no --config, give their own).
+USE_CONFIG_OPTION = "name the configuration with --config PATH"
+
+
+def find_config(start: Path | str | None = None, *, instead: str = USE_CONFIG_OPTION) -> Path | None:
+    """The nearest ``pyproject.toml`` with a ``[tool.untrace]`` table at or above ``start``.
+
+    Every ``pyproject.toml`` on the way up is read, to learn whether it holds our table.
+    One that cannot be read (unreadable, not UTF-8, invalid TOML, nested too deep) is a
+    :class:`ConfigError`, not a file to step over: it may hold ``[tool.untrace]``, and
+    going on with the defaults or a configuration further up would change what is
+    reported without a word. ruff refuses a broken ``pyproject.toml`` on its way up the
+    same way. A broken file above the one that holds our table is never read.
+    ``instead`` ends the message: the other way out the command offers.
+    """
     here = Path(start if start is not None else Path.cwd()).absolute()
     if not os.path.isdir(here):
         here = here.parent
@@ -96,44 +112,82 @@ def find_config(start: Path | str | None = None) -> Path | None:
         # os.path.isfile: a directory that cannot be searched holds no configuration we
         # can read (pathlib's is_file raises PermissionError there)
         if os.path.isfile(candidate):
-            try:
-                text = candidate.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                continue
-            except OSError:
-                # it may hold our table: load_config reports why it cannot be read,
-                # rather than the run going on with another configuration
-                return candidate
-            try:
-                data = tomllib.loads(text)
-            except tomllib.TOMLDecodeError:
-                if f"tool.{SECTION}" in text:
-                    return candidate  # ours, but broken: load_config reports where
-                continue  # a broken unrelated pyproject.toml is not ours to report
+            data = read_toml(candidate, instead=instead)
             if isinstance(data.get("tool"), dict) and SECTION in data["tool"]:
                 return candidate
     return None
 
 
-def load_config(path: Path | str) -> Config:
-    """Read ``[tool.untrace]`` from ``path`` (a pyproject.toml, or any TOML file whose
-    top level holds the same keys)."""
+def read_toml(path: Path, *, instead: str | None = None) -> dict:
+    """The TOML document in ``path``, or a :class:`ConfigError` that names the file (and
+    the line and column where there is one) and says what to do. ``instead``: the file
+    was met looking for the configuration (not named with ``--config``), and this is
+    what the user can do other than fixing it."""
     from analyzer.files import not_regular
 
-    path = Path(path)
     kind = not_regular(str(path))
     if kind is not None:
         raise ConfigError(f"{path}: cannot read configuration: not a regular file ({kind})")
+    # What to do about a file the user may not think of as untrace's (found on the way
+    # up from the checked paths).
+    way_out = (
+        "; untrace reads every pyproject.toml from the checked paths up to the first with "
+        f"[tool.{SECTION}], and cannot tell whether this one holds it: fix it, or {instead}"
+        if instead is not None
+        else ""
+    )
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as error:
         raise ConfigError(f"{path}: cannot read configuration: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: configuration is not UTF-8") from None
     try:
-        data = tomllib.loads(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        # TOML files are UTF-8 by definition (toml.io, "Spec"): a file in another
+        # encoding is not a TOML file, whatever it holds.
+        line, column = _byte_position(data, error.start)
+        raise ConfigError(
+            f"{path}:{line}:{column}: invalid configuration: not UTF-8 (byte 0x{data[error.start]:02x}), "
+            f"and TOML files must be{way_out or '; save it as UTF-8'}"
+        ) from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+        where, message = _toml_error_position(str(error))
+        raise ConfigError(f"{path}{where}: invalid TOML: {message}{way_out}") from None
+    except RecursionError:
+        # tomllib reads arrays and inline tables by recursion; thousands of them inside
+        # each other exhaust Python's stack (no real configuration comes near)
+        raise ConfigError(
+            f"{path}: invalid configuration: arrays or inline tables nested too deep to read{way_out}"
+        ) from None
+
+
+def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of the byte at ``offset``."""
+    before = data[:offset]
+    line_start = before.rfind(b"\n") + 1
+    column = len(before[line_start:].decode("utf-8", errors="replace")) + 1
+    return before.count(b"\n") + 1, column
+
+
+_TOML_POSITION = re.compile(r"^(?P<message>.*) \(at line (?P<line>\d+), column (?P<column>\d+)\)$", re.DOTALL)
+
+
+def _toml_error_position(message: str) -> tuple[str, str]:
+    """tomllib's "msg (at line L, column C)" as (":L:C", "msg"), the way untrace names
+    positions elsewhere."""
+    match = _TOML_POSITION.match(message)
+    if match is None:
+        return "", message
+    return f":{match['line']}:{match['column']}", match["message"]
+
+
+def load_config(path: Path | str) -> Config:
+    """Read ``[tool.untrace]`` from ``path`` (a pyproject.toml, or any TOML file whose
+    top level holds the same keys)."""
+    path = Path(path)
+    data = read_toml(path)
     if isinstance(data.get("tool"), dict) and SECTION in data["tool"]:
         table = data["tool"][SECTION]
         where = f"[tool.{SECTION}]"
@@ -172,22 +226,48 @@ def parse_table(table: dict, *, root: Path, source: Path | None = None, where: s
 def _convert(value, kind: str, label: str):
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ConfigError(f"{label} must be a positive integer, not {value!r}")
+            raise ConfigError(f"{label} must be a positive integer, not {_shown(value)}")
         return value
     if kind in ("codes", "globs"):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{label} must be a list of strings, not {value!r}")
+            raise ConfigError(f"{label} must be a list of strings, not {_shown(value)}")
         return tuple(v.strip().upper() if kind == "codes" else v for v in value)
     if kind == "mapping":
         if not isinstance(value, dict):
-            raise ConfigError(f"{label} must be a table of glob = [codes], not {value!r}")
+            raise ConfigError(f"{label} must be a table of glob = [codes], not {_shown(value)}")
         out = {}
         for glob, codes in value.items():
             if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
-                raise ConfigError(f"{label}: `{glob}` must be a list of rule codes, not {codes!r}")
+                raise ConfigError(f"{label}: `{_start(glob)}` must be a list of rule codes, not {_shown(codes)}")
+            _check_glob(glob, label)
             out[glob] = tuple(c.strip().upper() for c in codes)
         return out
     raise AssertionError(kind)
+
+
+def _check_glob(glob: str, label: str) -> None:
+    """A per-file-ignores glob is compiled when findings are filtered; one pathspec
+    refuses (``!`` alone, a trailing ``\\``) is this file's mistake, said before any work."""
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([glob])
+    except Exception as error:  # pathspec raises several kinds for bad patterns
+        raise ConfigError(f"{label}: invalid glob `{_start(glob)}`: {error}") from None
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxother = 3, 4, 4, 60, 60
+
+
+def _shown(value) -> str:
+    """A value from the file as a message shows it: its start, however long or deep."""
+    return _SHORT.repr(value)
+
+
+def _start(text: str) -> str:
+    """A string from the file (a key, a glob) as a message shows it."""
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _closest(word: str, candidates: Iterable[str]) -> str | None:
@@ -263,12 +343,14 @@ def known_codes() -> dict[str, bool]:
     return codes
 
 
-def resolve_config(paths: Sequence[str], explicit: str | Path | None = None) -> Config:
-    """The configuration the command line uses for ``paths``."""
+def resolve_config(paths: Sequence[str], explicit: str | Path | None = None, *,
+                   instead: str = USE_CONFIG_OPTION) -> Config:
+    """The configuration the command line uses for ``paths`` (``instead``: see
+    :func:`find_config`)."""
     if explicit is not None:
         return load_config(explicit)
     first = next((p for p in paths if p != "-"), None)
-    found = find_config(first)
+    found = find_config(first, instead=instead)
     if found is not None:
         return load_config(found)
     return Config(root=Path.cwd())

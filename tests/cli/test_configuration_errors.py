@@ -1,0 +1,121 @@
+"""Configuration and data files untrace reads: read as they are, or refused with a usage
+error that names the file (and the position, where there is one), never skipped without
+a word and never an internal error (issue 22, items 6 and 15; docs/reliability.md)."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zipfile
+
+import pytest
+
+from analyzer.config import ConfigError
+
+NOT_UTF8 = b'[tool.untrace]\nselect = ["UT201"]\n# caf\xe9\n'
+WAY_UP = ("untrace reads every pyproject.toml from the checked paths up to the first with [tool.untrace], "
+          "and cannot tell whether this one holds it: fix it, or name the configuration with --config PATH")
+
+
+def usage_error(cli, *argv) -> str:
+    """The one-line message of a usage error: exit 2, nothing on stdout, no bug."""
+    code, out, err = cli("check", "--no-cache", *argv)
+    assert (code, out) == (2, ""), err
+    assert err.startswith("untrace: error: ") and err.count("\n") == 1, err
+    assert "internal error" not in err and "Traceback" not in err
+    return err.removeprefix("untrace: error: ").rstrip("\n")
+
+
+# ------------------------------------------------------------------ 6. a pyproject.toml that is not UTF-8, or not TOML
+
+
+@pytest.mark.parametrize("table", [True, False], ids=["our-table", "no-table"])
+def test_a_pyproject_that_is_not_utf8_is_refused_at_its_first_bad_byte(fake, tree, cli, table):
+    # With our table it used to be skipped, and the run went on with the defaults (its
+    # select was lost); without, it may hold our table for all untrace can tell.
+    data = NOT_UTF8 if table else NOT_UTF8.replace(b"[tool.untrace]", b"[project]")
+    (tree / "pkg" / "pyproject.toml").write_bytes(data)
+    assert usage_error(cli, "pkg/model.py") == (
+        f"{tree / 'pkg' / 'pyproject.toml'}:3:6: invalid configuration: not UTF-8 (byte 0xe9), "
+        f"and TOML files must be; {WAY_UP}"
+    )
+
+
+def test_a_config_named_with_config_that_is_not_utf8_is_refused(fake, tree, cli):
+    (tree / "other.toml").write_bytes(b'select = ["UT201"]\n\xff = 1\n')
+    assert usage_error(cli, "--config", "other.toml", "pkg/model.py") == (
+        "other.toml:2:1: invalid configuration: not UTF-8 (byte 0xff), and TOML files must be; save it as UTF-8"
+    )
+
+
+def test_an_invalid_pyproject_on_the_way_up_is_refused_even_without_our_table(fake, tree, cli):
+    # It used to be stepped over unless its text held "tool.untrace": a table spelled
+    # `[tool . untrace]`, or a broken file, changed the configuration without a word.
+    (tree / "pkg" / "pyproject.toml").write_text('[project\nname = "x"\n')
+    assert usage_error(cli, "pkg/model.py") == (
+        f"{tree / 'pkg' / 'pyproject.toml'}:1:9: invalid TOML: Expected ']' at the end of a table declaration; {WAY_UP}"
+    )
+
+
+def test_a_broken_pyproject_above_the_configuration_is_never_read(fake, tree, cli):
+    (tree / "pyproject.toml").write_bytes(b"[project\n\xff\n")
+    (tree / "pkg" / "pyproject.toml").write_text('[tool.untrace]\nselect = ["UT201"]\n')
+    code, out, err = cli("check", "--no-cache", "--output-format", "json", "pkg/model.py")
+    assert code == 1, err
+    assert [d["code"] for d in json.loads(out)] == ["UT201"]
+
+
+@pytest.mark.parametrize("command", ["export", "verify"])
+def test_export_and_verify_refuse_a_pyproject_they_cannot_read_for_the_opset(tmp_path, monkeypatch, capsys, command):
+    from analyzer.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(
+        "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x + 1\n"
+    )
+    (tmp_path / "pyproject.toml").write_bytes(b"[tool.untrace]\nopset = 17\n# \xe9\n")
+    code = main([command, "m.py:Net", "--input", "x:2x4"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err == (
+        f"untrace {command}: {tmp_path / 'pyproject.toml'}:3:3: invalid configuration: not UTF-8 (byte 0xe9), "
+        "and TOML files must be; untrace reads every pyproject.toml from the checked paths up to the first with "
+        "[tool.untrace], and cannot tell whether this one holds it: fix it, or give the opset with --opset N "
+        "(the configuration is then not read)\n"
+    )
+
+
+def test_a_per_file_ignores_glob_pathspec_refuses_is_an_invalid_configuration(fake, tree, cli):
+    # found with item 6: it was "internal error: GitIgnorePatternError ... this is a bug"
+    (tree / "pyproject.toml").write_text('[tool.untrace]\nper-file-ignores = { "!" = ["UT1"] }\n')
+    assert usage_error(cli, "pkg/model.py") == (
+        f"{tree / 'pyproject.toml'}: [tool.untrace]: `per-file-ignores`: invalid glob `!`: Invalid git pattern: '!'"
+    )
+
+
+# ------------------------------------------------------------------ 15. nesting too deep to read
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[tool.untrace]\nselect = " + "[" * 5000 + "]" * 5000,
+        "[tool.untrace]\nper-file-ignores = " + "{a = " * 5000 + "1" + "}" * 5000,
+        '[project]\nname = "x"\nkeywords = ' + "[" * 5000 + "]" * 5000,  # not ours, but may be
+    ],
+    ids=["list", "inline-table", "no-table"],
+)
+def test_toml_nested_thousands_deep_is_an_invalid_configuration(fake, tree, cli, text):
+    (tree / "pyproject.toml").write_text(text + "\n")
+    assert usage_error(cli, "pkg/model.py") == (
+        f"{tree / 'pyproject.toml'}: invalid configuration: arrays or inline tables nested too deep to read; {WAY_UP}"
+    )
+
+
+def test_a_deep_or_long_wrong_value_is_shown_by_its_start(fake, tree, cli):
+    (tree / "pyproject.toml").write_text("[tool.untrace]\nselect = " + "[" * 200 + "]" * 200 + "\n")
+    assert usage_error(cli, "pkg/model.py").endswith("`select` must be a list of strings, not [[[[...]]]]")
+    (tree / "pyproject.toml").write_text("[tool.untrace]\nselect = [" + '"UT101", ' * 20000 + "1]\n")
+    assert usage_error(cli, "pkg/model.py").endswith(
+        "`select` must be a list of strings, not ['UT101', 'UT101', 'UT101', 'UT101', ...]"
+    )
