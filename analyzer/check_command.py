@@ -69,7 +69,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from analyzer.config import ConfigError, Selection, parse_codes, resolve_config
+    from analyzer.config import ConfigError, Selection, check_selection, parse_codes, resolve_config
     from analyzer.discovery import discover
     from analyzer.outputs import output_problem
     from analyzer.report import ReportContext, render, render_statistics
@@ -90,6 +90,8 @@ def _check(args: argparse.Namespace) -> int:
             extend_select=parse_codes(args.extend_select or ""),
             ignore=parse_codes(args.ignore or ""),
         )
+        # a selection that would report nothing is refused before any file is looked at
+        check_selection(config, selection)
         found = discover(paths, config, force_exclude=args.force_exclude)
     except ConfigError as error:
         raise UsageError(str(error)) from None

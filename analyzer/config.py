@@ -3,14 +3,16 @@
 The configuration comes from the nearest ``pyproject.toml`` that has a
 ``[tool.untrace]`` table, at or above the first checked path (or the current
 directory), as ruff finds ``[tool.ruff]``. ``--config PATH`` names the file instead.
-Every mistake in it (an unknown key, a wrong type, a code that names no rule) is a
-:class:`ConfigError` naming the file, which the command line turns into exit code 2. So is a ``pyproject.toml`` met on the way up that cannot be read as TOML
+Every mistake in it (an unknown key, a wrong type, a code that names no rule, an empty
+``select``) is a :class:`ConfigError` naming the file, which the command line turns into
+exit code 2. So is a ``pyproject.toml`` met on the way up that cannot be read as TOML
 (not UTF-8, invalid, nested too deep), with or without our table: it may hold it.
 
 Rule selection is layered the way ruff does it: the defaults, then the configuration
 file, then the command line. A layer with ``select`` starts again from that selection;
 ``extend-select`` adds to what the layers before chose; ``ignore`` removes. UT000
-(the file could not be read or parsed) is always reported unless ignored by name.
+(the file could not be read or parsed) is always reported unless ignored by name. A
+selection that leaves no rule on is a usage error (:func:`check_selection`).
 """
 
 from __future__ import annotations
@@ -213,6 +215,12 @@ def parse_table(table: dict, *, root: Path, source: Path | None = None, where: s
             raise ConfigError(f"{label}: unknown key `{key}`{hint}; known keys: {', '.join(sorted(_KEYS))}")
         attribute, kind = _KEYS[key]
         values[attribute] = _convert(value, kind, f"{label}: `{key}`")
+        if key == "select" and not value:
+            # as `--select ''`: no rule would run, and every file would be reported clean
+            raise ConfigError(
+                f"{label}: `select` is empty, which turns every rule off; list the codes to report "
+                "(ALL for every rule), or remove `select` for the default rules"
+            )
     config = Config(root=root, path=source, **values)
     bad = check_codes(
         [*(config.select or ()), *config.extend_select, *config.ignore]
@@ -318,6 +326,17 @@ def enabled_codes(layers: Sequence[Selection], all_codes: dict[str, bool]) -> fr
 
     ``all_codes`` maps every known code to whether it is on by default.
     """
+    on = set(_selected(layers, all_codes))
+    ignored_by_name = any(
+        _normalise(p) != "ALL" and ALWAYS_ON.startswith(_normalise(p)) for layer in layers for p in layer.ignore
+    )
+    if not ignored_by_name:
+        on.add(ALWAYS_ON)
+    return frozenset(on)
+
+
+def _selected(layers: Sequence[Selection], all_codes: dict[str, bool]) -> set[str]:
+    """The codes the layers turn on, without the UT000 that is on unless ignored by name."""
     on = {code for code, default in all_codes.items() if default}
     for layer in layers:
         if layer.select is not None:
@@ -327,12 +346,49 @@ def enabled_codes(layers: Sequence[Selection], all_codes: dict[str, bool]) -> fr
         on |= {code for code in all_codes if _matches(code, extend)}
         ignore = [_normalise(p) for p in layer.ignore]
         on -= {code for code in all_codes if _matches(code, ignore)}
-    ignored_by_name = any(
-        _normalise(p) != "ALL" and ALWAYS_ON.startswith(_normalise(p)) for layer in layers for p in layer.ignore
+    return on
+
+
+def check_selection(config: Config, cli: Selection | None = None) -> None:
+    """Refuse a rule selection that names no rule, or that leaves no rule on.
+
+    A selection after which no rule is on (``--select UT101 --ignore UT1``, ``--ignore
+    ALL``, the configuration's ``ignore`` covering its ``select``) would check every file
+    and report it clean: the same trap as an empty ``select``, so the same usage error.
+    ruff accepts such a selection and prints "All checks passed!"; a pre-commit hook or
+    CI job then passes whatever the code holds. UT000, on unless ignored by name, does
+    not count: only a run that selects it itself (``--select UT000``, parse errors only)
+    means to report nothing else.
+    """
+    for label, patterns in (
+        ("--select", cli.select if cli else None),
+        ("--extend-select", cli.extend_select if cli else ()),
+        ("--ignore", cli.ignore if cli else ()),
+    ):
+        bad = check_codes(patterns or ())
+        if bad:
+            raise ConfigError(f"{label}: unknown rule code(s): {', '.join(bad)} (see `untrace rule`)")
+    layers = [config.selection] + ([cli] if cli else [])
+    if _selected(layers, known_codes()):
+        return
+    given = []
+    if config.selection != Selection():
+        given.append(f"{_layer_text(config.selection, '{key} = {codes}')} in {config.path or 'the configuration'}")
+    if cli is not None and cli != Selection():
+        given.append(_layer_text(cli, "--{key} {joined}"))
+    raise ConfigError(
+        f"no rule is left to report ({'; then '.join(given)}): every file would be reported clean; "
+        "select at least one rule (`untrace rule` lists them), or ignore fewer"
     )
-    if not ignored_by_name:
-        on.add(ALWAYS_ON)
-    return frozenset(on)
+
+
+def _layer_text(layer: Selection, form: str) -> str:
+    parts = []
+    for key, codes in (("select", layer.select), ("extend-select", layer.extend_select), ("ignore", layer.ignore)):
+        if codes is not None and (codes or key == "select"):
+            parts.append(form.format(key=key, codes="[" + ", ".join(f'"{c}"' for c in codes) + "]",
+                                     joined=",".join(codes) or "''"))
+    return ", ".join(parts) if "=" in form else " ".join(parts)
 
 
 def known_codes() -> dict[str, bool]:

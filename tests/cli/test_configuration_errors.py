@@ -1,6 +1,6 @@
 """Configuration and data files untrace reads: read as they are, or refused with a usage
 error that names the file (and the position, where there is one), never skipped without
-a word and never an internal error (issue 22, items 6 and 15; docs/reliability.md)."""
+a word and never an internal error (issue 22, items 6, 8 and 15; docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -91,6 +91,73 @@ def test_a_per_file_ignores_glob_pathspec_refuses_is_an_invalid_configuration(fa
     assert usage_error(cli, "pkg/model.py") == (
         f"{tree / 'pyproject.toml'}: [tool.untrace]: `per-file-ignores`: invalid glob `!`: Invalid git pattern: '!'"
     )
+
+
+# ------------------------------------------------------------------ 8. a selection that leaves nothing to report
+
+
+def test_an_empty_select_in_the_configuration_is_a_usage_error(fake, tree, cli):
+    (tree / "pyproject.toml").write_text("[tool.untrace]\nselect = []\n")
+    assert usage_error(cli, "pkg/model.py") == (
+        f"{tree / 'pyproject.toml'}: [tool.untrace]: `select` is empty, which turns every rule off; "
+        "list the codes to report (ALL for every rule), or remove `select` for the default rules"
+    )
+    (tree / "other.toml").write_text("select = []\n")
+    assert usage_error(cli, "--config", "other.toml", "pkg/model.py").startswith(
+        "other.toml: top level: `select` is empty"
+    )
+
+
+def test_empty_extend_select_and_ignore_change_nothing(fake, tree, cli):
+    (tree / "pyproject.toml").write_text("[tool.untrace]\nextend-select = []\nignore = []\n")
+    code, out, err = cli("check", "--no-cache", "--output-format", "json", "pkg/model.py")
+    assert code == 1, err
+    assert [d["code"] for d in json.loads(out)] == ["UT101", "UT201"]
+
+
+@pytest.mark.parametrize(
+    "table, argv, given",
+    [
+        ("", ["--select", "UT101", "--ignore", "UT1"], "--select UT101 --ignore UT1"),
+        ("", ["--ignore", "ALL"], "--ignore ALL"),
+        ("", ["--select", "UT103", "--extend-select", "UT101", "--ignore", "UT10"],
+         "--select UT103 --extend-select UT101 --ignore UT10"),
+        ('select = ["UT2"]\nignore = ["UT201"]', [], 'select = ["UT2"], ignore = ["UT201"] in {config}'),
+        ('select = ["UT101"]', ["--ignore", "UT101"], 'select = ["UT101"] in {config}; then --ignore UT101'),
+    ],
+)
+def test_a_selection_that_leaves_no_rule_on_is_a_usage_error(fake, tree, cli, table, argv, given):
+    # It used to check every file and print "No hazards found", exit 0: a pre-commit hook
+    # or CI job then passes whatever the code holds.
+    (tree / "pyproject.toml").write_text(f"[tool.untrace]\n{table}\n")
+    given = given.format(config=tree / "pyproject.toml")
+    assert usage_error(cli, *argv, "pkg/model.py") == (
+        f"no rule is left to report ({given}): every file would be reported clean; "
+        "select at least one rule (`untrace rule` lists them), or ignore fewer"
+    )
+
+
+def test_the_command_line_may_select_again_what_the_configuration_turned_off(fake, tree, cli):
+    (tree / "pyproject.toml").write_text('[tool.untrace]\nselect = ["UT101"]\nignore = ["UT1"]\n')
+    code, out, err = cli("check", "--no-cache", "--output-format", "json", "--select", "UT201", "pkg/model.py")
+    assert code == 1, err
+    assert [d["code"] for d in json.loads(out)] == ["UT201"]
+
+
+def test_selecting_parse_errors_only_is_a_selection(fake, tree, cli):
+    (tree / "pkg" / "broken.py").write_text("def f(:\n")
+    code, out, err = cli("check", "--no-cache", "--output-format", "json", "--select", "UT000", "pkg")
+    assert code == 1, err
+    assert [(d["path"], d["code"]) for d in json.loads(out)] == [("pkg/broken.py", "UT000")]
+
+
+def test_the_api_refuses_a_selection_that_leaves_no_rule_on(fake, tree):
+    from analyzer import check_paths, check_source
+
+    with pytest.raises(ConfigError, match=r"^no rule is left to report \(--select ''\)"):
+        check_source("x = 1\n", "m.py", select=[])
+    with pytest.raises(ConfigError, match=r"^no rule is left to report \(--ignore ALL\)"):
+        check_paths(["pkg"], ignore=["ALL"], use_cache=False, jobs=1)
 
 
 # ------------------------------------------------------------------ 15. nesting too deep to read
