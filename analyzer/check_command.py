@@ -90,8 +90,13 @@ def _check(args: argparse.Namespace) -> int:
             extend_select=parse_codes(args.extend_select or ""),
             ignore=parse_codes(args.ignore or ""),
         )
-        # a selection that would report nothing is refused before any file is looked at
+        # what would make the run report nothing, or lose its cache, is refused before
+        # any file is looked at
         check_selection(config, selection)
+        if not args.no_cache and args.cache_dir is not None:
+            from analyzer.cache import check_cache_root
+
+            check_cache_root(args.cache_dir, "--cache-dir")
         found = discover(paths, config, force_exclude=args.force_exclude)
     except ConfigError as error:
         raise UsageError(str(error)) from None

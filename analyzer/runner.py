@@ -110,7 +110,7 @@ def run_check(
         from analyzer.cache import CACHE_DIR_NAME, Cache
 
         # the same files as the analysis' Project: cached import answers are checked against it
-        cache = Cache(Path(cache_dir) if cache_dir is not None else config.root / CACHE_DIR_NAME, all_files)
+        cache = Cache(cache_dir if cache_dir is not None else config.root / CACHE_DIR_NAME, all_files)
 
     found: list[Diagnostic] = []
     pending: list[tuple[str, bytes | str, str | None]] = []  # path, source, cache key
