@@ -186,3 +186,40 @@ def test_a_deep_or_long_wrong_value_is_shown_by_its_start(fake, tree, cli):
     assert usage_error(cli, "pkg/model.py").endswith(
         "`select` must be a list of strings, not ['UT101', 'UT101', 'UT101', 'UT101', ...]"
     )
+
+
+def test_a_notebook_nested_100000_deep_is_ut000_and_the_run_goes_on(fake, tree, cli):
+    (tree / "pkg" / "deep.ipynb").write_text("[" * 100_000 + "]" * 100_000)
+    code, out, err = cli("check", "--no-cache", "--output-format", "json", "pkg")
+    assert code == 1, err
+    found = [(d["path"], d["code"], d["message"]) for d in json.loads(out)]
+    assert ("pkg/deep.ipynb", "UT000", "not a valid notebook: JSON nested too deep") in found
+    assert ("pkg/model.py", "UT101") in [(path, code) for path, code, _ in found]
+
+
+def test_a_gitignore_of_deep_patterns_does_not_stop_the_walk(fake, tree, cli):
+    (tree / "pkg" / ".gitignore").write_text("[" * 100_000 + "\n" + "**/" * 30_000 + "x\n" + "(" * 10_000 + "\n")
+    code, out, err = cli("check", "--no-cache", "--output-format", "json", "pkg")
+    assert code == 1, err
+    assert sorted({d["path"] for d in json.loads(out)}) == ["pkg/model.py"]
+
+
+def _npz_with_header(path, header: str) -> None:
+    """An .npz holding one array `x` whose .npy header is ``header`` (padded as numpy does)."""
+    header += " " * ((64 - (len(header) + 11) % 64) % 64) + "\n"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x.npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
+
+
+def test_verify_inputs_whose_array_header_is_nested_too_deep(tmp_path):
+    from lowering.verification.inputs import load_npz
+
+    path = tmp_path / "deep.npz"
+    _npz_with_header(path, "{'descr': '<f4', 'fortran_order': False, 'shape': " + "(" * 3000 + ")" * 3000 + "}")
+    with pytest.raises(ValueError) as caught:
+        load_npz(str(path), ["x"])
+    message = str(caught.value)
+    # numpy's message quoted the 6,000-character header and named no file
+    assert message.startswith(f"{path}: array 'x' cannot be read (Cannot parse header: ")
+    assert message.endswith("...); write the file again with np.savez(path, x=...)")
+    assert len(message) < 300 + len(str(path))
