@@ -20,8 +20,19 @@ The cache owns only what it made. The root is used only when it is new, empty, o
 nothing but what untrace writes there (``CACHEDIR.TAG``, its ``.gitignore``, version
 folders); anything else is a ``CacheError`` before any file is checked, and nothing is
 deleted. A ``.gitignore`` holding ``*`` is written only into a root untrace created. A
-stale version folder is removed only when its name has our pattern *and* it holds the
-marker file written when it was made.
+root under a regular file, or an empty name, is a ``CacheError`` too: a run that cannot
+make its cache would run without one, unsaid.
+
+Versions share a root. Two of them in use at once (a pre-commit hook pinned to one, a
+virtual environment with another) must not delete each other's folder on every run, so
+a version folder is removed only when it has not been used for ``STALE_AFTER``. Each run
+marks its own folder as used by touching its marker file, at most once every
+``MARK_EVERY`` (one ``stat`` a run, one ``utime`` a day), and then sweeps; a run that
+makes its folder sweeps too. A folder is removed only when its name has our pattern
+*and* it holds the marker file written when it was made, and that marker is older than
+``STALE_AFTER``. Removing a folder while its version runs costs that run misses (a
+missing entry is a miss; a new entry goes into a new, unmarked folder), never a wrong
+answer.
 
 Writes go to a temporary file and ``os.replace`` it into place, so a concurrent reader
 sees either nothing or a whole entry. An entry that cannot be read or parsed is a miss.
@@ -34,6 +45,7 @@ import json
 import os
 import re
 import shutil
+import time
 from functools import cache
 from pathlib import Path
 
@@ -58,6 +70,11 @@ GITIGNORE = b"# Automatically created by untrace.\n*\n"
 # Written into each version folder when it is made: what makes a folder ours to delete.
 VERSION_MARKER = ".untrace-cache-version"
 _VERSION_NAME = re.compile(r"\d+\.\d+[^/\\]*-[0-9a-f]{16}")
+# A version folder whose marker has not been touched for this long is another version's
+# that nobody runs any more (see the module doc); each run touches its own at most every
+# MARK_EVERY.
+STALE_AFTER = 7 * 24 * 3600
+MARK_EVERY = 24 * 3600
 # What `atomic_write_bytes` leaves for an instant (or after a crash) beside a file.
 _TEMPORARY = re.compile(r"\.(CACHEDIR\.TAG|\.gitignore)\..+\.tmp")
 
@@ -90,6 +107,7 @@ def analyzer_hash() -> str:
 
 class Cache:
     def __init__(self, root: Path | str, files=()):
+        check_cache_root(root)
         self.root = Path(root)
         self.directory = self.root / f"{__version__}-{analyzer_hash()}"
         self._files = list(files)
@@ -99,36 +117,45 @@ class Cache:
         self._answers_fingerprint: str | None = None
         self._new_answers: dict[str, str] = {}
         self._prepared = False
-        self._check_root()
+        self._mark_used()
 
-    def _check_root(self) -> None:
-        """Refuse a root that holds anything untrace did not make (see the module doc)."""
-        if not os.path.lexists(self.root):
-            return
-        if self.root.is_symlink():
-            raise CacheError(f"cache directory {self.root} is a symlink; name the folder it points to, "
-                             "or a new or empty folder")
-        if not self.root.is_dir():
-            raise CacheError(f"cache directory {self.root} is not a directory; name a new or empty folder")
+    # -- the versions sharing the root -------------------------------------------------
+    def _mark_used(self) -> None:
+        """Mark this version's folder as used (touch its marker) when that was last done
+        ``MARK_EVERY`` ago or more, then sweep the folders of versions unused for
+        ``STALE_AFTER``. A folder not made yet is marked and swept by ``_prepare``."""
+        marker = self.directory / VERSION_MARKER
         try:
-            names = sorted(os.listdir(self.root))
-        except OSError as error:
-            raise CacheError(f"cannot read cache directory {self.root}: {error.strerror or error}") from None
-        foreign = [name for name in names if not self._ours(name)]
-        if foreign:
-            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-            raise CacheError(
-                f"cache directory {self.root} holds files untrace did not make ({shown}); "
-                "name a new or empty folder for the cache (nothing was changed)"
-            )
+            used = os.lstat(marker).st_mtime
+        except OSError:
+            return
+        now = time.time()
+        # abs: a marker dated in the future (a clock set back, a copied cache) is marked
+        # with the time of now instead of being trusted for years
+        if abs(now - used) < MARK_EVERY or not _holds(marker, _marker_text(self.directory.name)):
+            return
+        try:
+            os.utime(marker)  # a regular file of ours (_holds), not a link to follow
+        except OSError:
+            return  # a read-only cache is read as it is, and never swept
+        self._sweep(now)
 
-    def _ours(self, name: str) -> bool:
-        path = self.root / name
-        if name == "CACHEDIR.TAG" or name == ".gitignore":
-            return _holds(path, CACHEDIR_TAG if name == "CACHEDIR.TAG" else GITIGNORE)
-        if _VERSION_NAME.fullmatch(name):
-            return path.is_dir() and not path.is_symlink()
-        return bool(_TEMPORARY.fullmatch(name)) and path.is_file()
+    def _sweep(self, now: float) -> None:
+        """Remove the folders of other versions that were not used for ``STALE_AFTER``
+        (ours by name and marker: see the module doc)."""
+        try:
+            siblings = list(self.root.iterdir())
+        except OSError:
+            return
+        for sibling in siblings:
+            if sibling == self.directory or not _is_our_version_folder(sibling):
+                continue
+            try:
+                used = os.lstat(sibling / VERSION_MARKER).st_mtime
+            except OSError:
+                continue
+            if now - used >= STALE_AFTER:
+                shutil.rmtree(sibling, ignore_errors=True)
 
     # -- hashes of files, shared by keys and dependency checks ------------------------
     def remember(self, path: str, data: bytes) -> str:
@@ -267,9 +294,52 @@ class Cache:
         except FileExistsError:
             return
         atomic_write_bytes(self.directory / VERSION_MARKER, _marker_text(self.directory.name))
-        for sibling in self.root.iterdir():
-            if sibling != self.directory and _is_our_version_folder(sibling):
-                shutil.rmtree(sibling, ignore_errors=True)
+        self._sweep(time.time())
+
+
+def check_cache_root(root: Path | str, label: str = "cache directory") -> None:
+    """Refuse a cache root untrace will not use (a :class:`CacheError`, before any work):
+    an empty name, a path under something that is not a folder, a symlink, a file, a
+    folder holding anything untrace did not make (see the module doc)."""
+    text = os.fspath(root)
+    if not text:
+        # Path("") is "."; an empty --cache-dir is a slip (an unset variable), not a
+        # request to put the cache in the working directory
+        raise CacheError(f"{label}: empty name; name a folder for the cache, or pass --no-cache")
+    root = Path(text)
+    if not os.path.lexists(root):
+        # made on the first write; one that cannot be made (under a file) would leave the
+        # run without a cache, unsaid (writes that fail are skipped, for read-only trees)
+        above = next((folder for folder in root.parents if os.path.lexists(folder)), None)
+        if above is not None and not os.path.isdir(above):
+            raise CacheError(f"cache directory {root} cannot be made: {above} is not a directory; "
+                             "name a new or empty folder")
+        return
+    if root.is_symlink():
+        raise CacheError(f"cache directory {root} is a symlink; name the folder it points to, "
+                         "or a new or empty folder")
+    if not root.is_dir():
+        raise CacheError(f"cache directory {root} is not a directory; name a new or empty folder")
+    try:
+        names = sorted(os.listdir(root))
+    except OSError as error:
+        raise CacheError(f"cannot read cache directory {root}: {error.strerror or error}") from None
+    foreign = [name for name in names if not _ours(root, name)]
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise CacheError(
+            f"cache directory {root} holds files untrace did not make ({shown}); "
+            "name a new or empty folder for the cache (nothing was changed)"
+        )
+
+
+def _ours(root: Path, name: str) -> bool:
+    path = root / name
+    if name == "CACHEDIR.TAG" or name == ".gitignore":
+        return _holds(path, CACHEDIR_TAG if name == "CACHEDIR.TAG" else GITIGNORE)
+    if _VERSION_NAME.fullmatch(name):
+        return path.is_dir() and not path.is_symlink()
+    return bool(_TEMPORARY.fullmatch(name)) and path.is_file()
 
 
 def _marker_text(name: str) -> bytes:

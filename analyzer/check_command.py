@@ -69,7 +69,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from analyzer.config import ConfigError, Selection, config_candidates, parse_codes, resolve_config
+    from analyzer.config import ConfigError, Selection, check_selection, config_candidates, parse_codes, resolve_config
     from analyzer.discovery import discover
     from analyzer.outputs import output_problem
     from analyzer.report import ReportContext, render, render_statistics
@@ -90,6 +90,13 @@ def _check(args: argparse.Namespace) -> int:
             extend_select=parse_codes(args.extend_select or ""),
             ignore=parse_codes(args.ignore or ""),
         )
+        # what would make the run report nothing, or lose its cache, is refused before
+        # any file is looked at
+        check_selection(config, selection)
+        if not args.no_cache and args.cache_dir is not None:
+            from analyzer.cache import check_cache_root
+
+            check_cache_root(args.cache_dir, "--cache-dir")
         found = discover(paths, config, force_exclude=args.force_exclude)
     except ConfigError as error:
         raise UsageError(str(error)) from None

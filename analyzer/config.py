@@ -3,19 +3,23 @@
 The configuration comes from the nearest ``pyproject.toml`` that has a
 ``[tool.untrace]`` table, at or above the first checked path (or the current
 directory), as ruff finds ``[tool.ruff]``. ``--config PATH`` names the file instead.
-Every mistake in it (an unknown key, a wrong type, a code that names no rule) is a
-:class:`ConfigError` naming the file, which the command line turns into exit code 2.
+Every mistake in it (an unknown key, a wrong type, a code that names no rule, an empty
+``select``) is a :class:`ConfigError` naming the file, which the command line turns into
+exit code 2. So is a ``pyproject.toml`` met on the way up that cannot be read as TOML
+(not UTF-8, invalid, nested too deep), with or without our table: it may hold it.
 
 Rule selection is layered the way ruff does it: the defaults, then the configuration
 file, then the command line. A layer with ``select`` starts again from that selection;
 ``extend-select`` adds to what the layers before chose; ``ignore`` removes. UT000
-(the file could not be read or parsed) is always reported unless ignored by name.
+(the file could not be read or parsed) is always reported unless ignored by name. A
+selection that leaves no rule on is a usage error (:func:`check_selection`).
 """
 
 from __future__ import annotations
 
 import os
-
+import re
+import reprlib
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -86,8 +90,22 @@ class Config:
         return replace(self, root=root)
 
 
-def find_config(start: Path | str | None = None) -> Path | None:
-    """The nearest ``pyproject.toml`` with a ``[tool.untrace]`` table at or above ``start``."""
+# What the user can do instead of fixing a broken pyproject.toml met on the way up
+# (``untrace check``'s way; export and verify, which have no --config, give their own).
+USE_CONFIG_OPTION = "name the configuration with --config PATH"
+
+
+def find_config(start: Path | str | None = None, *, instead: str = USE_CONFIG_OPTION) -> Path | None:
+    """The nearest ``pyproject.toml`` with a ``[tool.untrace]`` table at or above ``start``.
+
+    Every ``pyproject.toml`` on the way up is read, to learn whether it holds our table.
+    One that cannot be read (unreadable, not UTF-8, invalid TOML, nested too deep) is a
+    :class:`ConfigError`, not a file to step over: it may hold ``[tool.untrace]``, and
+    going on with the defaults or a configuration further up would change what is
+    reported without a word. ruff refuses a broken ``pyproject.toml`` on its way up the
+    same way. A broken file above the one that holds our table is never read.
+    ``instead`` ends the message: the other way out the command offers.
+    """
     here = Path(start if start is not None else Path.cwd()).absolute()
     if not os.path.isdir(here):
         here = here.parent
@@ -96,20 +114,7 @@ def find_config(start: Path | str | None = None) -> Path | None:
         # os.path.isfile: a directory that cannot be searched holds no configuration we
         # can read (pathlib's is_file raises PermissionError there)
         if os.path.isfile(candidate):
-            try:
-                text = candidate.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                continue
-            except OSError:
-                # it may hold our table: load_config reports why it cannot be read,
-                # rather than the run going on with another configuration
-                return candidate
-            try:
-                data = tomllib.loads(text)
-            except tomllib.TOMLDecodeError:
-                if f"tool.{SECTION}" in text:
-                    return candidate  # ours, but broken: load_config reports where
-                continue  # a broken unrelated pyproject.toml is not ours to report
+            data = read_toml(candidate, instead=instead)
             if isinstance(data.get("tool"), dict) and SECTION in data["tool"]:
                 return candidate
     return None
@@ -125,7 +130,10 @@ def config_candidates(paths: Sequence[str], explicit: str | Path | None = None) 
     here = Path(first if first is not None else Path.cwd()).absolute()
     if not os.path.isdir(here):
         here = here.parent
-    found = find_config(here)
+    try:
+        found = find_config(here)
+    except ConfigError:
+        found = None  # a broken one on the way: every pyproject.toml up there counts
     candidates = []
     for directory in (here, *here.parents):
         candidate = directory / "pyproject.toml"
@@ -136,25 +144,76 @@ def config_candidates(paths: Sequence[str], explicit: str | Path | None = None) 
     return candidates
 
 
-def load_config(path: Path | str) -> Config:
-    """Read ``[tool.untrace]`` from ``path`` (a pyproject.toml, or any TOML file whose
-    top level holds the same keys)."""
+def read_toml(path: Path, *, instead: str | None = None) -> dict:
+    """The TOML document in ``path``, or a :class:`ConfigError` that names the file (and
+    the line and column where there is one) and says what to do. ``instead``: the file
+    was met looking for the configuration (not named with ``--config``), and this is
+    what the user can do other than fixing it."""
     from analyzer.files import not_regular
 
-    path = Path(path)
     kind = not_regular(str(path))
     if kind is not None:
         raise ConfigError(f"{path}: cannot read configuration: not a regular file ({kind})")
+    # What to do about a file the user may not think of as untrace's (found on the way
+    # up from the checked paths).
+    way_out = (
+        "; untrace reads every pyproject.toml from the checked paths up to the first with "
+        f"[tool.{SECTION}], and cannot tell whether this one holds it: fix it, or {instead}"
+        if instead is not None
+        else ""
+    )
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as error:
         raise ConfigError(f"{path}: cannot read configuration: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: configuration is not UTF-8") from None
     try:
-        data = tomllib.loads(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        # TOML files are UTF-8 by definition (toml.io, "Spec"): a file in another
+        # encoding is not a TOML file, whatever it holds.
+        line, column = _byte_position(data, error.start)
+        raise ConfigError(
+            f"{path}:{line}:{column}: invalid configuration: not UTF-8 (byte 0x{data[error.start]:02x}), "
+            f"and TOML files must be{way_out or '; save it as UTF-8'}"
+        ) from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+        where, message = _toml_error_position(str(error))
+        raise ConfigError(f"{path}{where}: invalid TOML: {message}{way_out}") from None
+    except RecursionError:
+        # tomllib reads arrays and inline tables by recursion; thousands of them inside
+        # each other exhaust Python's stack (no real configuration comes near)
+        raise ConfigError(
+            f"{path}: invalid configuration: arrays or inline tables nested too deep to read{way_out}"
+        ) from None
+
+
+def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of the byte at ``offset``."""
+    before = data[:offset]
+    line_start = before.rfind(b"\n") + 1
+    column = len(before[line_start:].decode("utf-8", errors="replace")) + 1
+    return before.count(b"\n") + 1, column
+
+
+_TOML_POSITION = re.compile(r"^(?P<message>.*) \(at line (?P<line>\d+), column (?P<column>\d+)\)$", re.DOTALL)
+
+
+def _toml_error_position(message: str) -> tuple[str, str]:
+    """tomllib's "msg (at line L, column C)" as (":L:C", "msg"), the way untrace names
+    positions elsewhere."""
+    match = _TOML_POSITION.match(message)
+    if match is None:
+        return "", message
+    return f":{match['line']}:{match['column']}", match["message"]
+
+
+def load_config(path: Path | str) -> Config:
+    """Read ``[tool.untrace]`` from ``path`` (a pyproject.toml, or any TOML file whose
+    top level holds the same keys)."""
+    path = Path(path)
+    data = read_toml(path)
     if isinstance(data.get("tool"), dict) and SECTION in data["tool"]:
         table = data["tool"][SECTION]
         where = f"[tool.{SECTION}]"
@@ -180,6 +239,12 @@ def parse_table(table: dict, *, root: Path, source: Path | None = None, where: s
             raise ConfigError(f"{label}: unknown key `{key}`{hint}; known keys: {', '.join(sorted(_KEYS))}")
         attribute, kind = _KEYS[key]
         values[attribute] = _convert(value, kind, f"{label}: `{key}`")
+        if key == "select" and not value:
+            # as `--select ''`: no rule would run, and every file would be reported clean
+            raise ConfigError(
+                f"{label}: `select` is empty, which turns every rule off; list the codes to report "
+                "(ALL for every rule), or remove `select` for the default rules"
+            )
     config = Config(root=root, path=source, **values)
     bad = check_codes(
         [*(config.select or ()), *config.extend_select, *config.ignore]
@@ -193,22 +258,48 @@ def parse_table(table: dict, *, root: Path, source: Path | None = None, where: s
 def _convert(value, kind: str, label: str):
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ConfigError(f"{label} must be a positive integer, not {value!r}")
+            raise ConfigError(f"{label} must be a positive integer, not {_shown(value)}")
         return value
     if kind in ("codes", "globs"):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{label} must be a list of strings, not {value!r}")
+            raise ConfigError(f"{label} must be a list of strings, not {_shown(value)}")
         return tuple(v.strip().upper() if kind == "codes" else v for v in value)
     if kind == "mapping":
         if not isinstance(value, dict):
-            raise ConfigError(f"{label} must be a table of glob = [codes], not {value!r}")
+            raise ConfigError(f"{label} must be a table of glob = [codes], not {_shown(value)}")
         out = {}
         for glob, codes in value.items():
             if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
-                raise ConfigError(f"{label}: `{glob}` must be a list of rule codes, not {codes!r}")
+                raise ConfigError(f"{label}: `{_start(glob)}` must be a list of rule codes, not {_shown(codes)}")
+            _check_glob(glob, label)
             out[glob] = tuple(c.strip().upper() for c in codes)
         return out
     raise AssertionError(kind)
+
+
+def _check_glob(glob: str, label: str) -> None:
+    """A per-file-ignores glob is compiled when findings are filtered; one pathspec
+    refuses (``!`` alone, a trailing ``\\``) is this file's mistake, said before any work."""
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([glob])
+    except Exception as error:  # pathspec raises several kinds for bad patterns
+        raise ConfigError(f"{label}: invalid glob `{_start(glob)}`: {error}") from None
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxother = 3, 4, 4, 60, 60
+
+
+def _shown(value) -> str:
+    """A value from the file as a message shows it: its start, however long or deep."""
+    return _SHORT.repr(value)
+
+
+def _start(text: str) -> str:
+    """A string from the file (a key, a glob) as a message shows it."""
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _closest(word: str, candidates: Iterable[str]) -> str | None:
@@ -259,6 +350,17 @@ def enabled_codes(layers: Sequence[Selection], all_codes: dict[str, bool]) -> fr
 
     ``all_codes`` maps every known code to whether it is on by default.
     """
+    on = set(_selected(layers, all_codes))
+    ignored_by_name = any(
+        _normalise(p) != "ALL" and ALWAYS_ON.startswith(_normalise(p)) for layer in layers for p in layer.ignore
+    )
+    if not ignored_by_name:
+        on.add(ALWAYS_ON)
+    return frozenset(on)
+
+
+def _selected(layers: Sequence[Selection], all_codes: dict[str, bool]) -> set[str]:
+    """The codes the layers turn on, without the UT000 that is on unless ignored by name."""
     on = {code for code, default in all_codes.items() if default}
     for layer in layers:
         if layer.select is not None:
@@ -268,12 +370,49 @@ def enabled_codes(layers: Sequence[Selection], all_codes: dict[str, bool]) -> fr
         on |= {code for code in all_codes if _matches(code, extend)}
         ignore = [_normalise(p) for p in layer.ignore]
         on -= {code for code in all_codes if _matches(code, ignore)}
-    ignored_by_name = any(
-        _normalise(p) != "ALL" and ALWAYS_ON.startswith(_normalise(p)) for layer in layers for p in layer.ignore
+    return on
+
+
+def check_selection(config: Config, cli: Selection | None = None) -> None:
+    """Refuse a rule selection that names no rule, or that leaves no rule on.
+
+    A selection after which no rule is on (``--select UT101 --ignore UT1``, ``--ignore
+    ALL``, the configuration's ``ignore`` covering its ``select``) would check every file
+    and report it clean: the same trap as an empty ``select``, so the same usage error.
+    ruff accepts such a selection and prints "All checks passed!"; a pre-commit hook or
+    CI job then passes whatever the code holds. UT000, on unless ignored by name, does
+    not count: only a run that selects it itself (``--select UT000``, parse errors only)
+    means to report nothing else.
+    """
+    for label, patterns in (
+        ("--select", cli.select if cli else None),
+        ("--extend-select", cli.extend_select if cli else ()),
+        ("--ignore", cli.ignore if cli else ()),
+    ):
+        bad = check_codes(patterns or ())
+        if bad:
+            raise ConfigError(f"{label}: unknown rule code(s): {', '.join(bad)} (see `untrace rule`)")
+    layers = [config.selection] + ([cli] if cli else [])
+    if _selected(layers, known_codes()):
+        return
+    given = []
+    if config.selection != Selection():
+        given.append(f"{_layer_text(config.selection, '{key} = {codes}')} in {config.path or 'the configuration'}")
+    if cli is not None and cli != Selection():
+        given.append(_layer_text(cli, "--{key} {joined}"))
+    raise ConfigError(
+        f"no rule is left to report ({'; then '.join(given)}): every file would be reported clean; "
+        "select at least one rule (`untrace rule` lists them), or ignore fewer"
     )
-    if not ignored_by_name:
-        on.add(ALWAYS_ON)
-    return frozenset(on)
+
+
+def _layer_text(layer: Selection, form: str) -> str:
+    parts = []
+    for key, codes in (("select", layer.select), ("extend-select", layer.extend_select), ("ignore", layer.ignore)):
+        if codes is not None and (codes or key == "select"):
+            parts.append(form.format(key=key, codes="[" + ", ".join(f'"{c}"' for c in codes) + "]",
+                                     joined=",".join(codes) or "''"))
+    return ", ".join(parts) if "=" in form else " ".join(parts)
 
 
 def known_codes() -> dict[str, bool]:
@@ -284,12 +423,14 @@ def known_codes() -> dict[str, bool]:
     return codes
 
 
-def resolve_config(paths: Sequence[str], explicit: str | Path | None = None) -> Config:
-    """The configuration the command line uses for ``paths``."""
+def resolve_config(paths: Sequence[str], explicit: str | Path | None = None, *,
+                   instead: str = USE_CONFIG_OPTION) -> Config:
+    """The configuration the command line uses for ``paths`` (``instead``: see
+    :func:`find_config`)."""
     if explicit is not None:
         return load_config(explicit)
     first = next((p for p in paths if p != "-"), None)
-    found = find_config(first)
+    found = find_config(first, instead=instead)
     if found is not None:
         return load_config(found)
     return Config(root=Path.cwd())

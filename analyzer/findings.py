@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from analyzer.config import Config, ConfigError, Selection, check_codes, enabled_codes, known_codes
+from analyzer.config import Config, Selection, check_selection, enabled_codes, known_codes
 from analyzer.diagnostics import Diagnostic
 from analyzer.file_diagnostics import INTERNAL_ERROR
 
@@ -18,14 +18,7 @@ class Filter:
     """Which diagnostics are reported: enabled codes and per-file-ignores."""
 
     def __init__(self, config: Config, cli: Selection | None = None):
-        for label, patterns in (
-            ("--select", cli.select if cli else None),
-            ("--extend-select", cli.extend_select if cli else ()),
-            ("--ignore", cli.ignore if cli else ()),
-        ):
-            bad = check_codes(patterns or ())
-            if bad:
-                raise ConfigError(f"{label}: unknown rule code(s): {', '.join(bad)} (see `untrace rule`)")
+        check_selection(config, cli)
         layers = [config.selection] + ([cli] if cli else [])
         self.codes = enabled_codes(layers, known_codes())
         self.root = config.root.absolute()

@@ -2,6 +2,7 @@
 
     check_source(source, path="<stdin>", *, select=None, ignore=(), config=None)
     check_paths(paths, *, select=None, ignore=(), config=None, jobs=None, use_cache=True)
+    # paths: one path or an iterable of them; [] checks nothing and returns []
 
 Per file: read the bytes, look them up in the cache, else ``analyze_file`` (in a worker
 process when there are several files and ``jobs != 1``; every worker builds its own
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analyzer.cache import content_hash
-from analyzer.config import Config, Selection, resolve_config
+from analyzer.config import Config, ConfigError, Selection, resolve_config
 from analyzer.diagnostics import Diagnostic
 from analyzer.file_analysis import DEFAULT_OPSET, analyze_all, analyze_source, engine
 from analyzer.file_diagnostics import INTERNAL_ERROR, PARSE_ERROR, file_diagnostic, read_error
@@ -109,7 +110,7 @@ def run_check(
         from analyzer.cache import CACHE_DIR_NAME, Cache
 
         # the same files as the analysis' Project: cached import answers are checked against it
-        cache = Cache(Path(cache_dir) if cache_dir is not None else config.root / CACHE_DIR_NAME, all_files)
+        cache = Cache(cache_dir if cache_dir is not None else config.root / CACHE_DIR_NAME, all_files)
 
     found: list[Diagnostic] = []
     pending: list[tuple[str, bytes | str, str | None]] = []  # path, source, cache key
@@ -232,15 +233,24 @@ def _cli_selection(select, ignore, extend_select) -> Selection | None:
 
 def check_source(
     source: str | bytes,
-    path: str = "<stdin>",
+    path: str | os.PathLike = "<stdin>",
     *,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] = (),
     extend_select: Iterable[str] = (),
     config: Config | None = None,
 ) -> list[Diagnostic]:
-    """The diagnostics for one source text (never raises for bad input: a file that
-    cannot be parsed gets UT000). ``config`` defaults to the built-in defaults."""
+    """The diagnostics for one source text: ``str``, or the file's ``bytes`` (decoded as
+    Python decodes a file: a BOM or an encoding declaration, else UTF-8). ``path`` (a
+    ``str`` or ``os.PathLike``) is the name its findings are reported under and
+    per-file-ignores match; the file is not read. Never raises for bad input text: a
+    source that cannot be parsed gets UT000. A source that is not text (a path given
+    where the text belongs, say) is a ``TypeError``. ``config`` defaults to the
+    built-in defaults."""
+    if not isinstance(source, (str, bytes)):
+        hint = "; to check files, call check_paths" if isinstance(source, os.PathLike) else ""
+        raise TypeError(f"check_source takes the source text (str or bytes), not {type(source).__name__}{hint}")
+    path = _path_argument(path, "check_source: path")
     config = config if config is not None else Config(root=Path.cwd())
     keep = Filter(config, _cli_selection(select, ignore, extend_select))
     diagnostics, _, _ = analyze_source(path, source, engine().Project([path], [str(config.root)]),
@@ -249,7 +259,7 @@ def check_source(
 
 
 def check_paths(
-    paths: Iterable[str | os.PathLike],
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
     *,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] = (),
@@ -261,12 +271,31 @@ def check_paths(
     progress: bool = False,
 ) -> list[Diagnostic]:
     """The diagnostics for files and directories (walked as ``untrace check`` does),
-    sorted by path, line, column and code. ``config`` defaults to the ``[tool.untrace]``
-    of the nearest ``pyproject.toml``."""
-    from analyzer.discovery import discover
+    sorted by path, line, column and code.
 
-    paths = [os.fspath(p) for p in paths]
+    ``paths`` is one path (``str``, ``bytes`` or ``os.PathLike``) or an iterable of
+    them. An empty iterable checks no file and returns ``[]``: unlike the command line,
+    which checks ``.`` when given no path, so that ``check_paths(changed_files)`` with
+    nothing changed checks nothing rather than the whole working directory. (The
+    selection and the configuration are still checked: a mistake there raises whatever
+    the files.) A path that does not exist is a ``ValueError`` (``ConfigError``);
+    ``-`` is the command line's standard input, and is refused here (pass the text to
+    :func:`check_source`). ``config`` defaults to the ``[tool.untrace]`` of the nearest
+    ``pyproject.toml``."""
+    from analyzer.discovery import STDIN, discover
+
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        # a string is one path, not an iterable of one-letter paths
+        paths = [paths]
+    paths = [_path_argument(p, "check_paths: paths") for p in paths]
+    if STDIN in paths:
+        raise ConfigError("check_paths: `-` (standard input) is for the command line; "
+                          "pass the text to check_source instead")
     config = config if config is not None else resolve_config(paths)
+    cli = _cli_selection(select, ignore, extend_select)
+    if not paths:
+        Filter(config, cli)  # the selection is checked all the same
+        return []
     found = discover(paths, config)
     if found.unreadable:
         import warnings
@@ -277,7 +306,7 @@ def check_paths(
     return run_check(
         found.files,
         config=config,
-        cli=_cli_selection(select, ignore, extend_select),
+        cli=cli,
         jobs=jobs,
         use_cache=use_cache,
         cache_dir=cache_dir,
@@ -285,3 +314,13 @@ def check_paths(
     ).diagnostics
 
 
+def _path_argument(path, what: str) -> str:
+    """A path argument as the ``str`` the checker uses (``bytes`` decoded as the file
+    system does); an empty one is a ``ConfigError`` (a ``ValueError``), anything else a
+    ``TypeError`` naming it."""
+    if isinstance(path, (str, bytes, os.PathLike)):
+        path = os.fsdecode(path)  # a PathLike may give str or bytes
+        if path:
+            return path
+        raise ConfigError(f"{what}: an empty path names no file")
+    raise TypeError(f"{what}: expected a path (str, bytes or os.PathLike), not {type(path).__name__}")

@@ -90,7 +90,8 @@ def resolve_opset(target: str, given: int | None) -> int:
     else:
         location = target.rpartition(":")[0]
         try:
-            config = resolve_config([location] if os.path.exists(location) else [])
+            config = resolve_config([location] if os.path.exists(location) else [],
+                                    instead="give the opset with --opset N (the configuration is then not read)")
         except ConfigError as exc:
             raise TargetError(str(exc)) from None
         if config.opset is None:

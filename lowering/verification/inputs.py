@@ -195,7 +195,17 @@ def load_npz(path: str, names: list[str]) -> list[tuple]:
             m = _KEY.match(key)
             if not m:
                 raise ValueError(f"{path}: key {key!r} is neither NAME nor I/NAME")
-            entries.setdefault(int(m["index"] or 0), {})[m["name"]] = data[key]
+            try:
+                array = data[key]
+            except (ValueError, EOFError, zipfile.BadZipFile) as exc:
+                # a header numpy cannot parse (nested too deep, not a dict, ...): numpy's
+                # message quotes the whole header (up to 10,000 characters); its start
+                # says enough
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                reason = reason if len(reason) <= 120 else reason[:117] + "..."
+                raise ValueError(f"{path}: array {key!r} cannot be read ({reason}); "
+                                 "write the file again with np.savez(path, x=...)") from None
+            entries.setdefault(int(m["index"] or 0), {})[m["name"]] = array
     if not entries:
         raise ValueError(f"{path}: no arrays")
     out = []

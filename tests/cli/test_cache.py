@@ -128,8 +128,13 @@ def test_internal_errors_are_not_cached(fake, tree, monkeypatch):
 def test_other_versions_are_dropped(fake, tree, monkeypatch):
     check(tree)
     (old,) = [p for p in (tree / ".untrace_cache").iterdir() if p.is_dir()]
+    import os
+
     import analyzer.cache
 
+    # not used for longer than the cache keeps a version nobody runs
+    unused = time.time() - analyzer.cache.STALE_AFTER - 60
+    os.utime(old / analyzer.cache.VERSION_MARKER, (unused, unused))
     monkeypatch.setattr(analyzer.cache, "analyzer_hash", lambda: "0123456789abcdef")
     assert check(tree).analyzed == 2  # a new analyzer: nothing is reused
     dirs = [p.name for p in (tree / ".untrace_cache").iterdir() if p.is_dir()]

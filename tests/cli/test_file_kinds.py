@@ -211,14 +211,14 @@ def test_an_unreadable_pyproject_is_a_usage_error_not_silently_skipped(tmp_path,
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.untrace]\nselect = ["ALL"]\n')
     (tmp_path / "m.py").write_text(MODEL)
-    real = pathlib.Path.read_text
+    real = pathlib.Path.read_bytes
 
-    def read_text(self, *args, **kwargs):
+    def read_bytes(self, *args, **kwargs):  # as a chmod 000 would, for root too
         if self.name == "pyproject.toml":
             raise PermissionError(13, "Permission denied", str(self))
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(pathlib.Path, "read_text", read_text)
+    monkeypatch.setattr(pathlib.Path, "read_bytes", read_bytes)
     code, out, err = cli("check", "--no-cache", "m.py")
     assert (code, out) == (2, "")
     assert err == f"untrace: error: {tmp_path / 'pyproject.toml'}: cannot read configuration: Permission denied\n"

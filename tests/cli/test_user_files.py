@@ -116,7 +116,13 @@ def test_a_stale_version_folder_is_removed_only_when_it_is_marked_ours(repo, cap
     lookalike = root / "0.0.1-0123456789abcdef"  # our name pattern, but no marker of ours
     lookalike.mkdir()
     (lookalike / "keep.txt").write_text("not untrace's\n")
+    import time
+
     import analyzer.cache
+
+    unused = time.time() - analyzer.cache.STALE_AFTER - 60  # both unused for long
+    for folder in (ours / VERSION_MARKER, lookalike / "keep.txt", lookalike):
+        os.utime(folder, (unused, unused))
 
     monkeypatch.setattr(analyzer.cache, "analyzer_hash", lambda: "fedcba9876543210")
     assert check(capsys, "src")[0] == 1
