@@ -7,7 +7,9 @@ imports or executes the code it reads: everything comes from the libcst parse.
 from __future__ import annotations
 
 import os
+import io
 import re
+import tokenize
 from dataclasses import replace
 
 from analyzer.analyses.facts import BranchFact, Fact, LoopFact, ParseErrorFact, ScriptabilityFact, Site
@@ -84,9 +86,22 @@ def _may_have_facts(source: str | bytes) -> bool:
 
 
 def _compiles(source: str | bytes, path: str) -> bool:
-    """Whether CPython's own parser accepts the file: a file that skips the analysis still
-    gets its UT000 from the full parse when it does not."""
+    """Whether CPython accepts the file: a file that skips the analysis still gets its
+    UT000 from the full parse when it does not. ``compile`` of bytes decodes only the
+    tokens it keeps, so a comment in another encoding than the file's passes it, while
+    running or importing the file is a SyntaxError: the whole text must decode too."""
+    if isinstance(source, bytes) and not _decodes(source):
+        return False
     return cpython_ast(source, path) is not None
+
+
+def _decodes(source: bytes) -> bool:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        source.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def _scriptability_facts(facts, module, analyzer: KindAnalyzer, path: str) -> list[ScriptabilityFact]:

@@ -113,8 +113,23 @@ def _declared_encoding(source: bytes) -> str:
     return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
 
 
+def _check_decodes(source: bytes) -> None:
+    """Raise UnicodeDecodeError at the first byte CPython would refuse: it decodes the
+    whole file, comments included, in its declared encoding, where libcst and
+    ``compile`` of bytes let a bad byte in a comment through. A first or second line that
+    does not decode makes ``tokenize`` refuse the file as having "an invalid or missing
+    encoding declaration": decoding it says where."""
+    try:
+        encoding = _declared_encoding(source)
+    except SyntaxError:
+        encoding = "utf-8"  # the bytes that made the declaration unreadable fail below
+    source.decode(encoding)
+
+
 def _parse(source: str | bytes, path: str, strict: bool) -> ir.Module:
     try:
+        if isinstance(source, bytes):
+            _check_decodes(source)
         tree = _parse_cst(source)
     except cst.ParserSyntaxError as exc:
         # CPython's position and words when it refuses the file too: libcst's tokenizer

@@ -254,3 +254,27 @@ def test_check_paths_warns_about_an_unreadable_directory(tmp_path, monkeypatch, 
     lock("src/locked")
     with pytest.warns(UserWarning, match=r"^cannot read directory src/locked: Permission denied; its files were not checked$"):
         assert check_paths(["src"], jobs=1, use_cache=False) == []
+
+
+@pytest.mark.parametrize("name, data, position", [
+    ("first_line.py", b"# caf\xe9\n", "1:6"),
+    ("trailing_comment.py", b"x = 1  # caf\xe9\n", "1:13"),
+    ("comment_in_a_helper.py", b"import torch\n\n\ndef helper(x):\n    # caf\xe9\n    return x\n", "5:10"),
+    ("in_a_string.py", b"x = 'caf\xe9'\n", "1:9"),
+])
+def test_a_file_cpython_cannot_decode_is_never_called_clean(tmp_path, name, data, position):
+    """CPython decodes the whole file, comments included: a byte that is not UTF-8 (and no
+    declaration says otherwise) makes running it a SyntaxError. ``compile`` of bytes lets
+    it through in a comment, and a file with no model code was once reported clean."""
+    (tmp_path / name).write_bytes(data)
+    done = run_untrace("check", "--no-cache", "--output-format", "concise", name, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.decode().splitlines()[0] == (
+        f"{name}:{position}: UT000 cannot analyse this file: cannot decode the file as utf-8: "
+        "invalid continuation byte (0xe9)")
+
+
+def test_a_declared_encoding_is_honoured(tmp_path):
+    (tmp_path / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\nx = 'caf\xe9'\n")
+    done = run_untrace("check", "--no-cache", "--output-format", "concise", "latin.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
