@@ -297,6 +297,37 @@ def test_unsupported_opset_from_the_configuration(project, capsys):
     assert_usage_error(code, err, "opset 999", "supported")
 
 
+@pytest.mark.parametrize("value", [["x:0=batch"], []])
+def test_verify_dynamic_is_a_usage_error_of_verify_saying_what_verify_does(project, capsys, value):
+    code, err = untrace(capsys, "verify", "m.py:build", "--input", "x:2x4", "--dynamic", *value)
+    assert code == 2
+    assert err.startswith("usage: untrace verify ") and "usage: untrace [-h]" not in err
+    assert err.splitlines()[-1] == (
+        "untrace verify: error: --dynamic is an option of `untrace export`; verify makes an axis dynamic when its "
+        "size differs between its inputs: give inputs of several sizes with --inputs DATA.npz (keys I/NAME), or "
+        "check the file `untrace export --dynamic` wrote with --onnx FILE")
+
+
+@pytest.mark.parametrize("command,option,owner", [
+    ("export", "--inputs", "verify"),
+    ("export", "--search", "verify"),
+    ("export", "--bogus", None),
+    ("verify", "--output", "graph` and `untrace export"),
+    ("verify", "--bogus", None),
+])
+def test_an_unknown_option_is_the_subcommands_own_usage_error(project, capsys, command, option, owner):
+    """argparse leaves what a subparser does not know to the top-level parser, whose usage
+    (`untrace [-h] [--version] COMMAND ...`) lists none of the subcommand's options."""
+    code, err = untrace(capsys, command, "m.py:build", "--input", "x:2x4", option, "v")
+    assert code == 2
+    assert err.startswith(f"usage: untrace {command} ") and "usage: untrace [-h]" not in err
+    last = err.splitlines()[-1]
+    assert last.startswith(f"untrace {command}: error: unrecognized arguments: {option} v")
+    if owner:
+        assert last.endswith(f"({option} is an option of `untrace {owner}`)")
+    assert leftovers(project) == []
+
+
 @pytest.mark.parametrize("axis", ["2", "-3"])
 def test_dynamic_axis_out_of_range(project, capsys, axis):
     code, err = untrace(capsys, "export", "m.py:build", "--input", "x:2x4", "--dynamic", f"x:{axis}=batch")
