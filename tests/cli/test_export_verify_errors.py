@@ -53,6 +53,16 @@ MODEL = textwrap.dedent(
             self.width = width
 
 
+    class Bare(torch.nn.Module):  # BARE
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 3)
+
+
+    def bare():
+        return Bare()
+
+
     def build():
         return Net()
 
@@ -214,6 +224,18 @@ def test_target_that_returns_a_compiled_module(project, capsys, wrap, what):
     assert_usage_error(code, err, what, "return the nn.Module itself")
 
 
+@pytest.mark.parametrize("command", ["export", "verify"])
+@pytest.mark.parametrize("target", ["m.py:Bare", "m.py:bare"])
+def test_target_whose_class_has_no_forward(project, capsys, command, target):
+    """nn.Module's placeholder forward takes (*input): the class is named, not the input."""
+    peers = ["--compare", "none"] if command == "verify" else []
+    code, err = untrace(capsys, command, target, "--input", "x:2x4", *peers)
+    assert_usage_error(code, err, f"m.py:{line_of(MODEL, 'BARE')}: class Bare has no forward method", target,
+                       "define forward(self, ...)")
+    assert "*input" not in err
+    assert leftovers(project) == []
+
+
 def test_target_folder(project, capsys):
     (project / "models.py").mkdir()
     code, err = untrace(capsys, "export", "models.py:build", "--input", "x:2x4")
@@ -367,14 +389,51 @@ def checkpoints(project, monkeypatch):
     torch.save({"lin.weight": torch.zeros(3, 4), "foo": torch.zeros(1), "bar.baz": torch.zeros(2)},
                project / "mismatch.pt")
     torch.save({"lin.weight": torch.zeros(5, 4), "lin.bias": torch.zeros(3)}, project / "sizes.pt")
+    state = models.Net().state_dict()
+    torch.save({**state, "config": models.Wide(3)}, project / "with_object.pt")
+    torch.save({**state, "config": models.Wide(3)}, project / "legacy.pt", _use_new_zipfile_serialization=False)
+    torch.save({**state, "hook": _Calls(os.getcwd)}, project / "blocked.pt")
+    torch.save(state, project / "protocol4.pt", pickle_protocol=4)
+    np.savez(project / "arrays.npz", x=np.zeros(3))
     good = project / "good.pt"
     torch.save(models.Net().state_dict(), good)
     (project / "truncated.pt").write_bytes(good.read_bytes()[:200])
     return project
 
 
+class _Calls:
+    """Pickles as a call of ``function`` (an `os` function: a module torch blocks)."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def __reduce__(self):
+        return (self.function, ())
+
+
+CHECKPOINT_REFUSED = "a PyTorch checkpoint holding what torch.load(weights_only=True) refuses"
+
+
+@pytest.mark.parametrize("name,refused", [
+    ("with_object.pt", ": a pickled _checkpoint_models.Wide)"),
+    ("legacy.pt", ": a pickled _checkpoint_models.Wide)"),
+    ("pickled_module.pt", ": a pickled _checkpoint_models.Net)"),
+    ("blocked.pt", f": {os.name}.getcwd, from the module {os.name}, which torch blocks)"),
+    ("protocol4.pt", ": the pickle opcode FRAME (pickle protocol 4; torch.save writes protocol 2 by default))"),
+])
+def test_a_checkpoint_that_weights_only_refuses_is_called_one_and_says_what_is_refused(checkpoints, capsys, name,
+                                                                                      refused):
+    code, err = untrace(capsys, "export", "m.py:build", "--input", "x:2x4", "--weights", name)
+    assert_usage_error(code, err, f"--weights {name}: not a plain state dict ({CHECKPOINT_REFUSED}{refused}; "
+                       "untrace loads only those, saved with torch.save(model.state_dict(), PATH)")
+    assert "not a PyTorch checkpoint" not in err and "Warning" not in err
+    assert leftovers(checkpoints) == []
+
+
 @pytest.mark.parametrize("name,fragments", [
     ("garbage.pt", ["garbage.pt", "not a plain state dict", "untrace loads only"]),
+    ("arrays.npz", ["arrays.npz", "not a plain state dict (a zip archive that torch.save did not write, such as an "
+                    ".npz file)"]),
     ("empty.pt", ["empty.pt", "not a plain state dict", "untrace loads only"]),
     ("truncated.pt", ["truncated.pt", "not a plain state dict", "untrace loads only"]),
     ("pickled_module.pt", ["pickled_module.pt", "not a plain state dict", "Net", "untrace loads only"]),
