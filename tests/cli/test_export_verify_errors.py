@@ -575,6 +575,27 @@ def test_inputs_that_are_an_npy_file(project, capsys):
     assert_usage_error(code, err, "--inputs x.npy", ".npz")
 
 
+def test_inputs_with_an_object_array_name_the_file_and_the_array(project, capsys):
+    np.savez(project / "in.npz", x=np.array([{"a": 1}, None], dtype=object))
+    code, err = untrace(capsys, "verify", "m.py:build", "--inputs", "in.npz", "--compare", "none")
+    assert_usage_error(code, err, "--inputs in.npz: array 'x' is an array of Python objects, and untrace does not "
+                       "load object arrays", "np.savez(")
+    assert "allow_pickle" not in err and "Object arrays cannot be loaded" not in err
+
+
+def test_inputs_with_a_member_numpy_cannot_read_name_the_file_and_the_member(project, capsys):
+    import zipfile
+
+    with zipfile.ZipFile(project / "bad.npz", "w") as archive:
+        archive.writestr("x.npy", b"\x93NUMPY not a header")
+    code, err = untrace(capsys, "verify", "m.py:build", "--inputs", "bad.npz", "--compare", "none")
+    assert_usage_error(code, err, "--inputs bad.npz: array 'x' cannot be read: ")
+    with zipfile.ZipFile(project / "text.npz", "w") as archive:
+        archive.writestr("x.txt", "hello")
+    code, err = untrace(capsys, "verify", "m.py:build", "--inputs", "text.npz", "--compare", "none")
+    assert_usage_error(code, err, "--inputs text.npz: 'x.txt' is not a .npy array")
+
+
 def test_inputs_that_are_not_arrays(project, capsys):
     (project / "in.npz").write_bytes(b"\x80\x04garbage")
     code, err = untrace(capsys, "verify", "m.py:build", "--inputs", "in.npz", "--compare", "none")
