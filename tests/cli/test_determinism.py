@@ -177,3 +177,35 @@ def test_paths_inside_messages_follow_the_working_directory_of_the_run_even_from
     assert f"try/except at {spelled / 'x.py'}:10" in text and f"({spelled / 'other.py'}:6)" in text
     assert "try/except at x.py:10" in first.stdout.decode()
 
+
+VERIFIED = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 1e9:  # never taken by the random inputs: reported as uncovered
+            return x * 2
+        return -x
+
+
+def build():
+    return Net()
+"""
+
+
+def test_the_spelling_of_the_verify_target_does_not_reach_its_report(tmp_path):
+    """verify's report names the sites it covers as check names its findings: `m.py:6`
+    whether TARGET was `./m.py:build`, `m.py:build` or absolute (only `target` echoes it)."""
+    (tmp_path / "m.py").write_text(VERIFIED)
+    texts, sites = set(), set()
+    for name in ("./m.py", "m.py", str(tmp_path / "m.py")):
+        done = run_untrace("verify", f"{name}:build", "--input", "x:2x3:float32", "--compare", "none",
+                           "--json", "r.json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        texts.add(done.stdout + done.stderr)
+        report = json.loads((tmp_path / "r.json").read_text())
+        sites.add(json.dumps([report["coverage"], report["uncovered"]]))
+    assert len(texts) == 1 and len(sites) == 1
+    assert json.loads(sites.pop())[1] == ["m.py:6"]
+    assert b"m.py:6" in texts.pop()
