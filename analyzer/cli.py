@@ -214,12 +214,55 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser | None:
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(name)
+    return None
+
+
+def _reject_unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str],
+                         extras: list[str]) -> None:
+    """A usage error for arguments no parser took, from the subcommand's own parser when
+    they follow its name: argparse leaves them to the top-level parser, whose usage
+    (`untrace [-h] [--version] COMMAND ...`) says nothing of the options the subcommand
+    has. An option of another subcommand is named as such."""
+    command = getattr(args, "command", None)
+    owner = parser
+    if command is not None and command in argv and argv.index(command) < _position(argv, extras[0]):
+        owner = _subparser(parser, command) or parser
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    for extra in extras:
+        option = extra.split("=", 1)[0]
+        if not option.startswith("--"):
+            continue
+        others = [name for name in COMMANDS if name != command and option in _options_of(name)]
+        if others:
+            message += f" ({option} is an option of {' and '.join(f'`untrace {o}`' for o in others)})"
+            break
+    owner.error(message)
+
+
+def _position(argv: list[str], word: str) -> int:
+    return argv.index(word) if word in argv else len(argv)
+
+
+def _options_of(name: str) -> set[str]:
+    """The option strings of subcommand ``name`` (its arguments are declared only here:
+    a usage error is the one place another command's are asked for)."""
+    sub = argparse.ArgumentParser(add_help=False)
+    _resolve(COMMANDS[name].arguments)(sub)
+    return {option for option, action in sub._option_string_actions.items() if action.help != argparse.SUPPRESS}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser(argv)
         try:
-            args = parser.parse_args(argv)
+            args, extras = parser.parse_known_args(argv)
+            if extras:
+                _reject_unrecognized(parser, args, argv, extras)
         except SystemExit as exit_:  # --help, --version, or a usage error already printed
             return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
         if getattr(args, "handler", None) is None:

@@ -6,7 +6,24 @@ as in ruff and SARIF's ``endColumn``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
+
+# A path inside a message or suggestion ("... at models.py:8") is written as its
+# absolute path between two of these, and spelled when the finding is reported
+# (`analyzer.findings.reported`), as the finding's own path is: relative to the working
+# directory when under it, else absolute. Spelled at analysis time, it would follow how
+# the file was named on the command line (`./x.py`, `x.py`, `$PWD/x.py`), and a cached
+# message would keep the working directory of the run that cached it.
+PATH_MARK = "\x1e"
+NOT_PATHS = ("-", "<stdin>", "<string>")  # names of sources that are not files
+
+
+def path_ref(path: str) -> str:
+    """``path`` as a message holds it (see `PATH_MARK`); a name that is not a path as it is."""
+    if path in NOT_PATHS:
+        return path
+    return f"{PATH_MARK}{os.path.abspath(path)}{PATH_MARK}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from analyzer.analyses.project import ClassKey, Project
 from analyzer.analyses.scriptability import first_rejection
 from analyzer.analyses.training_mode import own_mode_matters
 from analyzer.analyses.values import UNKNOWN
+from analyzer.diagnostics import path_ref
 from analyzer.fixes.callsite_fact import CallSiteFact
 from analyzer.fixes.branches import attach_fixes
 from analyzer.fixes.callsites import callsite_facts
@@ -110,7 +111,6 @@ def _scriptability_facts(facts, module, analyzer: KindAnalyzer, path: str) -> li
     hazardous = {f.site.call_path[0].split(".")[0] for f in facts
                  if isinstance(f, (BranchFact, LoopFact)) and f.site.call_path}
     out = []
-    own = os.path.abspath(path)
     for name in sorted(hazardous):
         cls = module.classes().get(name)
         if cls is None:
@@ -121,8 +121,7 @@ def _scriptability_facts(facts, module, analyzer: KindAnalyzer, path: str) -> li
             out.append(ScriptabilityFact(site, name))
         else:
             construct, where, line = found
-            shown = path if os.path.abspath(where) == own else _display_path(where)
-            out.append(ScriptabilityFact(site, name, construct, f"{shown}:{line}"))
+            out.append(ScriptabilityFact(site, name, construct, f"{path_ref(where)}:{line}"))
     return out
 
 

@@ -1,16 +1,17 @@
 """Which findings are reported (`Filter`: enabled codes, per-file-ignores) and how
-(`reported`): each path spelled one way (`report_path`), one finding per site with
-every call path that reaches it, sorted on every field."""
+(`reported`): each path spelled one way (`report_path`), those in its message too, one
+finding per site with every call path that reaches it, sorted on every field."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
 from analyzer.config import Config, Selection, check_selection, enabled_codes, known_codes
-from analyzer.diagnostics import Diagnostic
+from analyzer.diagnostics import NOT_PATHS, PATH_MARK, Diagnostic
 from analyzer.file_diagnostics import INTERNAL_ERROR
 
 
@@ -55,9 +56,6 @@ class Filter:
         return not any(p == "ALL" or diag.code.startswith(p) for p in ignored)
 
 
-NOT_PATHS = ("-", "<stdin>", "<string>")
-
-
 def report_path(path: str) -> str:
     """The one spelling of a path in findings, as ruff prints them: relative to the
     working directory when the file is under it, else absolute. ``-`` (stdin) and
@@ -76,6 +74,17 @@ def report_path(path: str) -> str:
     return relative
 
 
+_PATH_REF = re.compile(f"{PATH_MARK}([^{PATH_MARK}\n]+){PATH_MARK}")
+
+
+def spell_paths(text: str | None) -> str | None:
+    """``text`` with the paths of `analyzer.diagnostics.path_ref` spelled by `report_path`
+    (a marked text that is not an absolute path, which no analysis writes, is left as it is)."""
+    if text is None or PATH_MARK not in text:
+        return text
+    return _PATH_REF.sub(lambda m: report_path(m[1]) if os.path.isabs(m[1]) else m[0], text)
+
+
 def reported(found: Iterable[Diagnostic], keep: "Filter") -> list[Diagnostic]:
     """What is reported, in its order: the kept diagnostics, each path spelled one way
     (`report_path`), one finding per (path, cell, line, column, code) listing every call path
@@ -91,6 +100,8 @@ def reported(found: Iterable[Diagnostic], keep: "Filter") -> list[Diagnostic]:
             path = spelled[diag.path] = report_path(diag.path)
         if path != diag.path:
             diag = replace(diag, path=path)
+        if PATH_MARK in diag.message or PATH_MARK in (diag.suggestion or ""):
+            diag = replace(diag, message=spell_paths(diag.message), suggestion=spell_paths(diag.suggestion))
         key = (diag.path, diag.cell or 0, diag.line, diag.column, diag.code)
         if diag.code == "UT000":
             key += (diag.name, diag.message)

@@ -19,11 +19,14 @@ import importlib.util
 import inspect
 import os
 import pickle
+import pickletools
 import re
 import site
 import sys
 import sysconfig
 import traceback
+import warnings
+import zipfile
 from collections.abc import Mapping
 
 import torch
@@ -181,15 +184,22 @@ def _build(factory, attr: str, own_file: str | None):
 
 def _check_has_python_forward(model: torch.nn.Module, target: str) -> None:
     """untrace reads forward's Python source: a TorchScript module, or torch.compile's
-    wrapper (whose forward takes *args), has none of the user's to read."""
+    wrapper (whose forward takes *args), has none of the user's to read; nor has a module
+    whose class defines no forward (nn.Module's placeholder takes *input and raises)."""
     if isinstance(model, torch.jit.ScriptModule):
         wrapper = "a TorchScript module (from torch.jit.script or torch.jit.trace)"
     elif type(model).__name__ == "OptimizedModule" and hasattr(model, "_orig_mod"):
         wrapper = "a torch.compile wrapper"
     else:
-        return
-    raise TargetError(f"{target} returned {wrapper}; untrace lowers forward from its Python source: "
-                      "return the nn.Module itself")
+        wrapper = None
+    if wrapper is not None:
+        raise TargetError(f"{target} returned {wrapper}; untrace lowers forward from its Python source: "
+                          "return the nn.Module itself")
+    if type(model).forward is torch.nn.Module.forward:
+        cls = type(model)
+        where = _class_definition(cls)
+        raise TargetError(f"{where + ': ' if where else ''}class {cls.__name__} has no forward method "
+                          f"(TARGET {target}): define forward(self, ...) in it")
 
 
 def _check_takes_no_arguments(factory, attr: str) -> None:
@@ -206,6 +216,14 @@ def _check_takes_no_arguments(factory, attr: str) -> None:
         raise TargetError(
             f"{where + ': ' if where else ''}{attr} takes required arguments ({', '.join(needed)}), but untrace "
             "calls TARGET with none: name a function that builds the module with no arguments") from None
+
+
+def _class_definition(cls: type) -> str | None:
+    """`path:line` of a class statement."""
+    try:
+        return f"{shown(inspect.getsourcefile(cls))}:{inspect.getsourcelines(cls)[1]}"
+    except (TypeError, OSError):
+        return None
 
 
 def _definition(obj) -> str | None:
@@ -242,11 +260,14 @@ def read_state_dict(path: str) -> Mapping:
     if not os.path.exists(path):
         raise TargetError(f"--weights {path}: no such file")
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's advice on pickle protocols: the error says what matters
+            state = torch.load(path, map_location="cpu", weights_only=True)
     except OSError as exc:
         raise TargetError(f"--weights {path}: cannot read it: {exc.strerror or exc}") from None
     except Exception as exc:  # noqa: BLE001 - whatever torch.load refuses is the file's fault
-        raise TargetError(f"--weights {path}: not a plain state dict ({_why_refused(exc)}); {_SAVE_ONE}") from None
+        why = _why_refused(exc, path)
+        raise TargetError(f"--weights {path}: not a plain state dict ({why}); {_SAVE_ONE}") from None
     if isinstance(state, Mapping) and isinstance(state.get("state_dict"), Mapping):
         state = state["state_dict"]
     if not isinstance(state, Mapping):
@@ -254,15 +275,73 @@ def read_state_dict(path: str) -> Mapping:
     return state
 
 
-def _why_refused(exc: Exception) -> str:
+def _why_refused(exc: Exception, path: str) -> str:
     if isinstance(exc, pickle.UnpicklingError):
-        held = re.search(r"Unsupported global: GLOBAL (\S+)", str(exc))
-        return f"it holds a pickled {held[1]}" if held else "it is not a PyTorch checkpoint"
+        refused = _refused_by_weights_only(str(exc))
+        if _written_by_torch_save(path):
+            # torch.load read the checkpoint's format, and its weights-only unpickler
+            # refused something in the pickle: a checkpoint, not a safe one to load
+            return ("a PyTorch checkpoint holding what torch.load(weights_only=True) refuses"
+                    + (f": {refused}" if refused else ""))
+        return "it is not a PyTorch checkpoint"
     if isinstance(exc, EOFError):
         return "the file is empty or cut short"
     if isinstance(exc, RuntimeError) and "zip archive" in str(exc):
         return "it is not a PyTorch checkpoint, or one cut short"
-    return f"torch.load raised {type(exc).__name__}"
+    if isinstance(exc, RuntimeError) and zipfile.is_zipfile(path):
+        return "a zip archive that torch.save did not write, such as an .npz file"
+    return f"torch.load raised {describe_exception(exc)}"
+
+
+# What torch's weights-only unpickler says it refused (torch/_weights_only_unpickler.py),
+# as a phrase: "a pickled __main__.Net".
+_REFUSALS = (
+    (r"Unsupported global: GLOBAL (\S+) was not", "a pickled {0}"),
+    (r"unsupported GLOBAL (\S+) whose module (\S+) is blocked", "{0}, from the module {1}, which torch blocks"),
+    (r"Trying to call reduce for unrecognized function (.+?)(?: which belongs to|$)", "a call of {0}"),
+    (r"Can only build .* but got <class '([^']+)'>", "an object of class {0}"),
+    (r"Can only create new object .* but got <class '([^']+)'>", "an object of class {0}"),
+    (r"(\S+) must be imported to load (.+)", "{1} (it needs {0} imported)"),
+    (r"Unsupported operand (\d+)", "{opcode}"),
+)
+
+
+def _refused_by_weights_only(message: str) -> str | None:
+    for pattern, phrase in _REFUSALS:
+        found = re.search(pattern, message, re.MULTILINE)
+        if found:
+            groups = [group.strip("`").strip() for group in found.groups()]
+            return _opcode(int(groups[0])) if phrase == "{opcode}" else phrase.format(*groups)
+    return None
+
+
+def _opcode(code: int) -> str:
+    """A pickle opcode the weights-only unpickler does not read, and the protocol that
+    brought it (torch.save writes protocol 2 unless given another pickle_protocol)."""
+    op = pickletools.code2op.get(chr(code))
+    if op is None:
+        return f"pickle opcode {code}"
+    default = torch.serialization.DEFAULT_PROTOCOL
+    return f"the pickle opcode {op.name} (pickle protocol {op.proto}; torch.save writes protocol {default} by default)"
+
+
+def _written_by_torch_save(path: str) -> bool:
+    """Whether ``path`` is in a format torch.save writes: a zip archive (the default since
+    torch 1.6), or the legacy format, which starts with a pickle of torch's magic
+    number. That pickle is read by an unpickler that resolves no global at all, so it
+    can run nothing."""
+    if zipfile.is_zipfile(path):
+        return True
+
+    class _NoGlobals(pickle.Unpickler):
+        def find_class(self, module, name):
+            raise pickle.UnpicklingError(f"{module}.{name}")
+
+    try:
+        with open(path, "rb") as f:
+            return _NoGlobals(f).load() == torch.serialization.MAGIC_NUMBER
+    except Exception:  # noqa: BLE001 - anything else is not that pickle
+        return False
 
 
 def _state_dict_errors(exc: Exception) -> str:

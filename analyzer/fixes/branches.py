@@ -12,7 +12,10 @@ the IR of the file a site is in (a helper may live in another file).
 
 A Python ``and`` / ``or`` / ``not`` in an ``if`` condition becomes
 ``torch.logical_and`` / ``logical_or`` / ``logical_not`` when its operands are free of
-side effects (the rewrite evaluates both). Every fix is *unsafe* in ruff's sense:
+side effects (the rewrite evaluates both). ``torch`` stands for the name that is the
+torch module where the edit is (``analyzer.fixes.torch_name``: ``th.where`` after
+``import torch as th``); where no name is, there is no fix, and the finding says why.
+Every fix is *unsafe* in ruff's sense:
 ``torch.where`` broadcasts and promotes, ``torch.cond`` needs both branches to return
 tensors of one shape and dtype, and ``torch._check`` raises ``RuntimeError`` rather
 than ``AssertionError`` and also runs under ``python -O``; none of that is provable
@@ -36,6 +39,7 @@ from analyzer.analyses.levels import Level
 from analyzer.diagnostics import Fix
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
 from analyzer.fixes.source import FixSource, loses_comments
+from analyzer.fixes.torch_name import ModuleTorch, torch_name
 from analyzer.fixes.where import refuse_where, side_effect_free, where_assignment, where_target
 from analyzer.frontend import ir
 from analyzer.lines import lines_with_ends
@@ -59,9 +63,23 @@ class _File:
         if not self.lines or self.lines[-1][-1] in "\r\n":
             self.lines.append("")
         self.scopes: dict[int, FixSource] = {}  # id(libcst node) -> the FixSource over it
-        self.imports_torch = any(
-            isinstance(s, ir.Import) and s.module is None and ("torch", None) in s.names for s in module.body)
         self._ifs: dict[int, tuple] | None = None
+        self._module_torch: ModuleTorch | None = None
+
+    def torch_name(self, src: FixSource, node) -> str:
+        """The name of the torch module where ``node`` is; raises `_NoTorch` (why) when
+        no name there is the module."""
+        if self._module_torch is None:
+            declared: dict[str, int] = {}
+            for stmt in ir.walk_statements(self.module.body, into_defs=True, mentioning=("global",)):
+                if isinstance(stmt, ir.Global):
+                    for name in stmt.names:
+                        declared.setdefault(name, stmt.span.line)
+            self._module_torch = ModuleTorch(self.module.syntax.tree, declared)
+        found = torch_name(node, src.parents, src.line_of, self._module_torch)
+        if found.name is None:
+            raise _NoTorch(found.why_not)
+        return found.name
 
     @property
     def ifs(self) -> dict[int, tuple]:
@@ -95,6 +113,10 @@ class _File:
         if id(scope) not in self.scopes:
             self.scopes[id(scope)] = FixSource(self.lines, tree, positions, scope)
         return self.scopes[id(scope)]
+
+
+class _NoTorch(Exception):
+    """No name is the torch module where a fix would write `torch.`: its message says why."""
 
 
 def _holds(where, line: int) -> bool:
@@ -143,45 +165,50 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
         return "a comprehension filter keeps a data-dependent number of items, which no `torch.where`/`torch.cond` returns"
     if fact.construct == "elif":
         return "an `elif` chain (rewrite it as nested `if`s first)"
-    if not file.imports_torch:
-        return "`torch` is not imported as `torch` at the top of the module"
     types = dict(fact.types)
     line, column = fact.site.line, fact.site.column
     src = file.source_at(line)
-    if fact.construct == "assert":
-        node = src.node_at(cst.Assert, line, column)
-        return _check_fix(src, node, types) if node is not None else "the `assert` was not found"
-    if fact.construct == "ifexp":
-        node = src.node_at(cst.IfExp, line, column)
-        return _ternary_fix(src, node, types) if node is not None else "the conditional expression was not found"
-    if fact.construct == "if":
-        node = src.node_at(cst.If, line, column)
-        found = file.ifs.get(id(node)) if node is not None else None
-        if node is None or found is None:
-            return "the `if` was not found"
-        return _if_fix(src, node, *found, types)
+    try:
+        if fact.construct == "assert":
+            node = src.node_at(cst.Assert, line, column)
+            if node is None:
+                return "the `assert` was not found"
+            return _check_fix(src, node, types, file.torch_name(src, node))
+        if fact.construct == "ifexp":
+            node = src.node_at(cst.IfExp, line, column)
+            if node is None:
+                return "the conditional expression was not found"
+            return _ternary_fix(src, node, types, file.torch_name(src, node))
+        if fact.construct == "if":
+            node = src.node_at(cst.If, line, column)
+            found = file.ifs.get(id(node)) if node is not None else None
+            if node is None or found is None:
+                return "the `if` was not found"
+            return _if_fix(src, node, *found, types, file.torch_name(src, node))
+    except _NoTorch as no_torch:
+        return str(no_torch)
     return f"no rewrite for `{fact.construct}`"
 
 
 # ------------------------------------------------------------------------------ if
 
 
-def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types) -> Fix | str:
-    predicate = tensor_predicate(src, node.test)
+def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) -> Fix | str:
+    predicate = tensor_predicate(src, node.test, torch)
     if not isinstance(predicate, cst.BaseExpression):
         return predicate
     if not is_tensor(types.get("$pred", "unknown")):
         return _not_a_tensor(src.code_of(node.test))
-    if refuse_where(node, src.module) is None and is_tensor(types.get(f"={where_target(node)}", "")):
-        new = where_assignment(node, predicate).with_changes(leading_lines=())
+    if refuse_where(node, src.module, torch) is None and is_tensor(types.get(f"={where_target(node)}", "")):
+        new = where_assignment(node, predicate, torch).with_changes(leading_lines=())
         edit = src.edit(node, node, src.code_of(new).rstrip("\r\n"))
-        return _checked(src, edit, f"Rewrite the `if` as `{where_target(node)} = torch.where(...)`", statement=True)
+        return _checked(src, edit, f"Rewrite the `if` as `{where_target(node)} = {torch}.where(...)`", statement=True)
     plan = plan_cond(fn, block, stmt, types)
     if isinstance(plan, str):
         return plan
-    first, last, text = render_cond(src, plan, node, src.code_of(predicate), _branch_names(fn, stmt))
+    first, last, text = render_cond(src, plan, node, src.code_of(predicate), _branch_names(fn, stmt), torch)
     edit = src.edit(first, last, text)
-    what = "return torch.cond(...)" if plan.tail else f"{', '.join(plan.results)} = torch.cond(...)"
+    what = f"return {torch}.cond(...)" if plan.tail else f"{', '.join(plan.results)} = {torch}.cond(...)"
     return _checked(src, edit, f"Rewrite the `if` as `{what}` with nested branch functions", statement=True)
 
 
@@ -217,31 +244,33 @@ def _branch_names(fn: ir.FunctionDef, stmt: ir.If) -> tuple[str, str]:
     return "true_fn", "false_fn"
 
 
-def tensor_predicate(src: FixSource, test: cst.BaseExpression) -> cst.BaseExpression | str:
-    """``test`` with Python ``and`` / ``or`` / ``not`` made tensor operations."""
+def tensor_predicate(src: FixSource, test: cst.BaseExpression, torch: str) -> cst.BaseExpression | str:
+    """``test`` with Python ``and`` / ``or`` / ``not`` made tensor operations (``torch``:
+    the name of the torch module there)."""
     if isinstance(test, cst.BooleanOperation):
-        left, right = tensor_predicate(src, test.left), tensor_predicate(src, test.right)
+        left, right = tensor_predicate(src, test.left, torch), tensor_predicate(src, test.right, torch)
         for side in (left, right):
             if isinstance(side, str):
                 return side
-        if not (side_effect_free(test.left, tensor_methods=True) and side_effect_free(test.right, tensor_methods=True)):
+        if not (side_effect_free(test.left, tensor_methods=True, torch=torch)
+                and side_effect_free(test.right, tensor_methods=True, torch=torch)):
             return (f"`{src.code_of(test)}`: the operands of `{'and' if isinstance(test.operator, cst.And) else 'or'}` "
                     "may have side effects, and the rewrite evaluates both")
         function = "logical_and" if isinstance(test.operator, cst.And) else "logical_or"
-        return _torch_call(function, left, right, test)
+        return _torch_call(torch, function, left, right, test)
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = tensor_predicate(src, test.expression)
+        inner = tensor_predicate(src, test.expression, torch)
         if isinstance(inner, str):
             return inner
-        return _torch_call("logical_not", inner, None, test)
+        return _torch_call(torch, "logical_not", inner, None, test)
     return test
 
 
-def _torch_call(function: str, a, b, original) -> cst.Call:
+def _torch_call(torch: str, function: str, a, b, original) -> cst.Call:
     args = [cst.Arg(_bare(a))] + ([cst.Arg(_bare(b))] if b is not None else [])
     for i in range(len(args) - 1):
         args[i] = args[i].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    call = cst.Call(func=cst.Attribute(cst.Name("torch"), cst.Name(function)), args=args)
+    call = cst.Call(func=cst.Attribute(cst.Name(torch), cst.Name(function)), args=args)
     return call.with_changes(lpar=original.lpar, rpar=original.rpar)
 
 
@@ -264,7 +293,7 @@ def _index_ifs(fn: ir.FunctionDef, block: list, out: dict) -> None:
 # ------------------------------------------------------------------------------ ternary
 
 
-def _ternary_fix(src: FixSource, node: cst.IfExp, types) -> Fix | str:
+def _ternary_fix(src: FixSource, node: cst.IfExp, types, torch: str) -> Fix | str:
     if not is_tensor(types.get("$pred", "unknown")):
         return "the condition is not a tensor: keep it a tensor first"
     sides = (types.get("$then", "unknown"), types.get("$else", "unknown"))
@@ -273,25 +302,25 @@ def _ternary_fix(src: FixSource, node: cst.IfExp, types) -> Fix | str:
     if not all(is_tensor(t) or t == "python" for t in sides):
         return "a side is neither a tensor nor a Python number"
     for side in (node.body, node.orelse):
-        if not side_effect_free(side, tensor_methods=True):
+        if not side_effect_free(side, tensor_methods=True, torch=torch):
             return f"`{src.code_of(side)}` may have side effects, and torch.where evaluates both sides"
-    predicate = tensor_predicate(src, node.test)
+    predicate = tensor_predicate(src, node.test, torch)
     if isinstance(predicate, str):
         return predicate
     space = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     call = cst.Call(
-        func=cst.Attribute(cst.Name("torch"), cst.Name("where")),
+        func=cst.Attribute(cst.Name(torch), cst.Name("where")),
         args=[cst.Arg(_bare(predicate), comma=space), cst.Arg(_bare(node.body), comma=space), cst.Arg(_bare(node.orelse))],
         lpar=node.lpar, rpar=node.rpar,
     )
     edit = src.edit(node, node, src.code_of(call))
-    return _checked(src, edit, "Rewrite the conditional expression as `torch.where(...)`")
+    return _checked(src, edit, f"Rewrite the conditional expression as `{torch}.where(...)`")
 
 
 # ------------------------------------------------------------------------------ assert
 
 
-def _check_fix(src: FixSource, node: cst.Assert, types) -> Fix | str:
+def _check_fix(src: FixSource, node: cst.Assert, types, torch: str) -> Fix | str:
     if "/bool" not in types.get("$pred", "") or not is_tensor(types.get("$pred", "")):
         return "the condition is not a boolean tensor (torch._check needs a bool)"
     test = node.test
@@ -301,5 +330,5 @@ def _check_fix(src: FixSource, node: cst.Assert, types) -> Fix | str:
     else:
         condition = f"({code}).item()"
     args = condition if node.msg is None else f"{condition}, lambda: {src.code_of(node.msg)}"
-    edit = src.edit(node, node, f"torch._check({args})")
-    return _checked(src, edit, "Rewrite the `assert` as `torch._check(...)` (raises RuntimeError, also under -O)")
+    edit = src.edit(node, node, f"{torch}._check({args})")
+    return _checked(src, edit, f"Rewrite the `assert` as `{torch}._check(...)` (raises RuntimeError, also under -O)")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from analyzer.analyses.facts import BranchFact, EscapeFact, IterationFact, LoopFact, Site
 from analyzer.analyses.levels import Level
+from analyzer.diagnostics import path_ref
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,5 +82,5 @@ def describe(fact, here: str | None = None) -> str:
     """Where a kind fact is, for messages: `Net.forward` line 12, or with its file when
     that is not ``here`` (the call site's file): `Net.forward` (models.py:12)."""
     if here is not None and fact.site.path != here:
-        return f"`{fact.site.function}` ({fact.site.path}:{fact.site.line})"
+        return f"`{fact.site.function}` ({path_ref(fact.site.path)}:{fact.site.line})"
     return f"`{fact.site.function}` line {fact.site.line}"

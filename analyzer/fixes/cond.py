@@ -199,8 +199,10 @@ def _last_values(statements) -> dict[str, cst.BaseExpression]:
     return values
 
 
-def render_cond(src: FixSource, plan: CondPlan, if_node: cst.If, predicate: str, names: tuple[str, str]):
-    """(first node, last node, replacement text) for the edit."""
+def render_cond(src: FixSource, plan: CondPlan, if_node: cst.If, predicate: str, names: tuple[str, str],
+                torch: str):
+    """(first node, last node, replacement text) for the edit (``torch``: the name of the
+    torch module at the ``if``)."""
     indent = src.indent_of(if_node)
     unit = if_node.body.indent if isinstance(if_node.body, cst.IndentedBlock) and if_node.body.indent else src.module.default_indent
     then_lines = list(if_node.body.body)
@@ -233,7 +235,7 @@ def render_cond(src: FixSource, plan: CondPlan, if_node: cst.If, predicate: str,
             returned = [_clone(r, cst.Name(r)) if _needs_clone(values.get(r)) else r for r in plan.results]
             body += "return " + (returned[0] if len(returned) == 1 else "(" + ", ".join(returned) + ")") + "\n"
         out.append(reindent(body, unit))
-    call = f"torch.cond({predicate}, {names[0]}, {names[1]}, {operands})"
+    call = f"{torch}.cond({predicate}, {names[0]}, {names[1]}, {operands})"
     if plan.tail:
         head = f"return {call}"
     else:

@@ -49,6 +49,11 @@ class FixSource:
         """The ``kind`` node starting at 1-based ``line``:``column``."""
         return self._starts.get((kind, line, column))
 
+    def line_of(self, node) -> int | None:
+        """The first line of ``node``, if it is in this source's statement."""
+        where = self.positions.get(node)
+        return where[0] if where is not None else None
+
     def code_of(self, node) -> str:
         return self.module.code_for_node(node)
 
@@ -95,6 +100,9 @@ class _Ranges:
 
     def __init__(self, positions: Positions):
         self._positions = positions
+
+    def get(self, node) -> tuple[int, int, int, int] | None:
+        return self._positions.get(node)
 
     def __getitem__(self, node) -> CodeRange:
         where = self._positions.get(node)

@@ -15,7 +15,9 @@ when, and only when:
 - ``A`` and ``B`` are side-effect free and cannot raise where the original would not:
   names, attributes, numbers, arithmetic / comparison / unary operators, and calls of
   ``torch.*`` functions that are neither in-place (``_`` suffix) nor random;
-- ``torch`` is imported as ``torch`` at the top of the module.
+- a name is the torch module at the ``if`` (``analyzer.fixes.torch_name``): ``torch``,
+  or the alias it was imported as (``th.where``); a parameter or local named ``torch``
+  is not.
 
 Both sides are evaluated after the rewrite; that is why they must be side-effect free.
 ``torch.where`` broadcasts and promotes dtypes, so the rewrite preserves results only
@@ -34,6 +36,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from analyzer.analyses import torch_api as api
+from analyzer.fixes.torch_name import ModuleTorch, globals_in_tree, torch_name
 from analyzer.frontend.positions import dotted_name as dotted
 
 APPLICABILITY = "unsafe"
@@ -63,12 +66,14 @@ class WhereRewrite:
 
 
 
-def side_effect_free(node, tensor_methods: bool = False) -> bool:
+def side_effect_free(node, tensor_methods: bool = False, torch: str = "torch") -> bool:
     """True for the expressions the rewrite may evaluate unconditionally. With
     ``tensor_methods``, also calls of Tensor methods that neither write in place nor
-    leave the graph (``x.abs().max()``): for operands known to be tensors."""
+    leave the graph (``x.abs().max()``): for operands known to be tensors. ``torch``:
+    the name of the torch module there (``torch.abs`` through another name is a call of
+    something else)."""
     def ok(sub) -> bool:
-        return side_effect_free(sub, tensor_methods)
+        return side_effect_free(sub, tensor_methods, torch)
 
     if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Imaginary)):
         return True
@@ -86,7 +91,7 @@ def side_effect_free(node, tensor_methods: bool = False) -> bool:
         if not all(not a.star and ok(a.value) for a in node.args):
             return False
         name = dotted(node.func)
-        if name is not None and name.startswith("torch.") and name.count(".") == 1:
+        if name is not None and name.startswith(torch + ".") and name.count(".") == 1:
             function = name.split(".", 1)[1]
             return not function.endswith("_") and function not in _IMPURE_TORCH
         if tensor_methods and isinstance(node.func, cst.Attribute):
@@ -113,24 +118,15 @@ def _single_assignment(block) -> tuple[str, cst.BaseExpression] | None:
     return target.value, stmt.value
 
 
-def _imports_torch(module: cst.Module) -> bool:
-    for line in module.body:
-        if isinstance(line, cst.SimpleStatementLine):
-            for stmt in line.body:
-                if isinstance(stmt, cst.Import) and any(
-                        dotted(a.name) == "torch" and a.asname is None for a in stmt.names):
-                    return True
-    return False
-
-
 class _Rewriter(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, lines: set[int], result: WhereRewrite, module: cst.Module):
+    def __init__(self, lines: set[int], result: WhereRewrite, module: cst.Module, torch_at):
         super().__init__()
         self.lines = lines
         self.result = result
         self.module = module
+        self.torch_at = torch_at  # libcst If -> TorchName
         self.elifs: set[int] = set()
 
     def visit_If(self, node: cst.If) -> None:
@@ -144,23 +140,23 @@ class _Rewriter(cst.CSTTransformer):
         if id(original) in self.elifs:
             self.result.skipped[line] = "an `elif` (its chain is not rewritten)"
             return updated
-        why = self.refuse(original)
+        torch = self.torch_at(original)
+        why = torch.why_not if torch.name is None else refuse_where(original, self.module, torch.name)
         if why:
             self.result.skipped[line] = why
             return updated
         self.result.rewritten.append(line)
-        return where_assignment(original)
-
-    def refuse(self, node: cst.If) -> str | None:
-        return refuse_where(node, self.module)
+        return where_assignment(original, torch=torch.name)
 
 
-def where_assignment(node: cst.If, test: cst.BaseExpression | None = None) -> cst.SimpleStatementLine:
-    """``y = torch.where(test, A, B)`` for an ``if`` that ``refuse_where`` accepts."""
+def where_assignment(node: cst.If, test: cst.BaseExpression | None = None,
+                     torch: str = "torch") -> cst.SimpleStatementLine:
+    """``y = torch.where(test, A, B)`` for an ``if`` that ``refuse_where`` accepts
+    (``torch``: the name of the torch module at the ``if``)."""
     name, then_value = _single_assignment(node.body)
     _, else_value = _single_assignment(node.orelse.body)
     call = cst.Call(
-        func=cst.Attribute(cst.Name("torch"), cst.Name("where")),
+        func=cst.Attribute(cst.Name(torch), cst.Name("where")),
         args=[cst.Arg(test if test is not None else node.test), cst.Arg(then_value), cst.Arg(else_value)],
     )
     return cst.SimpleStatementLine(
@@ -175,9 +171,9 @@ def where_target(node: cst.If) -> str | None:
     return side[0] if side else None
 
 
-def refuse_where(node: cst.If, module: cst.Module) -> str | None:
+def refuse_where(node: cst.If, module: cst.Module, torch: str = "torch") -> str | None:
     """Why ``node`` is not of the form ``if p: y = A / else: y = B`` with side-effect-free
-    ``A`` and ``B``, or None."""
+    ``A`` and ``B`` (``torch``: the name of the torch module there), or None."""
     if not isinstance(node.orelse, cst.Else):
         return "no plain `else` (an `elif` chain or a one-sided `if`)"
     then_side = _single_assignment(node.body)
@@ -187,7 +183,7 @@ def refuse_where(node: cst.If, module: cst.Module) -> str | None:
     if then_side[0] != else_side[0]:
         return f"the branches assign different names (`{then_side[0]}`, `{else_side[0]}`)"
     for side in (then_side[1], else_side[1]):
-        if not side_effect_free(side):
+        if not side_effect_free(side, torch=torch):
             return f"`{module.code_for_node(side)}` may have side effects or raise when evaluated " \
                    "on the other path"
     inside = node.with_changes(leading_lines=(), body=node.body.with_changes(header=cst.TrailingWhitespace()))
@@ -203,10 +199,16 @@ def rewrite_where(source: str, lines: Iterable[int]) -> WhereRewrite:
     result = WhereRewrite(source)
     if not lines:
         return result
-    if not _imports_torch(module):
-        result.skipped = {line: "`torch` is not imported as `torch` at the top of the module" for line in sorted(lines)}
-        return result
-    new = MetadataWrapper(module).visit(_Rewriter(lines, result, module))
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    parents = {child: node for node in positions for child in node.children}
+
+    def line_of(node) -> int | None:
+        where = positions.get(node)
+        return where.start.line if where is not None else None
+
+    module_torch = ModuleTorch(module, globals_in_tree(module, line_of))
+    new = wrapper.visit(_Rewriter(lines, result, module, lambda node: torch_name(node, parents, line_of, module_torch)))
     result.source = new.code
     return result
 

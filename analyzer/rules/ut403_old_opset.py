@@ -7,6 +7,7 @@ only when the class was resolved in the scanned tree and the op's aten op is cer
 """
 
 from analyzer.analyses import op_table
+from analyzer.diagnostics import path_ref
 from analyzer.fixes.callsite_fact import CallSiteFact, forward_ops
 from analyzer.rules.base import Rule
 
@@ -25,7 +26,7 @@ def ops_needing_more(callsite: CallSiteFact, opset: int) -> list[tuple[int, obje
 
 
 def _where(op, here: str) -> str:
-    return f"line {op.site.line}" if op.site.path == here else f"{op.site.path}:{op.site.line}"
+    return f"line {op.site.line}" if op.site.path == here else f"{path_ref(op.site.path)}:{op.site.line}"
 
 
 def detect(facts):

@@ -39,6 +39,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out = p.add_argument_group("reports")
     out.add_argument("--json", metavar="FILE", help="write the JSON report (- for standard output)")
     out.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    p.add_argument("--dynamic", action=_ExportOnly, help=argparse.SUPPRESS,
+                   why="verify makes an axis dynamic when its size differs between its inputs: give inputs of "
+                       "several sizes with --inputs DATA.npz (keys I/NAME), or check the file "
+                       "`untrace export --dynamic` wrote with --onnx FILE")
+
+
+class _ExportOnly(argparse.Action):
+    """An option of `untrace export` given to verify (the two take the same TARGET and
+    --input): the usage error says what verify does instead, rather than only that the
+    option is unknown."""
+
+    def __init__(self, option_strings, dest, why: str, **kwargs):
+        super().__init__(option_strings, dest, nargs="?", **kwargs)
+        self.why = why
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} is an option of `untrace export`; {self.why}")
 
 
 def _fail(message: str) -> int:

@@ -30,7 +30,6 @@ candidates by the sides they would add.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,12 +66,13 @@ def parse_probe(name: str) -> Probe | None:
 
 
 def display_path(path: str) -> str:
-    """Relative to the working directory when the file is under it."""
-    if os.path.isabs(path):
-        rel = os.path.relpath(path)
-        if not rel.startswith(".."):
-            return rel
-    return path
+    """A path as `untrace check` spells the paths of its findings
+    (`analyzer.findings.report_path`): relative to the working directory when the file is
+    under it, else absolute. Whether TARGET was named `./m.py`, `m.py` or by its absolute
+    path, the report is the same."""
+    from analyzer.findings import report_path
+
+    return report_path(path)
 
 
 @dataclass

@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import re
 import zipfile
+import zlib
 
 import numpy as np
 import torch
@@ -188,6 +189,35 @@ def _open_npz(path: str):
     return data
 
 
+def _read_array(data, path: str, key: str) -> np.ndarray:
+    """One array of an open .npz. Its members are read only here (``np.load`` is lazy),
+    so that what numpy refuses in one is said with the file and the key: an array of
+    Python objects is a pickle, which untrace never loads (``allow_pickle`` would run
+    whatever code it names)."""
+    try:
+        array = data[key]
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise ValueError(f"{path}: array {key!r} is an array of Python objects, and untrace does not load "
+                             "object arrays (they are pickles, which can run code): save numbers, e.g. "
+                             "np.savez(path, x=np.asarray(x, dtype=np.float32))") from None
+        raise _unreadable(path, key, exc) from None
+    except (EOFError, OSError, zipfile.BadZipFile, zlib.error) as exc:
+        raise _unreadable(path, key, exc) from None
+    if not isinstance(array, np.ndarray):  # a member that is not a .npy file comes back as bytes
+        raise ValueError(f"{path}: {key!r} is not a .npy array (write the file with np.savez(path, x=...))")
+    return array
+
+
+def _unreadable(path: str, key: str, exc: BaseException) -> ValueError:
+    """A member numpy cannot read (a header nested too deep, not a dict, truncated...).
+    numpy's message quotes the whole header (up to 10,000 characters): its start says
+    enough."""
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    reason = reason if len(reason) <= 120 else reason[:117] + "..."
+    return ValueError(f"{path}: array {key!r} cannot be read ({reason}); write the file again with np.savez(path, x=...)")
+
+
 def load_npz(path: str, names: list[str]) -> list[tuple]:
     with _open_npz(path) as data:
         entries: dict[int, dict[str, np.ndarray]] = {}
@@ -195,17 +225,7 @@ def load_npz(path: str, names: list[str]) -> list[tuple]:
             m = _KEY.match(key)
             if not m:
                 raise ValueError(f"{path}: key {key!r} is neither NAME nor I/NAME")
-            try:
-                array = data[key]
-            except (ValueError, EOFError, zipfile.BadZipFile) as exc:
-                # a header numpy cannot parse (nested too deep, not a dict, ...): numpy's
-                # message quotes the whole header (up to 10,000 characters); its start
-                # says enough
-                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                reason = reason if len(reason) <= 120 else reason[:117] + "..."
-                raise ValueError(f"{path}: array {key!r} cannot be read ({reason}); "
-                                 "write the file again with np.savez(path, x=...)") from None
-            entries.setdefault(int(m["index"] or 0), {})[m["name"]] = array
+            entries.setdefault(int(m["index"] or 0), {})[m["name"]] = _read_array(data, path, key)
     if not entries:
         raise ValueError(f"{path}: no arrays")
     out = []

@@ -100,3 +100,112 @@ def test_a_cached_finding_in_another_file_keeps_its_path_from_another_working_di
     assert _concise_paths(first) == ["corpora/multi_file/blocks.py"]
     assert (corpus / ".untrace_cache").is_dir()
     assert _concise_paths(again) == ["multi_file/blocks.py"]
+
+
+SPELLED_MODEL = """\
+import torch
+
+from other import Other
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            x = -x
+        try:
+            y = x + 1
+        except Exception:
+            y = x
+        return y
+
+
+torch.onnx.export(Other().eval(), (torch.zeros(2),), "o.onnx", dynamo=False)
+"""
+
+OTHER = """\
+import torch
+
+
+class Other(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return -x
+        return x
+"""
+
+
+@pytest.fixture
+def spelled(tmp_path):
+    """x.py, whose findings name files in their text: the scriptability hint (`try/except
+    at x.py:10`) and UT402's call path into other.py (`(other.py:6)`)."""
+    (tmp_path / "x.py").write_text(SPELLED_MODEL)
+    (tmp_path / "other.py").write_text(OTHER)
+    return tmp_path
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "json", "sarif", "github"])
+def test_the_spelling_of_a_named_file_does_not_reach_the_report(spelled, fmt):
+    """`check ./x.py`, `check x.py` and `check $PWD/x.py` give the same bytes, the paths
+    inside messages and suggestions included."""
+    outputs = set()
+    for name in ("./x.py", "x.py", str(spelled / "x.py")):
+        done = run_untrace("check", "--no-cache", "--select", "ALL", "--output-format", fmt, name, "./other.py",
+                           cwd=spelled)
+        assert done.returncode == 1, done.stderr
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
+    (out,) = outputs
+    if fmt != "concise":  # which shows no suggestions
+        assert b"try/except at x.py:10" in out
+    assert b"(other.py:6)" in out
+    assert b"./" not in out and str(spelled).encode() not in out.replace(spelled.as_uri().encode(), b"")
+
+
+def test_paths_inside_messages_follow_the_working_directory_of_the_run_even_from_the_cache(spelled):
+    """A message cached from one working directory names files as a run from another
+    would: from a folder the files are not under, by their absolute paths."""
+    (spelled / "pyproject.toml").write_text("[tool.untrace]\n")
+    (spelled / "sub").mkdir()
+    names = (str(spelled / "x.py"), str(spelled / "other.py"))
+    args = ("check", "--select", "ALL", "--output-format", "json", *names)
+    first = run_untrace(*args, cwd=spelled)
+    assert (spelled / ".untrace_cache").is_dir()
+    cached = run_untrace(*args, cwd=spelled / "sub")
+    fresh = run_untrace(*args, "--no-cache", cwd=spelled / "sub")
+    assert cached.stdout == fresh.stdout
+    text = cached.stdout.decode()
+    assert f"try/except at {spelled / 'x.py'}:10" in text and f"({spelled / 'other.py'}:6)" in text
+    assert "try/except at x.py:10" in first.stdout.decode()
+
+
+VERIFIED = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 1e9:  # never taken by the random inputs: reported as uncovered
+            return x * 2
+        return -x
+
+
+def build():
+    return Net()
+"""
+
+
+def test_the_spelling_of_the_verify_target_does_not_reach_its_report(tmp_path):
+    """verify's report names the sites it covers as check names its findings: `m.py:6`
+    whether TARGET was `./m.py:build`, `m.py:build` or absolute (only `target` echoes it)."""
+    (tmp_path / "m.py").write_text(VERIFIED)
+    texts, sites = set(), set()
+    for name in ("./m.py", "m.py", str(tmp_path / "m.py")):
+        done = run_untrace("verify", f"{name}:build", "--input", "x:2x3:float32", "--compare", "none",
+                           "--json", "r.json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        texts.add(done.stdout + done.stderr)
+        report = json.loads((tmp_path / "r.json").read_text())
+        sites.add(json.dumps([report["coverage"], report["uncovered"]]))
+    assert len(texts) == 1 and len(sites) == 1
+    assert json.loads(sites.pop())[1] == ["m.py:6"]
+    assert b"m.py:6" in texts.pop()

@@ -53,6 +53,16 @@ MODEL = textwrap.dedent(
             self.width = width
 
 
+    class Bare(torch.nn.Module):  # BARE
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 3)
+
+
+    def bare():
+        return Bare()
+
+
     def build():
         return Net()
 
@@ -214,6 +224,18 @@ def test_target_that_returns_a_compiled_module(project, capsys, wrap, what):
     assert_usage_error(code, err, what, "return the nn.Module itself")
 
 
+@pytest.mark.parametrize("command", ["export", "verify"])
+@pytest.mark.parametrize("target", ["m.py:Bare", "m.py:bare"])
+def test_target_whose_class_has_no_forward(project, capsys, command, target):
+    """nn.Module's placeholder forward takes (*input): the class is named, not the input."""
+    peers = ["--compare", "none"] if command == "verify" else []
+    code, err = untrace(capsys, command, target, "--input", "x:2x4", *peers)
+    assert_usage_error(code, err, f"m.py:{line_of(MODEL, 'BARE')}: class Bare has no forward method", target,
+                       "define forward(self, ...)")
+    assert "*input" not in err
+    assert leftovers(project) == []
+
+
 def test_target_folder(project, capsys):
     (project / "models.py").mkdir()
     code, err = untrace(capsys, "export", "models.py:build", "--input", "x:2x4")
@@ -297,6 +319,37 @@ def test_unsupported_opset_from_the_configuration(project, capsys):
     assert_usage_error(code, err, "opset 999", "supported")
 
 
+@pytest.mark.parametrize("value", [["x:0=batch"], []])
+def test_verify_dynamic_is_a_usage_error_of_verify_saying_what_verify_does(project, capsys, value):
+    code, err = untrace(capsys, "verify", "m.py:build", "--input", "x:2x4", "--dynamic", *value)
+    assert code == 2
+    assert err.startswith("usage: untrace verify ") and "usage: untrace [-h]" not in err
+    assert err.splitlines()[-1] == (
+        "untrace verify: error: --dynamic is an option of `untrace export`; verify makes an axis dynamic when its "
+        "size differs between its inputs: give inputs of several sizes with --inputs DATA.npz (keys I/NAME), or "
+        "check the file `untrace export --dynamic` wrote with --onnx FILE")
+
+
+@pytest.mark.parametrize("command,option,owner", [
+    ("export", "--inputs", "verify"),
+    ("export", "--search", "verify"),
+    ("export", "--bogus", None),
+    ("verify", "--output", "graph` and `untrace export"),
+    ("verify", "--bogus", None),
+])
+def test_an_unknown_option_is_the_subcommands_own_usage_error(project, capsys, command, option, owner):
+    """argparse leaves what a subparser does not know to the top-level parser, whose usage
+    (`untrace [-h] [--version] COMMAND ...`) lists none of the subcommand's options."""
+    code, err = untrace(capsys, command, "m.py:build", "--input", "x:2x4", option, "v")
+    assert code == 2
+    assert err.startswith(f"usage: untrace {command} ") and "usage: untrace [-h]" not in err
+    last = err.splitlines()[-1]
+    assert last.startswith(f"untrace {command}: error: unrecognized arguments: {option} v")
+    if owner:
+        assert last.endswith(f"({option} is an option of `untrace {owner}`)")
+    assert leftovers(project) == []
+
+
 @pytest.mark.parametrize("axis", ["2", "-3"])
 def test_dynamic_axis_out_of_range(project, capsys, axis):
     code, err = untrace(capsys, "export", "m.py:build", "--input", "x:2x4", "--dynamic", f"x:{axis}=batch")
@@ -336,14 +389,51 @@ def checkpoints(project, monkeypatch):
     torch.save({"lin.weight": torch.zeros(3, 4), "foo": torch.zeros(1), "bar.baz": torch.zeros(2)},
                project / "mismatch.pt")
     torch.save({"lin.weight": torch.zeros(5, 4), "lin.bias": torch.zeros(3)}, project / "sizes.pt")
+    state = models.Net().state_dict()
+    torch.save({**state, "config": models.Wide(3)}, project / "with_object.pt")
+    torch.save({**state, "config": models.Wide(3)}, project / "legacy.pt", _use_new_zipfile_serialization=False)
+    torch.save({**state, "hook": _Calls(os.getcwd)}, project / "blocked.pt")
+    torch.save(state, project / "protocol4.pt", pickle_protocol=4)
+    np.savez(project / "arrays.npz", x=np.zeros(3))
     good = project / "good.pt"
     torch.save(models.Net().state_dict(), good)
     (project / "truncated.pt").write_bytes(good.read_bytes()[:200])
     return project
 
 
+class _Calls:
+    """Pickles as a call of ``function`` (an `os` function: a module torch blocks)."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def __reduce__(self):
+        return (self.function, ())
+
+
+CHECKPOINT_REFUSED = "a PyTorch checkpoint holding what torch.load(weights_only=True) refuses"
+
+
+@pytest.mark.parametrize("name,refused", [
+    ("with_object.pt", ": a pickled _checkpoint_models.Wide)"),
+    ("legacy.pt", ": a pickled _checkpoint_models.Wide)"),
+    ("pickled_module.pt", ": a pickled _checkpoint_models.Net)"),
+    ("blocked.pt", f": {os.name}.getcwd, from the module {os.name}, which torch blocks)"),
+    ("protocol4.pt", ": the pickle opcode FRAME (pickle protocol 4; torch.save writes protocol 2 by default))"),
+])
+def test_a_checkpoint_that_weights_only_refuses_is_called_one_and_says_what_is_refused(checkpoints, capsys, name,
+                                                                                      refused):
+    code, err = untrace(capsys, "export", "m.py:build", "--input", "x:2x4", "--weights", name)
+    assert_usage_error(code, err, f"--weights {name}: not a plain state dict ({CHECKPOINT_REFUSED}{refused}; "
+                       "untrace loads only those, saved with torch.save(model.state_dict(), PATH)")
+    assert "not a PyTorch checkpoint" not in err and "Warning" not in err
+    assert leftovers(checkpoints) == []
+
+
 @pytest.mark.parametrize("name,fragments", [
     ("garbage.pt", ["garbage.pt", "not a plain state dict", "untrace loads only"]),
+    ("arrays.npz", ["arrays.npz", "not a plain state dict (a zip archive that torch.save did not write, such as an "
+                    ".npz file)"]),
     ("empty.pt", ["empty.pt", "not a plain state dict", "untrace loads only"]),
     ("truncated.pt", ["truncated.pt", "not a plain state dict", "untrace loads only"]),
     ("pickled_module.pt", ["pickled_module.pt", "not a plain state dict", "Net", "untrace loads only"]),
@@ -483,6 +573,27 @@ def test_inputs_that_are_an_npy_file(project, capsys):
     np.save(project / "x.npy", np.zeros((2, 4), np.float32))
     code, err = untrace(capsys, "verify", "m.py:build", "--inputs", "x.npy", "--compare", "none")
     assert_usage_error(code, err, "--inputs x.npy", ".npz")
+
+
+def test_inputs_with_an_object_array_name_the_file_and_the_array(project, capsys):
+    np.savez(project / "in.npz", x=np.array([{"a": 1}, None], dtype=object))
+    code, err = untrace(capsys, "verify", "m.py:build", "--inputs", "in.npz", "--compare", "none")
+    assert_usage_error(code, err, "--inputs in.npz: array 'x' is an array of Python objects, and untrace does not "
+                       "load object arrays", "np.savez(")
+    assert "allow_pickle" not in err and "Object arrays cannot be loaded" not in err
+
+
+def test_inputs_with_a_member_numpy_cannot_read_name_the_file_and_the_member(project, capsys):
+    import zipfile
+
+    with zipfile.ZipFile(project / "bad.npz", "w") as archive:
+        archive.writestr("x.npy", b"\x93NUMPY not a header")
+    code, err = untrace(capsys, "verify", "m.py:build", "--inputs", "bad.npz", "--compare", "none")
+    assert_usage_error(code, err, "--inputs bad.npz: array 'x' cannot be read (", "write the file again with np.savez")
+    with zipfile.ZipFile(project / "text.npz", "w") as archive:
+        archive.writestr("x.txt", "hello")
+    code, err = untrace(capsys, "verify", "m.py:build", "--inputs", "text.npz", "--compare", "none")
+    assert_usage_error(code, err, "--inputs text.npz: 'x.txt' is not a .npy array")
 
 
 def test_inputs_that_are_not_arrays(project, capsys):

@@ -3,8 +3,10 @@
 The hook repository is a copy of this working tree committed in a temporary git
 repository (nothing is committed here); pre-commit clones it at that commit and installs
 it with pip into its own virtualenv, from the same package indexes as the project's
-setup. The consumer repository holds one model file: with a hazard the hook fails,
-without one it passes.
+setup. The hook is installed once per module; each test has its own consumer
+repository. A model file or a notebook with a hazard makes the hook fail, a clean one
+passes, and what the consumer's ``[tool.untrace]`` excludes is not checked even though
+pre-commit names it.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from .conftest import CLEAN, MODEL, REPO
+from .test_notebooks import NOTEBOOK, UT101_MESSAGE, notebook
 
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
 
@@ -68,7 +72,7 @@ def hook_repository(tmp: Path) -> tuple[Path, str]:
 
 def consumer_repository(tmp: Path, hook_repo: Path, rev: str) -> Path:
     consumer = tmp / "consumer"
-    consumer.mkdir()
+    consumer.mkdir(parents=True)
     git(consumer, "init", "-q", "-b", "main")
     (consumer / ".pre-commit-config.yaml").write_text(
         textwrap.dedent(
@@ -103,17 +107,42 @@ def pre_commit(consumer: Path, home: Path, *args: str) -> subprocess.CompletedPr
     )
 
 
-@pytest.mark.skipif(not PRE_COMMIT.exists(), reason="pre-commit is a dev dependency of the venv")
-def test_pre_commit_hook_fails_on_hazards_and_passes_on_clean_code(tmp_path):
-    hook_repo, rev = hook_repository(tmp_path)
-    consumer = consumer_repository(tmp_path, hook_repo, rev)
-    home = tmp_path / "pre-commit-home"
+needs_pre_commit = pytest.mark.skipif(not PRE_COMMIT.exists(), reason="pre-commit is a dev dependency of the venv")
 
+
+@dataclass(frozen=True)
+class InstalledHook:
+    repo: Path
+    rev: str
+    home: Path
+    install_seconds: float
+
+
+@pytest.fixture(scope="module")
+def installed_hook(tmp_path_factory) -> InstalledHook:
+    """The hook repository, with its environment installed by pre-commit into ``home``
+    (shared by the tests of this module, as a user's ~/.cache/pre-commit is)."""
+    tmp = tmp_path_factory.mktemp("pre-commit")
+    hook_repo, rev = hook_repository(tmp)
+    home = tmp / "pre-commit-home"
+    consumer = consumer_repository(tmp / "installer", hook_repo, rev)
+    start = time.perf_counter()
+    installed = pre_commit(consumer, home, "install-hooks")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return InstalledHook(hook_repo, rev, home, time.perf_counter() - start)
+
+
+@pytest.fixture
+def consumer(tmp_path, installed_hook) -> Path:
+    return consumer_repository(tmp_path, installed_hook.repo, installed_hook.rev)
+
+
+@needs_pre_commit
+def test_pre_commit_hook_fails_on_hazards_and_passes_on_clean_code(consumer, installed_hook):
+    home = installed_hook.home
     (consumer / "model.py").write_text(MODEL)
     git(consumer, "add", "-A")
-    start = time.perf_counter()
     failed = pre_commit(consumer, home, "run", "--all-files", "--color", "never", "--verbose")
-    install_and_run = time.perf_counter() - start
     output = failed.stdout + failed.stderr
     assert failed.returncode == 1, output
     assert "untrace" in output and "Failed" in output
@@ -144,5 +173,50 @@ def test_pre_commit_hook_fails_on_hazards_and_passes_on_clean_code(tmp_path):
     excluded = pre_commit(consumer, home, "run", "--all-files", "--color", "never")
     assert excluded.returncode == 0, excluded.stdout + excluded.stderr
 
-    print(f"\npre-commit: hook install + first run {install_and_run:.1f}s")
-    assert install_and_run < 180, "installing the hook took longer than 3 minutes"
+    print(f"\npre-commit: hook install {installed_hook.install_seconds:.1f}s")
+    assert installed_hook.install_seconds < 180, "installing the hook took longer than 3 minutes"
+
+
+CLEAN_NOTEBOOK = notebook(("code", "import torch\n"), ("code", CLEAN.removeprefix("import torch\n")))
+
+
+@needs_pre_commit
+def test_pre_commit_hook_checks_staged_notebooks_and_stubs(consumer, installed_hook):
+    """`untrace check .` walks *.py, *.pyi and *.ipynb; the hook sees the same kinds of
+    staged file (identify tags a notebook `jupyter` and a stub `pyi`, neither `python`)."""
+    home = installed_hook.home
+    (consumer / "nb.ipynb").write_text(NOTEBOOK)
+    git(consumer, "add", "-A")
+    # no --all-files: what a `git commit` runs, the staged files
+    failed = pre_commit(consumer, home, "run", "--color", "never")
+    output = failed.stdout + failed.stderr
+    assert failed.returncode == 1, output
+    assert "no files to check" not in output
+    assert f"nb.ipynb:cell 3:3:9: UT101 [data-dependent-branch] {UT101_MESSAGE}" in output
+    assert "(1 file checked)" in output
+
+    (consumer / "nb.ipynb").write_text(CLEAN_NOTEBOOK)
+    git(consumer, "add", "-A")
+    passed = pre_commit(consumer, home, "run", "--color", "never")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "untrace" in passed.stdout and "Passed" in passed.stdout
+    assert "no files to check" not in passed.stdout
+    git(consumer, "commit", "-q", "--no-verify", "-m", "a clean notebook")
+
+    (consumer / "model.pyi").write_text(MODEL)
+    git(consumer, "add", "model.pyi")
+    stub = pre_commit(consumer, home, "run", "--color", "never")
+    assert stub.returncode == 1, stub.stdout + stub.stderr
+    assert "model.pyi:6:9: UT101 [data-dependent-branch]" in stub.stdout + stub.stderr
+    git(consumer, "rm", "-q", "--cached", "model.pyi")
+    (consumer / "model.pyi").unlink()
+
+    # --force-exclude applies to notebooks as to Python files
+    (consumer / "pyproject.toml").write_text('[tool.untrace]\nextend-exclude = ["generated/"]\n')
+    (consumer / "generated").mkdir()
+    (consumer / "generated" / "bad.ipynb").write_text(NOTEBOOK)
+    git(consumer, "add", "-A")
+    excluded = pre_commit(consumer, home, "run", "--color", "never", "--verbose")
+    output = excluded.stdout + excluded.stderr
+    assert excluded.returncode == 0, output
+    assert "bad.ipynb" not in output
