@@ -38,7 +38,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from analyzer import __version__
+from analyzer import __version__, interrupts
 from analyzer.config import ConfigError
 from analyzer.diagnostics import Diagnostic
 from analyzer.module_index import ModuleIndex, is_lookup, lookup_kind
@@ -307,23 +307,27 @@ def atomic_write_bytes(path: Path | str, data: bytes, mode: int | None = None,
             mode = os.stat(path).st_mode & 0o7777  # keep the mode of the file replaced
         except OSError:
             mode = 0o666 & ~_umask()
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if sync:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        if owner is not None and hasattr(os, "chown"):
-            _chown(temporary, owner)
-        os.replace(temporary, path)
-    except BaseException:
+    # Ctrl-C or SIGTERM is held while the file is written: the new file is whole, or
+    # nothing is written (not started after the signal), and no temporary file is left
+    # behind. Only SIGKILL can leave one (``.NAME.*.tmp``).
+    with interrupts.deferred():
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                if sync:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            os.chmod(temporary, mode)
+            if owner is not None and hasattr(os, "chown"):
+                _chown(temporary, owner)
+            os.replace(temporary, path)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
 
 
 def _chown(path: str, owner: tuple[int, int]) -> None:
