@@ -9,6 +9,7 @@ import contextlib
 import gc
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -67,8 +68,16 @@ def _settle() -> None:
     gc.freeze()
 
 
-def _init_worker(files: Sequence[str], roots: Sequence[str], slots=None, counter=None, opset: int = DEFAULT_OPSET) -> None:
+def _init_worker(
+    files: Sequence[str],
+    roots: Sequence[str],
+    slots=None,
+    counter=None,
+    opset: int = DEFAULT_OPSET,
+    parent: tuple[int, int] | None = None,
+) -> None:
     _leave_stop_signals_to_the_parent()
+    _end_with_the_parent(parent)
     gc.set_threshold(*GC_THRESHOLDS)  # see GC_THRESHOLDS: a worker's whole life is analysis
     global _PROJECT, _SLOTS, _SLOT, _OPSET
     _PROJECT = engine().Project(files, roots)
@@ -85,6 +94,12 @@ def _init_worker(files: Sequence[str], roots: Sequence[str], slots=None, counter
             signal.signal(signal.SIGPROF, signal.SIG_DFL)
 
 
+def _worker_parent() -> tuple[int, int]:
+    """What a worker needs to know of the process starting the pool: its pid, and the
+    thread that forks (the main thread, which lives as long as the process)."""
+    return os.getpid(), threading.main_thread().ident
+
+
 def _leave_stop_signals_to_the_parent() -> None:
     """Ctrl-C and SIGTERM are the parent's to handle: it ends the workers (`_stop_pool`).
     A worker inherits the parent's handlers, and the signals blocked (the pool is started
@@ -95,6 +110,62 @@ def _leave_stop_signals_to_the_parent() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
     interrupts.forget()
     interrupts.unblock_in_this_thread()
+
+
+def _end_with_the_parent(parent: tuple[int, int] | None) -> None:
+    """A worker ends when the process that started it ends, however that ends (SIGKILL
+    too), and holds none of the caller's pipes: workers left running (150 MB each) kept
+    the caller's ``communicate()`` waiting for ever (issue 22, item 11). Nothing a
+    worker does needs undoing: it reads files and sends its results back."""
+    # The report is the parent's: a worker writes nothing to standard output, and keeps
+    # no descriptor of the caller's pipes (its own errors reach the parent as results).
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    if not os.environ.get("UNTRACE_DEBUG"):
+        os.dup2(devnull, 2)
+    os.close(devnull)
+    if parent is None:
+        return
+    import multiprocessing
+
+    parent_pid, forking_thread = parent
+    # Linux: the kernel kills the worker when its parent dies, even in native code that
+    # holds the GIL. PR_SET_PDEATHSIG fires when the *thread* that forked exits, so it is
+    # asked for only when the main thread forked this worker (a pool that forks from
+    # another thread would lose its workers when that thread ends). A parent that died
+    # before it was asked for is seen by the worker's new parent pid.
+    if (
+        sys.platform.startswith("linux")
+        and multiprocessing.get_start_method() == "fork"
+        and threading.get_ident() == forking_thread
+        and _set_parent_death_signal(signal.SIGKILL)
+        and os.getppid() != parent_pid
+    ):
+        os._exit(1)
+    # Everywhere (macOS has no prctl; spawn and forkserver workers): a thread waits for
+    # the parent's end, which closes the pipe whose other end is the worker's sentinel.
+    from multiprocessing.connection import wait as wait_for
+
+    parent_process = multiprocessing.parent_process()
+    if parent_process is None:
+        return
+
+    def leave_when_the_parent_is_gone() -> None:
+        wait_for([parent_process.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=leave_when_the_parent_is_gone, name="untrace-parent-watch", daemon=True).start()
+
+
+def _set_parent_death_signal(signum: int) -> bool:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        return libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 class AnalysisTimeout(BaseException):
@@ -305,7 +376,7 @@ def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar, opset=DE
             executor = ProcessPoolExecutor(
                 max_workers=jobs,
                 initializer=_init_worker,
-                initargs=(list(all_files), list(roots), slots, counter, opset),
+                initargs=(list(all_files), list(roots), slots, counter, opset, _worker_parent()),
             )
             futures: dict[Future, list[int]] = {
                 executor.submit(_analyze_batch, [(i, *items[i]) for i in batch]): batch for batch in batches

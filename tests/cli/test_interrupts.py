@@ -1,16 +1,19 @@
-"""Stopping a run: Ctrl-C and SIGTERM of ``untrace check`` (the real command, in a session
-of its own) stop it whatever it was doing (exit 130, nothing printed), and no fix is
-written after them (issue 22, item 14; docs/reliability.md)."""
+"""Stopping a run: Ctrl-C, SIGTERM and SIGKILL of ``untrace check`` (the real command, in a
+session of its own). Its workers end with it and release the caller's pipes, a Ctrl-C
+stops it whatever it was doing (exit 130, nothing printed), and no fix is written after
+it (issue 22, items 11 and 14; docs/reliability.md)."""
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
 import textwrap
 
 import pytest
 
-from .conftest import MODEL
-from .processes import HAVE_PROC, end_session, start, survivors
+from .conftest import MODEL, PYTHON, _env
+from .processes import HAVE_PROC, end_session, start, survivors, wait_for_children
 
 pytestmark = pytest.mark.skipif(not HAVE_PROC, reason="processes are found in /proc (Linux)")
 
@@ -33,6 +36,55 @@ def _wrapper(tmp_path, prelude: str) -> str:
         + "\nimport sys\nsys.argv = ['untrace', *sys.argv[1:]]\nfrom analyzer.cli import console\nconsole()\n"
     )
     return str(script)
+
+
+@pytest.mark.parametrize(
+    "signum, to_group, exit_code",
+    [
+        (signal.SIGKILL, False, -signal.SIGKILL),
+        (signal.SIGTERM, False, -signal.SIGTERM),
+        (signal.SIGINT, False, 130),
+        (signal.SIGINT, True, 130),  # Ctrl-C in a terminal: the whole process group
+    ],
+    ids=["SIGKILL", "SIGTERM", "SIGINT", "SIGINT-group"],
+)
+def test_the_workers_end_with_their_parent(tmp_path, signum, to_group, exit_code):
+    """Killed while its workers analyse, the run leaves no process behind, and the
+    caller's ``communicate()`` returns: on the code before this fix, SIGKILL and SIGTERM
+    left both workers running, holding the pipes, for ever."""
+    before = _tree(tmp_path)
+    run = start("check", "--fix", "--unsafe-fixes", "--no-cache", "--jobs", "2", ".", cwd=tmp_path)
+    try:
+        wait_for_children(run.pid, 2)
+        (os.killpg if to_group else os.kill)(run.pid, signum)
+        try:
+            out, err = run.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the caller's pipes are still held 30 s after the run was killed")
+        assert survivors(run.pid) == []
+        assert run.returncode == exit_code
+        if signum != signal.SIGKILL:
+            assert (out, err) == (b"", b"")  # nothing more printed, no traceback
+            assert _texts(tmp_path) == before  # stopped during the analysis: no fix
+    finally:
+        end_session(run.pid)
+
+
+def test_a_worker_whose_parent_is_gone_leaves_at_once():
+    """A worker whose parent died before the worker could ask to be ended with it (the
+    parent pid it was given is not its parent's any more) ends at once."""
+    from analyzer.file_analysis import _end_with_the_parent  # noqa: F401 - run below, in a process of its own
+
+    code = textwrap.dedent("""\
+        import os, threading
+        from analyzer.file_analysis import _end_with_the_parent
+        try:
+            _end_with_the_parent((os.getpid(), threading.get_ident()))  # a parent that is not ours
+        except BaseException:
+            os._exit(2)
+        os._exit(0)
+    """)
+    assert subprocess.run([PYTHON, "-c", code], env=_env(), timeout=60).returncode == 1
 
 
 def test_ctrl_c_while_the_workers_are_forked_stops_the_run(tmp_path):
