@@ -20,15 +20,23 @@ Exit codes: 0 clean, 1 findings (or a mismatch for ``verify``), 2 usage or inter
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
-from collections.abc import Sequence
 
-import analyzer.check_command  # noqa: F401 - registers `check`, the first subcommand
-from analyzer import __version__
-from analyzer.commands import (  # noqa: F401 - the command line's API: exit codes, UsageError, COMMANDS
+from analyzer import interrupts
+
+if __name__ == "__main__" or os.path.basename(getattr(sys, "argv", [""])[0]) in ("untrace", "untrace.exe"):
+    # The command is starting: until `console` runs, Ctrl-C ends it at once and quietly
+    # (Python's handler would print a traceback from whichever import it was in).
+    interrupts.exit_at_once()
+
+import argparse  # noqa: E402
+import importlib  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+
+import analyzer.check_command  # noqa: F401, E402 - registers `check`, the first subcommand
+from analyzer import __version__  # noqa: E402
+from analyzer.commands import (  # noqa: E402, F401 - the command line's API: exit codes, UsageError, COMMANDS
     COMMANDS,
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -297,14 +305,27 @@ def console() -> None:
     """The `untrace` executable: `main`, then an exit that skips the interpreter's
     teardown. After checking a large tree, freeing its millions of objects (a full
     collection, as the project's caches refer to each other) took longer than writing
-    the report; the operating system reclaims the memory at once."""
-    code = main()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):
-            pass  # a closed pipe or stream: what could be written was
+    the report; the operating system reclaims the memory at once.
+
+    Ctrl-C and SIGTERM stop the run wherever it is (`analyzer.interrupts`): exit 130
+    and nothing more printed, or, after SIGTERM, the process ends by that signal."""
+    interrupts.install()
+    code = EXIT_INTERRUPTED
+    try:
+        code = main()
+    except KeyboardInterrupt:  # raised outside `main`'s own handler, in its last lines
+        pass
+    finally:
+        interrupts.hold()  # the run is over: a signal from now on is only recorded
+    code = interrupts.exit_code(code)
+    if interrupts.received() is None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                pass  # a closed pipe or stream: what could be written was
+    interrupts.end_by_signal()
     os._exit(code)
 
 

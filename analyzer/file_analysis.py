@@ -9,12 +9,14 @@ import contextlib
 import gc
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
+from analyzer import interrupts
 from analyzer import rules as rule_registry
 from analyzer.diagnostics import Diagnostic
 from analyzer.file_diagnostics import internal_error
@@ -66,9 +68,16 @@ def _settle() -> None:
     gc.freeze()
 
 
-def _init_worker(files: Sequence[str], roots: Sequence[str], slots=None, counter=None, opset: int = DEFAULT_OPSET) -> None:
-    # Ctrl-C is the parent's to handle: workers stay quiet and are shut down by it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _init_worker(
+    files: Sequence[str],
+    roots: Sequence[str],
+    slots=None,
+    counter=None,
+    opset: int = DEFAULT_OPSET,
+    parent: tuple[int, int] | None = None,
+) -> None:
+    _leave_stop_signals_to_the_parent()
+    _end_with_the_parent(parent)
     gc.set_threshold(*GC_THRESHOLDS)  # see GC_THRESHOLDS: a worker's whole life is analysis
     global _PROJECT, _SLOTS, _SLOT, _OPSET
     _PROJECT = engine().Project(files, roots)
@@ -83,6 +92,80 @@ def _init_worker(files: Sequence[str], roots: Sequence[str], slots=None, counter
         # level watchdog cannot interrupt. The parent sees which file it was.
         if hasattr(signal, "SIGPROF"):
             signal.signal(signal.SIGPROF, signal.SIG_DFL)
+
+
+def _worker_parent() -> tuple[int, int]:
+    """What a worker needs to know of the process starting the pool: its pid, and the
+    thread that forks (the main thread, which lives as long as the process)."""
+    return os.getpid(), threading.main_thread().ident
+
+
+def _leave_stop_signals_to_the_parent() -> None:
+    """Ctrl-C and SIGTERM are the parent's to handle: it ends the workers (`_stop_pool`).
+    A worker inherits the parent's handlers, and the signals blocked (the pool is started
+    inside `interrupts.deferred`): a Ctrl-C to the process group that came since the fork
+    is dropped by SIG_IGN, and SIGTERM (`terminate()`) ends the worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    interrupts.forget()
+    interrupts.unblock_in_this_thread()
+
+
+def _end_with_the_parent(parent: tuple[int, int] | None) -> None:
+    """A worker ends when the process that started it ends, however that ends (SIGKILL
+    too), and holds none of the caller's pipes: workers left running (150 MB each) kept
+    the caller's ``communicate()`` waiting for ever (issue 22, item 11). Nothing a
+    worker does needs undoing: it reads files and sends its results back."""
+    # The report is the parent's: a worker writes nothing to standard output, and keeps
+    # no descriptor of the caller's pipes (its own errors reach the parent as results).
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    if not os.environ.get("UNTRACE_DEBUG"):
+        os.dup2(devnull, 2)
+    os.close(devnull)
+    if parent is None:
+        return
+    import multiprocessing
+
+    parent_pid, forking_thread = parent
+    # Linux: the kernel kills the worker when its parent dies, even in native code that
+    # holds the GIL. PR_SET_PDEATHSIG fires when the *thread* that forked exits, so it is
+    # asked for only when the main thread forked this worker (a pool that forks from
+    # another thread would lose its workers when that thread ends). A parent that died
+    # before it was asked for is seen by the worker's new parent pid.
+    if (
+        sys.platform.startswith("linux")
+        and multiprocessing.get_start_method() == "fork"
+        and threading.get_ident() == forking_thread
+        and _set_parent_death_signal(signal.SIGKILL)
+        and os.getppid() != parent_pid
+    ):
+        os._exit(1)
+    # Everywhere (macOS has no prctl; spawn and forkserver workers): a thread waits for
+    # the parent's end, which closes the pipe whose other end is the worker's sentinel.
+    from multiprocessing.connection import wait as wait_for
+
+    parent_process = multiprocessing.parent_process()
+    if parent_process is None:
+        return
+
+    def leave_when_the_parent_is_gone() -> None:
+        wait_for([parent_process.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=leave_when_the_parent_is_gone, name="untrace-parent-watch", daemon=True).start()
+
+
+def _set_parent_death_signal(signum: int) -> bool:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        return libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 class AnalysisTimeout(BaseException):
@@ -222,6 +305,7 @@ def analyze_all(
             outcomes = []
             with _rare_collections():
                 for path, data in items:
+                    interrupts.check()  # an interrupt whose first raise was lost
                     outcomes.append(analyze_source(path, data, project, opset))
                     _settle()
                     if bar:
@@ -280,21 +364,27 @@ def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar, opset=DE
     died, and the (index, seconds) of the files being analysed when it happened."""
     import multiprocessing
 
-    slots = multiprocessing.Array("d", [-1.0, 0.0] * jobs, lock=False)
-    counter = multiprocessing.Value("i", 0)
     broken: list[int] = []
-    executor = ProcessPoolExecutor(
-        max_workers=jobs,
-        initializer=_init_worker,
-        initargs=(list(all_files), list(roots), slots, counter, opset),
-    )
+    executor = None
     try:
-        futures: dict[Future, list[int]] = {
-            executor.submit(_analyze_batch, [(i, *items[i]) for i in batch]): batch for batch in batches
-        }
+        # Started with stop signals held (`interrupts.deferred`): one that comes while a
+        # worker is forked would otherwise be raised in a fork callback, where Python
+        # ignores it (the run went on), or in the worker before it set its handlers.
+        with interrupts.deferred():
+            slots = multiprocessing.Array("d", [-1.0, 0.0] * jobs, lock=False)
+            counter = multiprocessing.Value("i", 0)
+            executor = ProcessPoolExecutor(
+                max_workers=jobs,
+                initializer=_init_worker,
+                initargs=(list(all_files), list(roots), slots, counter, opset, _worker_parent()),
+            )
+            futures: dict[Future, list[int]] = {
+                executor.submit(_analyze_batch, [(i, *items[i]) for i in batch]): batch for batch in batches
+            }
         remaining = set(futures)
         while remaining:
             done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+            interrupts.check()  # an interrupt whose first raise was lost
             for future in done:
                 batch = futures[future]
                 try:
@@ -308,12 +398,11 @@ def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar, opset=DE
                     outcomes[index] = outcome
                 if bar:
                     bar.advance(len(batch))
+        executor.shutdown(wait=True)
     except BaseException:
-        for process in list(getattr(executor, "_processes", {}).values()):
-            process.terminate()  # interrupted: do not wait for files in progress
-        executor.shutdown(wait=False, cancel_futures=True)
+        if executor is not None:
+            _stop_pool(executor)
         raise
-    executor.shutdown(wait=True)
     in_flight = []
     if broken:
         now = time.monotonic()
@@ -322,6 +411,19 @@ def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar, opset=DE
             if index >= 0 and outcomes[index] is None:
                 in_flight.append((index, now - slots[2 * slot + 1]))
     return sorted(broken), in_flight
+
+
+def _stop_pool(executor: ProcessPoolExecutor) -> None:
+    """Interrupted: end the workers now, without waiting for the files in progress, and
+    reap them, so that none outlives this process (they write nothing; SIGKILL is safe)."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            process.join(timeout=5)
+    executor.shutdown(wait=False, cancel_futures=True)
 
 
 class _Progress:

@@ -8,8 +8,9 @@ ACLs and SELinux labels), and is then moved over it with ``os.replace``. A write
 fails at any step (a full disk, ``ulimit -f``, an attribute the filesystem refuses)
 removes the temporary file and leaves the old one as it was.
 
-The temporary file is named ``.NAME.<random>.tmp`` (`TEMPORARY_NAME`): a run killed
-with SIGKILL between creating and renaming it leaves it behind, and nothing else.
+The temporary file is named ``.NAME.<random>.tmp`` (`TEMPORARY_NAME`). Ctrl-C and
+SIGTERM wait until the write is done (`analyzer.interrupts.deferred`); a run killed with
+SIGKILL between creating and renaming the file leaves it behind, and nothing else.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import re
 import stat
 import tempfile
 from pathlib import Path
+
+from analyzer import interrupts
 
 # What `atomic_write_bytes` leaves beside NAME for an instant, or after a SIGKILL.
 TEMPORARY_NAME = re.compile(r"\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp")
@@ -50,26 +53,30 @@ def atomic_write_bytes(path: Path | str, data: bytes, mode: int | None = None,
             mode = os.stat(path).st_mode & 0o7777  # keep the mode of the file replaced
         except OSError:
             mode = 0o666 & ~_umask()
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if sync:
-                handle.flush()
-                os.fsync(handle.fileno())
-        # chown first: a change of owner clears the set-user-ID and set-group-ID bits
-        if owner is not None and hasattr(os, "chown"):
-            _chown(temporary, owner)
-        os.chmod(temporary, mode)
-        if keep is not None:
-            copy_extended_attributes(str(path), temporary)
-        os.replace(temporary, path)
-    except BaseException:
+    # Ctrl-C or SIGTERM is held while the file is written: the new file is whole, or
+    # nothing is written (not started after the signal), and no temporary file is left
+    # behind. Only SIGKILL can leave one (``.NAME.*.tmp``).
+    with interrupts.deferred():
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                if sync:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            # chown first: a change of owner clears the set-user-ID and set-group-ID bits
+            if owner is not None and hasattr(os, "chown"):
+                _chown(temporary, owner)
+            os.chmod(temporary, mode)
+            if keep is not None:
+                copy_extended_attributes(str(path), temporary)
+            os.replace(temporary, path)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
 
 
 def copy_extended_attributes(source: str, target: str) -> None:

@@ -16,6 +16,7 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from analyzer import interrupts
 from analyzer.diagnostics import Diagnostic, Fix
 from analyzer.fixes import files
 from analyzer.lines import NEWLINE, lines_with_ends, newline_of
@@ -187,6 +188,7 @@ def _fix_file(path: str, diags: list[Diagnostic], unsafe: bool, write: bool,
         return None
     outcome = FixOutcome(path, original, fixed, applied)
     if write:
+        interrupts.check()  # no fix is started after Ctrl-C, even when its first raise was lost
         try:
             outcome.status = files.rewrite(path, digest, bom + fixed.encode(encoding))
         except UnicodeEncodeError:
