@@ -105,7 +105,7 @@ def _check(args: argparse.Namespace) -> int:
         read = {
             "a checked file": found.files,
             "a configuration file this run read": config_candidates(paths, args.config),
-            "an ignore file this run read": found.ignore_files,
+            "an ignore file of the checked files": found.ignore_files,
         }
         problem = output_problem("-o", args.output_file, read)
         if problem is not None:

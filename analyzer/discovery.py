@@ -69,8 +69,8 @@ class Discovered:
     # (directory, reason) for each directory below a named one that could not be listed:
     # what it holds was not checked, so the run is not clean
     unreadable: tuple[tuple[str, str], ...] = ()
-    # the .gitignore files read to decide what to check: inputs of the run, which an
-    # output may not overwrite
+    # the .gitignore files read to decide what to check, and those that govern the files
+    # named: inputs of the run, which an output may not overwrite
     ignore_files: tuple[str, ...] = ()
     # walked file symlink -> its target, for each link whose target lies outside every
     # folder named: checked, but --fix writes only inside the folders named (or a file
@@ -207,6 +207,11 @@ def discover(paths: Sequence[str], config: Config, *, force_exclude: bool = Fals
                 seen.add(absolute)
                 files.append(raw)
     ignore_files = [read for walker in walkers for read in walker.read]
+    # and the .gitignore files that govern the files named, read or not (without
+    # --force-exclude a named file is not matched against them): they are the walk's
+    # configuration, which an output may not overwrite
+    for folder in sorted({Path(os.path.abspath(f)).parent for f in files}):
+        ignore_files += [str(d / ".gitignore") for d in excluder._chain(folder) if os.path.lexists(d / ".gitignore")]
     links_out = {}
     for path in walked:
         if os.path.islink(path) and Path(os.path.abspath(path)) not in named:

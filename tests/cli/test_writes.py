@@ -146,9 +146,11 @@ CONFIG = '[tool.untrace]\nignore = ["UT201"]\n'
     (("m.py",), "pyproject.toml", "a configuration file this run read"),
     (("--config", "conf/untrace.toml", "m.py"), "conf/untrace.toml", "a configuration file this run read"),
     (("--config", "conf/untrace.toml", "m.py"), "pyproject.toml", None),  # not read: may be written
-    ((".",), ".gitignore", "an ignore file this run read"),
-    ((".",), "sub/.gitignore", "an ignore file this run read"),
+    ((".",), ".gitignore", "an ignore file of the checked files"),
+    ((".",), "sub/.gitignore", "an ignore file of the checked files"),
     ((".",), "sub/m2.py", "a checked file"),
+    (("m.py",), ".gitignore", "an ignore file of the checked files"),  # governs m.py, read or not
+    (("sub/m2.py",), "sub/.gitignore", "an ignore file of the checked files"),
 ])
 def test_an_output_may_not_overwrite_what_the_run_read(tmp_path, monkeypatch, capsys, argv, output, what):
     monkeypatch.chdir(tmp_path)
