@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import ast
 import bisect
-import warnings
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from analyzer.frontend.nesting import cpython_parse
 from analyzer.lines import NEWLINE
 
 
@@ -103,17 +103,6 @@ class Positions:
         if r is None:
             return None
         return (*self._point(r[0]), *self._point(r[1]))
-
-
-def cpython_parse(source: str | bytes, filename: str = "<unknown>") -> tuple[ast.Module | None, Exception | None]:
-    """CPython's own parse of `source` (many times faster than libcst's), or None and
-    why it refuses it."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to print
-            return compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True), None
-    except Exception as error:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
-        return None, error
 
 
 def cpython_ast(source: str | bytes, filename: str = "<unknown>") -> ast.Module | None:
