@@ -325,3 +325,82 @@ def test_real_model_code_is_far_from_the_bound():
     assert asked == ["dequant.py"]
     assert depth((REAL / "transformers/transformers/integrations/gguf/dequant.py").read_text()) == 131
 
+
+# -------------------------------------------------------------------------- time
+
+
+def _generated_nodes(source: str) -> int:
+    """How many libcst nodes are written out as code while a file is checked."""
+    import libcst
+
+    from analyzer import check_source
+
+    real = libcst.CSTNode._codegen
+    count = [0]
+
+    def counting(self, state, **kwargs):
+        count[0] += 1
+        return real(self, state, **kwargs)
+
+    libcst.CSTNode._codegen = counting
+    try:
+        check_source(source, "m.py", select=["ALL"])
+    finally:
+        libcst.CSTNode._codegen = real
+    return count[0]
+
+
+def test_the_texts_of_a_chain_of_calls_cost_linear_work():
+    """Each call of `x.relu().relu()...` has the chain before it as its text: written
+    out call by call, n calls cost n^2 (4,000 calls: a minute, before the crash). Once a
+    text is long, the texts are cut from the code of their statement."""
+    def chain(n: int) -> str:
+        return ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+                f"        if (x{'.relu()' * n}).sum() > 0:\n            x = -x\n        return x\n")
+
+    small, large = _generated_nodes(chain(60)), _generated_nodes(chain(120))
+    assert large < 2.5 * small, (small, large)
+
+
+def test_walking_an_elif_chain_takes_one_step_a_statement():
+    """An `elif` chain nests one `If` in the next: walked with nested generators, each
+    statement passed through every one of them (n^2), and a chain deeper than the
+    recursion limit did not walk at all."""
+    from analyzer.frontend import ir
+
+    chain: list = [ir.Pass()]
+    for i in range(3000):
+        chain = [ir.If(ir.Name(f"c{i}"), [ir.Pass()], chain)]
+    walked = list(ir.walk_statements(chain))
+    assert len(walked) == 3000 * 2 + 1
+    assert isinstance(walked[0], ir.If) and walked[0].test.id == "c2999"
+
+
+@pytest.mark.parametrize("source, values", [
+    ("a and b and c and d", ["a", "b", "c", "d"]),
+    ("a and (b and c) and d", ["a", "(b and c)", "d"]),
+    ("(a and b) and c", ["(a and b)", "c"]),
+    ("a and b or c and d", None),
+    ("a or b or (c or d)", ["a", "b", "(c or d)"]),
+])
+def test_and_or_chains_flatten_as_pythons_tree_does(source, values):
+    from analyzer.frontend import ir
+    from analyzer.frontend.printer import expr_text
+
+    expression = parse_module(f"x = {source}\n").body[0].value
+    assert isinstance(expression, ir.BoolOp)
+    if values is None:  # `or` of two `and`s
+        assert expression.op == "or" and [v.op for v in expression.values] == ["and", "and"]
+    else:
+        assert [expr_text(v) for v in expression.values] == values
+
+
+def test_a_long_and_chain_is_built_without_recursing_into_it():
+    """libcst nests `a and b and c` as `(a and b) and c`; the builder walks the left
+    operands: the IR is one BoolOp, whatever the length (the screen bounds it first)."""
+    from analyzer.frontend import ir
+
+    source = "x = " + " and ".join(f"v{i}" for i in range(MAX_DEPTH - 3)) + "\n"
+    expression = parse_module(source).body[0].value
+    assert isinstance(expression, ir.BoolOp) and len(expression.values) == MAX_DEPTH - 3
+    assert [v.id for v in expression.values[:3]] == ["v0", "v1", "v2"]
