@@ -32,10 +32,11 @@ import ast
 import io
 import re
 import tokenize
-import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
+
+from analyzer.frontend.nesting import cpython_parse
 
 
 def keeps_default(calls, param: str, position: int) -> bool:
@@ -111,12 +112,7 @@ def _mentioning_statements(text: str, class_name: str, mention) -> str | None:
 
 
 def _cpython_tree(text: str) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to print
-            return ast.parse(text)
-    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
-        return None
+    return cpython_parse(text)[0]  # any file of the tree, not screened: see cpython_parse
 
 
 @lru_cache(maxsize=256)

@@ -20,6 +20,7 @@ from analyzer import interrupts
 from analyzer import rules as rule_registry
 from analyzer.diagnostics import Diagnostic
 from analyzer.file_diagnostics import internal_error
+from analyzer.frontend.nesting import stack_room
 from analyzer.noqa import filter_noqa
 from analyzer.source_text import decode_source, read_text
 
@@ -217,7 +218,13 @@ def _deadline(seconds: float | None):
 def analyze_source(path: str, data: bytes | str, project, opset: int = DEFAULT_OPSET) -> tuple[list[Diagnostic], dict, bool]:
     """All rules' diagnostics for one file after ``# noqa``, its deps, and whether the
     result may be cached (internal errors are not). ``opset`` is the configured target,
-    which the op rules (UT302) read from a ``TargetFact``."""
+    which the op rules (UT302) read from a ``TargetFact``. The recursive passes get the
+    frames they need for code as deep as the front end lets through (`stack_room`)."""
+    with stack_room():
+        return _analyze_source(path, data, project, opset)
+
+
+def _analyze_source(path: str, data: bytes | str, project, opset: int) -> tuple[list[Diagnostic], dict, bool]:
     diagnostics: list[Diagnostic] = []
     cacheable = True
     try:

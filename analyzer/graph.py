@@ -15,6 +15,7 @@ from analyzer.analyses.project import Project
 from analyzer.analyses.regions import annotate_regions
 from analyzer.engine import analyze_file
 from analyzer.frontend import expr_text, ir, parse_module, print_function
+from analyzer.frontend.nesting import stack_room
 
 
 class GraphError(Exception):
@@ -88,6 +89,11 @@ def render(path: str, name: str | None, fmt: str) -> str:
             source = fh.read()
     except OSError as exc:
         raise GraphError(f"{path}: cannot read: {exc.strerror}") from None
+    with stack_room():  # the recursive passes at the front end's deepest (see nesting)
+        return _render(path, source, name, fmt)
+
+
+def _render(path: str, source: bytes, name: str | None, fmt: str) -> str:
     module = parse_module(source, path)
     fn = find_function(module, name)
     annotate_regions(fn)

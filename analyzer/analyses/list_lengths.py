@@ -26,7 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from analyzer.frontend import expr_text, ir
+from analyzer.frontend import ir
+from analyzer.frontend.printer import dotted_head
 from analyzer.frontend.verify import target_names
 
 EMPTY, FULL, UNKNOWN = "empty", "full", "unknown"
@@ -255,7 +256,7 @@ class _Walker:
                     stack += [a.value for a in node.args]
                     continue
                 # A list handed to a call may be changed by it; torch's functions only read it.
-                reads_only = expr_text(method).startswith("torch.")
+                reads_only = dotted_head(method) == "torch"  # `torch.cat(...)`: its text starts "torch."
                 stack += [a.value for a in node.args if not (reads_only and isinstance(a.value, ir.Name))]
                 stack.append(method)
                 continue

@@ -22,6 +22,7 @@ from __future__ import annotations
 from analyzer.analyses.project import ClassKey, FunctionKey
 from analyzer.analyses.values import UNKNOWN, Value
 from analyzer.frontend import expr_text, ir
+from analyzer.frontend.printer import dotted_head
 
 Rejection = tuple[str, str, int]  # (construct, path, line)
 
@@ -171,17 +172,18 @@ class _Walk:
         if isinstance(node, ir.Call):
             if any(a.star == "**" for a in node.args):
                 return at("keyword-argument expansion (`**`)", node)
-            name = expr_text(node.func)
-            if name == "getattr" and len(node.args) >= 2 and not (
+            func = node.func
+            if _is_name(func, "getattr") and len(node.args) >= 2 and not (
                     isinstance(node.args[1].value, ir.Const) and isinstance(node.args[1].value.value, str)):
                 return at("getattr with a computed name", node)
-            if isinstance(node.func, ir.Attribute) and isinstance(node.func.value, ir.Call) \
-                    and expr_text(node.func.value.func) == "super":
+            if isinstance(func, ir.Attribute) and isinstance(func.value, ir.Call) and _is_name(func.value.func, "super"):
                 return at("super() call", node)
-            head = name.split(".", 1)[0] if name else ""
+            # The name the callee's text starts with, if it is one: written out only for a
+            # finding (a chain of calls would be written out at each of its calls).
+            head = func.id if isinstance(func, ir.Name) else dotted_head(func)
             value = self.analyzer.global_value(module, head) if head else None
             if value is not None and value.type == "ext" and str(value.ref).split(".")[0] == "numpy":
-                return at(f"NumPy call (`{name}`)", node)
+                return at(f"NumPy call (`{expr_text(func)}`)", node)
         return None
 
 
@@ -202,3 +204,7 @@ def _module_classes(value: Value) -> list[ClassKey]:
         if isinstance(elem, Value):
             out.extend(_module_classes(elem))
     return out
+
+
+def _is_name(e, name: str) -> bool:
+    return isinstance(e, ir.Name) and e.id == name

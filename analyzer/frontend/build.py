@@ -18,9 +18,8 @@ import sys
 import libcst as cst
 from libcst._nodes.base import CSTNode
 
-from analyzer.frontend import ir
+from analyzer.frontend import ir, nesting
 from analyzer.frontend.build_expressions import ExpressionBuilder
-from analyzer.frontend.cpython_limits import may_exceed_cpython_limits
 from analyzer.frontend.deferred_bodies import find_deferrable
 from analyzer.frontend.positions import DeferredPositions, cpython_parse, statement_lines
 
@@ -56,21 +55,41 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
         raise ParseError("source contains a NUL byte")
     if isinstance(source, str) and "\x00" in source:
         raise ParseError("source contains a NUL byte")
-    _refuse_pathological(source)
-    if defer_functions and not strict:
-        module = _parse_deferring(source, path)
+    text = _decoded(source)
+    screened = screen(text) if text is not None else nesting.Screened(None)
+    if defer_functions and not strict and text is not None:
+        module = _parse_deferring(text, path, screened)
         if module is not None:
             return module
-    return _parse(source, path, strict)
+    return _parse(source, path, strict, screened)
 
 
-def _parse_deferring(source: str | bytes, path: str) -> ir.Module | None:
+def screen(text: str) -> nesting.Screened:
+    """`nesting.screen`: raises the ParseError of a text too deep for libcst and for
+    untrace's passes, which must never see it (libcst's native parser crashes on it).
+    Every text given to libcst is screened first: a file here, a function's lines
+    (`function_source`); a deferred body is lines of a file screened whole."""
+    screened = nesting.screen(text)
+    if screened.refusal is not None:
+        refusal = screened.refusal
+        raise ParseError(refusal.message, refusal.line, refusal.column)
+    return screened
+
+
+def _decoded(source: str | bytes) -> str | None:
+    """The text of ``source`` as CPython decodes it; None when it does not decode (libcst
+    then refuses it before it parses anything, and `_parse` says why)."""
+    if isinstance(source, str):
+        return source
+    try:
+        return source.decode(_declared_encoding(source)).removeprefix("\ufeff")
+    except (LookupError, UnicodeDecodeError, SyntaxError):
+        return None
+
+
+def _parse_deferring(text: str, path: str, screened: nesting.Screened) -> ir.Module | None:
     """`parse_module` with deferred function bodies; None when there is nothing to defer
     or the reduced text does not give back every function (the caller parses it whole)."""
-    try:
-        text = source.decode(_declared_encoding(source)).removeprefix("\ufeff") if isinstance(source, bytes) else source
-    except (LookupError, UnicodeDecodeError, SyntaxError):
-        return None  # the whole parse says why
     deferral = find_deferrable(text)
     if deferral is None:
         return None
@@ -81,7 +100,7 @@ def _parse_deferring(source: str | bytes, path: str) -> ir.Module | None:
     stubs = deferral.stubs(tree)
     if stubs is None:
         return None
-    return _module(tree, text, path, False, stubs)
+    return _module(tree, text, path, False, screened, stubs)
 
 
 _VALIDATE = CSTNode.__post_init__
@@ -126,7 +145,7 @@ def _check_decodes(source: bytes) -> None:
     source.decode(encoding)
 
 
-def _parse(source: str | bytes, path: str, strict: bool) -> ir.Module:
+def _parse(source: str | bytes, path: str, strict: bool, screened: nesting.Screened) -> ir.Module:
     try:
         if isinstance(source, bytes):
             _check_decodes(source)
@@ -152,36 +171,35 @@ def _parse(source: str | bytes, path: str, strict: bool) -> ir.Module:
         raise ParseError("nesting too deep to parse") from None
     except Exception as exc:  # libcst raises assorted errors on exotic input
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
-    return _module(tree, _text(source, tree), path, strict)
+    return _module(tree, _text(source, tree), path, strict, screened)
 
 
-def _module(tree: cst.Module, text: str, path: str, strict: bool, stubs: dict | None = None) -> ir.Module:
+def _module(tree: cst.Module, text: str, path: str, strict: bool, screened: nesting.Screened,
+            stubs: dict | None = None) -> ir.Module:
     """The IR of ``tree``, the parse of ``text`` (or, with ``stubs``, of its reduced text:
-    statement index -> the `deferred_bodies.Region` whose marker it holds)."""
-    # CPython's own limits that libcst does not have (1000 nested parentheses): CPython
-    # is asked only when a cheap screen says it might refuse the text. Otherwise the
-    # spans ask it for the line of each statement when a first span is resolved (a
-    # fifth of the files of a tree, those with findings).
+    statement index -> the `deferred_bodies.Region` whose marker it holds). ``screened``:
+    the screen the text passed, with CPython's parse when the screen asked for it."""
+    # The spans ask CPython for the line of each statement when a first span is resolved
+    # (a fifth of the files of a tree, those with findings), unless the screen has
+    # CPython's parse already.
     lines: list[int] | None | bool = False
-    if may_exceed_cpython_limits(text):
-        parsed, error = cpython_parse(text)
-        if isinstance(error, SyntaxError) and error.msg in _CPYTHON_LIMITS and error.lineno:
-            raise ParseError(f"syntax error: {error.msg}", error.lineno, max(1, error.offset or 1))
-        lines = statement_lines(text, tree, parsed)
+    if screened.cpython is not False:
+        lines = statement_lines(text, tree, screened.cpython)
     syntax = DeferredPositions(tree, text, lines)
     builder = _Builder(syntax, strict)
     body: list[ir.Stmt] = []
     try:
-        for index, stmt in enumerate(tree.body):
-            # Spans resolve per top-level statement: see DeferredPositions.
-            builder.positions = syntax.statement(index)
-            region = stubs.get(index) if stubs else None
-            if region is None:
-                body.extend(builder.block([stmt], scope=""))
-                continue
-            fn = builder.function(stmt, "", _body_loader(region, syntax, index))
-            syntax.deferred[index] = (fn, region.first + 1, region.end)
-            body.append(fn)
+        with nesting.stack_room():  # the text is screened: at most nesting.MAX_DEPTH deep
+            for index, stmt in enumerate(tree.body):
+                # Spans resolve per top-level statement: see DeferredPositions.
+                builder.positions = syntax.statement(index)
+                region = stubs.get(index) if stubs else None
+                if region is None:
+                    body.extend(builder.block([stmt], scope=""))
+                    continue
+                fn = builder.function(stmt, "", _body_loader(region, syntax, index))
+                syntax.deferred[index] = (fn, region.first + 1, region.end)
+                body.append(fn)
     except RecursionError:
         raise ParseError("nesting too deep to analyse") from None
     return ir.Module(path=path, body=body, source=text, syntax=syntax)
@@ -189,7 +207,8 @@ def _module(tree: cst.Module, text: str, path: str, strict: bool, stubs: dict | 
 
 def _body_loader(region, syntax: DeferredPositions, index: int):
     """What builds a deferred function's body: its own lines parsed, its spans resolved
-    against them (shifted to the file's lines), the positions kept for the fixes."""
+    against them (shifted to the file's lines), the positions kept for the fixes. The
+    lines are a part of a file that was screened whole (`screen`), so no deeper."""
 
     def load(qualname: str) -> list[ir.Stmt]:
         try:
@@ -202,18 +221,19 @@ def _body_loader(region, syntax: DeferredPositions, index: int):
         own = DeferredPositions(tree, region.text, [region.def_line + 1])
         syntax.expanded[index] = own
         builder = _Builder(own.statement(0), strict=False)
-        # Read from deep in an analysis: the build gets the room it has in a parse.
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(limit + _depth())
-        try:
-            return builder.block(node.body, qualname + ".<locals>")
-        except RecursionError:
-            return [ir.Opaque("nesting too deep to analyse")]
-        finally:
-            sys.setrecursionlimit(limit)
+        # Read from deep in an analysis: the build gets the room it has in a parse, the
+        # frames a build of nesting.MAX_DEPTH takes (at most 3 a level) above these.
+        with nesting.stack_room(_depth() + _BUILD_FRAMES):
+            try:
+                return builder.block(node.body, qualname + ".<locals>")
+            except RecursionError:
+                return [ir.Opaque("nesting too deep to analyse")]
 
     load.text = region.text
     return load
+
+
+_BUILD_FRAMES = 3 * nesting.MAX_DEPTH + 100
 
 
 def _depth() -> int:
@@ -221,15 +241,6 @@ def _depth() -> int:
     while frame is not None:
         frame, depth = frame.f_back, depth + 1
     return depth
-
-
-# What CPython refuses whatever its version, while libcst accepts it. Other refusals are
-# left to libcst: CPython refuses the syntax of versions newer than the one running.
-_CPYTHON_LIMITS = frozenset({
-    "too many nested parentheses",
-    "too many levels of indentation",
-    "too many statically nested blocks",
-})
 
 
 def _decode_position(exc: UnicodeDecodeError) -> tuple[int, int]:
@@ -468,23 +479,6 @@ class _Builder(ExpressionBuilder):
             cls = ir.Tuple if isinstance(node, cst.Tuple) else ir.List
             return cls(elts, self.span(node))
         return self.expr(node)
-
-
-_OPERATOR_CHARS = re.compile(rb"[-+*/%&|^@<>]")
-_MAX_OPERATORS_PER_LINE = 800
-
-
-def _refuse_pathological(source: str | bytes) -> None:
-    """libcst's parser is superlinear on very long operator chains (2,000 terms: ~18 s,
-    4,000: ~2 min); such lines are generated data, not model code, so they are refused
-    up front instead of hanging the run."""
-    data = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
-    if len(data) < 4 * _MAX_OPERATORS_PER_LINE:
-        return
-    for number, line in enumerate(data.splitlines(), 1):
-        if len(line) > 2 * _MAX_OPERATORS_PER_LINE and len(_OPERATOR_CHARS.findall(line)) > _MAX_OPERATORS_PER_LINE:
-            raise ParseError(f"line {number} holds an expression with over {_MAX_OPERATORS_PER_LINE} operators; "
-                             "too long to analyse", number, 1)
 
 
 def _dotted(node) -> str:

@@ -79,16 +79,25 @@ class ExpressionBuilder:
         if isinstance(node, cst.UnaryOperation):
             return ir.UnaryOp(_UNARY[type(node.operator)], self.expr(node.expression), sp)
         if isinstance(node, cst.BooleanOperation):
-            op = "and" if isinstance(node.operator, cst.And) else "or"
-            # Flatten a and b and c into one BoolOp, as Python's ast does.
-            values = []
-            for side in (node.left, node.right):
+            # Flatten a and b and c into one BoolOp, as Python's ast does. libcst nests it
+            # as (a and b) and c: its left operands are walked, not recursed into.
+            op = type(node.operator)
+            rights = []
+            while True:
+                rights.append(node.right)
+                if not (isinstance(node.left, cst.BooleanOperation) and type(node.left.operator) is op
+                        and not _parenthesized(node.left)):
+                    break
+                node = node.left
+            values = [self.expr(node.left)]
+            for side in reversed(rights):
                 sub = self.expr(side)
-                if isinstance(sub, ir.BoolOp) and sub.op == op and not _parenthesized(side):
+                if isinstance(sub, ir.BoolOp) and isinstance(side, cst.BooleanOperation) \
+                        and type(side.operator) is op and not _parenthesized(side):
                     values.extend(sub.values)
                 else:
                     values.append(sub)
-            return ir.BoolOp(op, values, sp)
+            return ir.BoolOp("and" if op is cst.And else "or", values, sp)
         if isinstance(node, cst.Comparison):
             return ir.Compare(
                 self.expr(node.left),

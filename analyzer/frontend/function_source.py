@@ -35,7 +35,8 @@ import types
 import libcst as cst
 
 from analyzer.frontend import ir
-from analyzer.frontend.build import _Builder, _refuse_pathological, parse_module
+from analyzer.frontend import nesting
+from analyzer.frontend.build import _Builder, parse_module, screen
 from analyzer.frontend.positions import DeferredPositions, statement_lines
 from analyzer.lines import NEWLINE, lines_with_ends
 
@@ -79,7 +80,7 @@ class SourceFile:
         wrapper = "if 1:" if indent else ""
         snippet = wrapper + self._newline + "".join(block)
         try:
-            _refuse_pathological(snippet)
+            screen(snippet)  # libcst must not see it deeper than nesting.MAX_DEPTH
             tree = cst.parse_module(snippet)
         except Exception:  # noqa: BLE001 - any refusal: the whole file decides
             return None
@@ -99,7 +100,8 @@ class SourceFile:
         syntax = DeferredPositions(tree, snippet, [line + first - 2])
         builder = _Builder(syntax.statement(0), strict=False)
         try:
-            fn = builder.function(node, qualname[: -len(name) - 1] if qualname != name else "")
+            with nesting.stack_room():
+                fn = builder.function(node, qualname[: -len(name) - 1] if qualname != name else "")
         except RecursionError:
             return None
         if fn.span.line != first and all(d.span.line != first for d in fn.decorators):

@@ -372,15 +372,23 @@ def child_blocks(stmt: Stmt) -> list[list[Stmt]]:
 def walk_statements(body: list[Stmt], *, into_defs: bool = False, mentioning: tuple[str, ...] | None = None):
     """Every statement in `body`, depth first, in source order. With ``mentioning`` (and
     ``into_defs``), the walk looks for those words only: the deferred functions whose
-    text has none of them are not read (`DeferredFunctionDef.may_mention`)."""
-    for stmt in body:
+    text has none of them are not read (`DeferredFunctionDef.may_mention`). A stack, not
+    nested generators: each statement yielded through k nested generators costs k, and an
+    `elif` chain nests one level per `elif`."""
+    stack = [iter(body)]
+    while stack:
+        stmt = next(stack[-1], None)
+        if stmt is None:
+            stack.pop()
+            continue
         yield stmt
         if isinstance(stmt, (FunctionDef, ClassDef)):
             if into_defs and (mentioning is None or may_mention(stmt, mentioning)):
-                yield from walk_statements(stmt.body, into_defs=True, mentioning=mentioning)
+                stack.append(iter(stmt.body))
             continue
-        for block in child_blocks(stmt):
-            yield from walk_statements(block, into_defs=into_defs, mentioning=mentioning)
+        blocks = child_blocks(stmt)
+        if blocks:
+            stack.append(s for block in blocks for s in block)
 
 
 def child_expressions(node) -> list:

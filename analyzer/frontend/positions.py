@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import ast
 import bisect
-import warnings
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from analyzer.frontend.nesting import cpython_parse
 from analyzer.lines import NEWLINE
 
 
@@ -87,7 +87,7 @@ class Positions:
         state = _OffsetState(module)
         (module if statement is None else statement)._codegen(state)
         self._ranges = state.ranges
-        code = "".join(state.tokens)
+        self._code = code = "".join(state.tokens)
         self._line_starts = [0]
         self._line_starts.extend(m.end() for m in NEWLINE.finditer(code))
         self._shift = 0
@@ -104,16 +104,11 @@ class Positions:
             return None
         return (*self._point(r[0]), *self._point(r[1]))
 
-
-def cpython_parse(source: str | bytes, filename: str = "<unknown>") -> tuple[ast.Module | None, Exception | None]:
-    """CPython's own parse of `source` (many times faster than libcst's), or None and
-    why it refuses it."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to print
-            return compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True), None
-    except Exception as error:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
-        return None, error
+    def code_of(self, node) -> str | None:
+        """The code of ``node`` within its range (an expression's own parentheses are not
+        in it), as generated; None for a node this code does not hold."""
+        r = self._ranges.get(id(node))
+        return self._code[r[0] : r[1]] if r is not None else None
 
 
 def cpython_ast(source: str | bytes, filename: str = "<unknown>") -> ast.Module | None:
@@ -138,6 +133,10 @@ def statement_lines(text: str, tree: cst.Module, parsed: ast.Module | None | boo
         lines.append(body[i].lineno)
         i += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
     return lines if i == len(body) else None
+
+
+# A text longer than this makes its statement's positions found (see `text_of`).
+_LONG_TEXT = 160
 
 
 class DeferredPositions:
@@ -207,10 +206,17 @@ class DeferredPositions:
             return None
         return bisect.bisect_right(lines, line) - 1
 
-    def text_of(self, node) -> str | None:
+    def text_of(self, node, index: int | None = None) -> str | None:
         """What `ir.Module.text` gives for an expression's span, from the expression's
         own code: a finding's text without positions. Its own parentheses are not in its
-        span; lines are stripped and joined with spaces."""
+        span; lines are stripped and joined with spaces. ``index``: the top-level
+        statement that holds ``node``.
+
+        Generating an expression's code costs its size, and the texts asked for are often
+        of nested expressions (each op of `x.relu().relu()...` has the chain before it
+        as its text): once one text of a statement is long, the statement's positions
+        are found (one code generation of it), and its texts are cut from that code, so
+        that the texts cost the length of their text, not the size of their trees again."""
         if not isinstance(node, cst.BaseExpression) or not hasattr(node, "lpar"):
             return None
         if getattr(node, "comma", cst.MaybeSentinel.DEFAULT) is not cst.MaybeSentinel.DEFAULT:
@@ -218,11 +224,16 @@ class DeferredPositions:
         dotted = dotted_name(node, exact=True)
         if dotted is not None:
             return dotted
-        code = self.tree.code_for_node(node)
-        if node.lpar or node.rpar:
-            lead = sum(len(self.tree.code_for_node(p)) for p in node.lpar)
-            trail = sum(len(self.tree.code_for_node(p)) for p in node.rpar)
-            code = code[lead : len(code) - trail]
+        found = self._positions if self._positions is not None else self._pieces.get(index)
+        code = found.code_of(node) if found is not None else None
+        if code is None:
+            code = self.tree.code_for_node(node)
+            if node.lpar or node.rpar:
+                lead = sum(len(self.tree.code_for_node(p)) for p in node.lpar)
+                trail = sum(len(self.tree.code_for_node(p)) for p in node.rpar)
+                code = code[lead : len(code) - trail]
+            if index is not None and len(code) > _LONG_TEXT:
+                self.positions_of(index)
         if "\n" not in code and "\r" not in code:
             return code
         return " ".join(part for part in (line.strip() for line in code.splitlines()) if part)
@@ -244,7 +255,7 @@ class StatementPositions:
         return _resolve(self.file.positions_of(self.index), node, last)
 
     def text_of(self, node) -> str | None:
-        return self.file.text_of(node)
+        return self.file.text_of(node, self.index)
 
 
 def dotted_name(node, exact: bool = False) -> str | None:

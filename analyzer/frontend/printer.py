@@ -84,6 +84,17 @@ def expr_text(e) -> str:
     return f"<{type(e).__name__}>"
 
 
+def dotted_head(e) -> str | None:
+    """The name `expr_text(e)` starts with when a `.` follows it (`np` for
+    `np.linalg.norm(x).sum`), else None: what `expr_text(e).split(".")[0]` gives when it
+    is a name, without writing out the whole expression (a chain of calls asked at each
+    call would be written out again at each)."""
+    after = None
+    while isinstance(e, (ir.Attribute, ir.Call, ir.Subscript)):
+        after, e = e, e.func if isinstance(e, ir.Call) else e.value
+    return e.id if isinstance(e, ir.Name) and isinstance(after, ir.Attribute) else None
+
+
 def _atom(e) -> str:
     text = expr_text(e)
     if isinstance(e, (ir.Name, ir.Const, ir.Attribute, ir.Call, ir.Subscript, ir.Tuple, ir.List)):
