@@ -18,10 +18,12 @@ is too deep is a UT000 at the place where it goes too deep:
   the module to the deepest node, as Python's syntax tree nests them, and as libcst
   nests what that tree keeps flat: the k operands of one `and`/`or` count k - 1 levels,
   k adjacent string literals k - 1, the k `for`s of a comprehension k. Every recursive
-  pass of untrace works at that depth (tests/analyzer/test_nesting.py holds each at the
-  bound, on a quarter of the main thread's stack); real model code stays far below it
-  (timm, torchvision, transformers, ultralytics, segment-anything: 131 at the deepest, a
-  bytes literal of 128 adjacent parts; 29 for the deepest expression).
+  pass of untrace works at that depth, on half the stack of the main thread (8 MB) that
+  runs `untrace` and each of its workers (tests/analyzer/test_nesting.py: the deepest
+  need is libcst's parse of 80 nested blocks around 200 nested calls, 3.4 MB); real model
+  code stays far below it (timm, torchvision, transformers, ultralytics,
+  segment-anything: 131 at the deepest, a bytes literal of 128 adjacent parts in
+  transformers' integrations/gguf/dequant.py; 29 without such a literal).
 
 Asking CPython costs a parse into `ast` objects (a tenth of libcst's time), so a cheap
 scan decides first, and it is sound: when it says a text cannot reach a limit, it
@@ -35,9 +37,10 @@ through, plus the pair's brackets, a tuple, a `yield`, and one per `lambda` (a p
 cross its parameters' commas). A pass takes one level off every nest, so the passes
 count the bracket depth too. What is left bounds each statement, line by line; the
 statements around a line are bounded by its indentation and the number of `elif`s.
-Brackets that do not balance once strings are gone, and f-string fields that do not
-close (Python 3.12's nested f-strings, which the scan does not read), are not ruled out:
-CPython is asked, and measures only the statements the scan could not rule out.
+An f-string whose field holds a quote of its own kind (Python 3.12) is read to the quote
+that closes it. Brackets that do not balance once strings are gone, and fields that do
+not close, are not ruled out: CPython is asked, and measures only the statements the
+scan could not rule out.
 """
 
 from __future__ import annotations
@@ -54,11 +57,11 @@ from dataclasses import dataclass
 MAX_DEPTH = 300
 
 # The recursion limit the recursive passes run under (`stack_room`): what they need at
-# MAX_DEPTH (at most 6 frames a level, libcst's code generation of nested subscripts;
-# tests/analyzer/test_nesting.py measures each pass) on top of the frames below them,
-# with room for the nested calls of the interprocedural analysis. Python 3.11 and later
-# make Python-to-Python calls without taking C stack; 3.10 takes about 0.4 KB a frame:
-# 2.4 MB of the main thread's 8 MB at this limit.
+# MAX_DEPTH (measured: 1,600 frames at most, nested subscripts in 80 nested blocks; 6 a
+# level, libcst's code generation of nested subscripts) with room for the nested calls
+# of the interprocedural analysis. Python 3.11 and later make Python-to-Python calls
+# without taking C stack; 3.10 takes about 0.4 KB a frame: 2.4 MB of the main thread's
+# 8 MB at this limit.
 RECURSION_LIMIT = 6_000
 
 # Brackets deeper than this, or indentation this wide, may reach CPython's limits (200
