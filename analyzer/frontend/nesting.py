@@ -18,10 +18,12 @@ is too deep is a UT000 at the place where it goes too deep:
   the module to the deepest node, as Python's syntax tree nests them, and as libcst
   nests what that tree keeps flat: the k operands of one `and`/`or` count k - 1 levels,
   k adjacent string literals k - 1, the k `for`s of a comprehension k. Every recursive
-  pass of untrace works at that depth (tests/analyzer/test_nesting.py holds each at the
-  bound, on a quarter of the main thread's stack); real model code stays far below it
-  (timm, torchvision, transformers, ultralytics, segment-anything: 131 at the deepest, a
-  bytes literal of 128 adjacent parts; 29 for the deepest expression).
+  pass of untrace works at that depth, on half the stack of the main thread (8 MB) that
+  runs `untrace` and each of its workers (tests/analyzer/test_nesting.py: the deepest
+  need is libcst's parse of 80 nested blocks around 200 nested calls, 3.4 MB); real model
+  code stays far below it (timm, torchvision, transformers, ultralytics,
+  segment-anything: 131 at the deepest, a bytes literal of 128 adjacent parts in
+  transformers' integrations/gguf/dequant.py; 29 without such a literal).
 
 Asking CPython costs a parse into `ast` objects (a tenth of libcst's time), so a cheap
 scan decides first, and it is sound: when it says a text cannot reach a limit, it
@@ -35,9 +37,10 @@ through, plus the pair's brackets, a tuple, a `yield`, and one per `lambda` (a p
 cross its parameters' commas). A pass takes one level off every nest, so the passes
 count the bracket depth too. What is left bounds each statement, line by line; the
 statements around a line are bounded by its indentation and the number of `elif`s.
-Brackets that do not balance once strings are gone, and f-string fields that do not
-close (Python 3.12's nested f-strings, which the scan does not read), are not ruled out:
-CPython is asked, and measures only the statements the scan could not rule out.
+An f-string whose field holds a quote of its own kind (Python 3.12) is read to the quote
+that closes it. Brackets that do not balance once strings are gone, and fields that do
+not close, are not ruled out: CPython is asked, and measures only the statements the
+scan could not rule out.
 """
 
 from __future__ import annotations
@@ -54,11 +57,11 @@ from dataclasses import dataclass
 MAX_DEPTH = 300
 
 # The recursion limit the recursive passes run under (`stack_room`): what they need at
-# MAX_DEPTH (at most 6 frames a level, libcst's code generation of nested subscripts;
-# tests/analyzer/test_nesting.py measures each pass) on top of the frames below them,
-# with room for the nested calls of the interprocedural analysis. Python 3.11 and later
-# make Python-to-Python calls without taking C stack; 3.10 takes about 0.4 KB a frame:
-# 2.4 MB of the main thread's 8 MB at this limit.
+# MAX_DEPTH (measured: 1,600 frames at most, nested subscripts in 80 nested blocks; 6 a
+# level, libcst's code generation of nested subscripts) with room for the nested calls
+# of the interprocedural analysis. Python 3.11 and later make Python-to-Python calls
+# without taking C stack; 3.10 takes about 0.4 KB a frame: 2.4 MB of the main thread's
+# 8 MB at this limit.
 RECURSION_LIMIT = 6_000
 
 # Brackets deeper than this, or indentation this wide, may reach CPython's limits (200
@@ -86,7 +89,6 @@ _STRING = (
 _TOKEN = re.compile(r"(#[^\n]*|" + _STRING + ")")
 _STRING_AT = re.compile(_STRING)
 _FIELD_PREFIXES = frozenset("fFtT")  # f-strings and template strings: their fields are code
-_LITERAL_STOP = re.compile(r"[{}]")
 _FIELD_STOP = re.compile(r"[{}'\"]")
 _LAMBDA = re.compile(r"\blambda\b")
 _WORD = re.compile(r"[A-Za-z0-9_]+")  # other letters stay one character each: more, never fewer
@@ -191,9 +193,9 @@ class Scan:
     def __init__(self, text: str):
         self.lines: set[int] | None = set()
         deep_indent = _DEEP_INDENT.search(text) is not None
-        # The statements around a line: one a character of indentation (the width of a
-        # line without _CPYTHON_INDENT of them), one an `elif`, the module's and a suite's
-        # on the line of its header.
+        # The statements around a line: as many as its indentation has characters (under
+        # _CPYTHON_INDENT unless a line has that many), one per `elif` of the text, and
+        # the module's and a suite's on the line of its header.
         statements = 2 + (len(text) if deep_indent else _CPYTHON_INDENT - 1) + text.count("elif")
         budget = MAX_DEPTH - statements
         code = _compact(text) if budget > 4 else None
@@ -205,8 +207,9 @@ class Scan:
         while passes <= _CPYTHON_BRACKETS:  # past it CPython is asked; a pass costs a pass over the text
             parts = _PAIR.split(code)
             if len(parts) > 1:
-                parts[1::2] = [_weigh(content, budget) for content in parts[1::2]]
-                if any(part[:1] == _PAST for part in parts[1::2]):
+                runs = [_weigh(content, budget) for content in parts[1::2]]
+                parts[1::2] = runs
+                if _PAST in "".join(runs):
                     self.lines.update(_marked_lines(parts))
                 code = "".join(parts)
             elif "()" not in code:
@@ -233,15 +236,46 @@ def _compact(text: str) -> str | None:
         if token[0] == "#":
             tokens[i] = ""
         elif _has_fields(parts[2 * i]):
-            fields = _fields(token[3:-3] if len(token) >= 6 and token[:3] in ('"""', "'''") else token[1:-1])
-            if fields is None:
-                return None
-            literal_breaks = token.count("\n") - fields.count("\n") - fields.count(_LINE_BREAK)
-            tokens[i] = "\x01" + fields + "\x02" + _LINE_BREAK * literal_breaks
+            quote = token[:3] if len(token) >= 6 and token[:3] in ('"""', "'''") else token[0]
+            read = _read_fields(token, len(quote), quote)
+            if read is None or read[1] != len(token):
+                # A field holds a quote of the f-string's own kind (Python 3.12), where
+                # the token above ends: the text is read again, a token at a time.
+                return _compact_reading(text)
+            tokens[i] = _fstring_run(token, read[0])
         else:
             tokens[i] = "'" + _LINE_BREAK * token.count("\n") if "\n" in token else "'"
     parts[1::2] = tokens
-    code = "".join(parts)
+    return _squeezed("".join(parts))
+
+
+def _compact_reading(text: str) -> str | None:
+    """`_compact` for a text whose f-strings nest quotes of their own kind: each
+    f-string read to the quote that closes it. None when one does not close."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        token = _TOKEN.search(text, pos)
+        if token is None:
+            out.append(text[pos:])
+            return _squeezed("".join(out))
+        start = token.start()
+        out.append(text[pos:start])
+        pos = token.end()
+        if text[start] == "#":
+            continue
+        if not _has_fields(text[max(0, start - 2) : start]):
+            out.append("'" + _LINE_BREAK * token.group().count("\n"))
+            continue
+        quote = text[start : start + 3] if text.startswith(('"""', "'''"), start) else text[start]
+        read = _read_fields(text, start + len(quote), quote)
+        if read is None:
+            return None
+        out.append(_fstring_run(text[start : read[1]], read[0]))
+        pos = read[1]
+
+
+def _squeezed(code: str) -> str:
     if "lambda" in code:
         code = _LAMBDA.sub(_LAMBDA_MARK, code)
     code = _WORD.sub("a", code).translate(_BLANKS)
@@ -256,40 +290,53 @@ def _has_fields(before: str) -> bool:
     return before[-1:] in _FIELD_PREFIXES or (before[-1:] in ("r", "R") and before[-2:-1] in _FIELD_PREFIXES)
 
 
-def _fields(body: str) -> str | None:
-    """The code of an f-string body's replacement fields, each between braces, a string
-    in them one quote (an f-string its own fields); None when a field does not close (a
-    body that a nested quote of its own kind cut short) or a `}` stands alone."""
-    if "{" not in body and "}" not in body:
-        return ""
+def _fstring_run(token: str, fields: str) -> str:
+    """An f-string ``token`` in the compact text: its fields between brackets, then the
+    line breaks of its literal text."""
+    breaks = token.count("\n") - fields.count("\n") - fields.count(_LINE_BREAK)
+    return "\x01" + fields + "\x02" + _LINE_BREAK * breaks
+
+
+# In an f-string's literal text: an escape, a doubled brace, a brace, or its closing quote.
+_LITERAL_STOPS = {quote: re.compile(r"\\[\s\S]|\{\{|\}\}|[{}]|" + re.escape(quote) + ("|\n" if len(quote) == 1 else ""))
+                  for quote in ("'", '"', "'''", '"""')}
+
+
+def _read_fields(text: str, i: int, quote: str) -> tuple[str, int] | None:
+    """The code of the replacement fields of the f-string whose body starts at
+    ``text[i]``, each between braces, a string in them one quote (an f-string its own
+    fields), and the index past its closing ``quote``; None when a field or the string
+    does not close, or a `}` stands alone."""
+    stops = _LITERAL_STOPS[quote]
     out: list[str] = []
-    i = 0
     while True:
-        stop = _LITERAL_STOP.search(body, i)
+        stop = stops.search(text, i)
         if stop is None:
-            return "".join(out)
-        i = stop.start()
-        if body.startswith(("{{", "}}"), i):
-            i += 2
-        elif body[i] == "}":
             return None
-        else:
-            i = _field(body, i, out)
+        found = stop.group()
+        if found == quote:
+            return "".join(out), stop.end()
+        if found in ("}", "\n"):
+            return None
+        if found == "{":
+            i = _field(text, stop.start(), out)
             if i < 0:
                 return None
+        else:
+            i = stop.end()  # an escape, `{{` or `}}`
 
 
-def _field(body: str, i: int, out: list[str]) -> int:
-    """Append the code of the field that opens at ``body[i]``; the index past it, or -1
-    when it does not close."""
+def _field(text: str, i: int, out: list[str]) -> int:
+    """Append the code of the replacement field that opens at ``text[i]``; the index past
+    it, or -1 when it does not close."""
     depth = 0
     while True:
-        stop = _FIELD_STOP.search(body, i)
+        stop = _FIELD_STOP.search(text, i)
         if stop is None:
             return -1
         j = stop.start()
-        out.append(body[i:j])
-        char = body[j]
+        out.append(text[i:j])
+        char = text[j]
         if char in "{}":
             depth += 1 if char == "{" else -1
             out.append(char)
@@ -297,17 +344,18 @@ def _field(body: str, i: int, out: list[str]) -> int:
             if depth == 0:
                 return i
             continue
-        string = _STRING_AT.match(body, j)
+        if _has_fields(text[max(0, j - 2) : j]):
+            quote = text[j : j + 3] if text.startswith(('"""', "'''"), j) else char
+            read = _read_fields(text, j + len(quote), quote)
+            if read is None:
+                return -1
+            out.append("\x01" + read[0] + "\x02")
+            i = read[1]
+            continue
+        string = _STRING_AT.match(text, j)
         if string is None:
             return -1
-        token = string.group()
-        if _has_fields(body[max(0, j - 2) : j]):
-            inner = _fields(token[3:-3] if len(token) >= 6 and token[:3] in ('"""', "'''") else token[1:-1])
-            if inner is None:
-                return -1
-            out.append("\x01" + inner + "\x02")
-        else:
-            out.append("'" + _LINE_BREAK * token.count("\n"))
+        out.append("'" + _LINE_BREAK * string.group().count("\n"))
         i = string.end()
 
 
