@@ -40,7 +40,9 @@ statements around a line are bounded by its indentation and the number of `elif`
 An f-string whose field holds a quote of its own kind (Python 3.12) is read to the quote
 that closes it. Brackets that do not balance once strings are gone, and fields that do
 not close, are not ruled out: CPython is asked, and measures only the statements the
-scan could not rule out.
+scan could not rule out. A text it cannot rule out and that the running Python does not
+parse is not given to libcst: it is UT000 with Python's syntax error, or, for code too
+deep for Python's own parser, at the first line the scan found too deep.
 """
 
 from __future__ import annotations
@@ -161,9 +163,9 @@ def _unmeasured(error: Exception | None, scan: "Scan", text: str) -> Refusal:
     says no more) the place the scan found first."""
     if isinstance(error, SyntaxError) and error.lineno:
         return Refusal(f"syntax error: {error.msg}", error.lineno, max(1, error.offset or 1))
-    line = min(scan.lines) if scan.lines else _elif_past_budget(text)
-    start = text.split("\n", line)[line - 1]
-    column = len(start) - len(start.lstrip(" \t\f")) + 1
+    lines = text.split("\n")
+    line = min(min(scan.lines) if scan.lines else _elif_past_budget(text), len(lines))
+    column = len(lines[line - 1]) - len(lines[line - 1].lstrip(" \t\f")) + 1
     if isinstance(error, (RecursionError, MemoryError)):
         return Refusal(too_deep_message("expression nested too deep for Python's own parser"), line, column)
     reason = f"{type(error).__name__}: {error}" if error is not None else "no reason given"
