@@ -14,6 +14,7 @@ from analyzer.analyses.regions import annotate_regions
 from analyzer.frontend import ParseError, ir
 from analyzer.frontend.function_source import SourceFile
 from analyzer.frontend.structure import structure_control_flow
+from lowering.errors import LoweringError
 from lowering.interp.values import Closure, Frame, ReturnSignal
 
 
@@ -148,6 +149,12 @@ class UserCode:
         return self._functions[key], path, fn.__globals__
 
     def _unreadable(self, fn, path: str, exc: Exception):
+        if isinstance(exc, ParseError):
+            # the source is there but untrace will not read it (nested past its bound):
+            # the place is the user's line, and the first way out is shallower code
+            return LoweringError(f"cannot read the source of {fn.__qualname__}: {exc.message}", path=path,
+                                 line=exc.line, hint="write it in shallower steps (name the intermediate "
+                                 "results), or register a lowering for it (lowering.register_lowering)")
         return self.error(f"cannot read the source of {fn.__qualname__} in {path}: {exc}",
                           "register a lowering for it (lowering.register_lowering)")
 

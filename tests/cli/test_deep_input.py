@@ -147,3 +147,15 @@ def test_a_chain_at_the_bound_is_analysed_in_full_with_workers(tmp_path):
     (tmp_path / "ok.py").write_text(MODEL)
     found = _check(tmp_path, ".", "-j", "2")
     assert [(d["code"], d["line"]) for d in found if d["path"] == "deep.py"] == [("UT101", 6)]
+
+
+def test_export_of_deep_code_names_the_line_and_the_way_out(tmp_path):
+    """`export` reads forward's source through the same screen: a refusal at the user's
+    line whose first way out is shallower code, not the lowering's generic hint alone."""
+    (tmp_path / "m.py").write_text(_forward("x" + ".relu()" * 400) + "\n\ndef build():\n    return Deep()\n")
+    proc = run_untrace("export", "m.py:build", "--input", "x:2x3", "-o", "out.onnx", cwd=tmp_path, timeout=120)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert "m.py:6: cannot read the source of Deep.forward: expression nested 804 deep" in err
+    assert "write it in shallower steps" in err and "Traceback" not in err
+    assert not (tmp_path / "out.onnx").exists()
