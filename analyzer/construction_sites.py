@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from analyzer.frontend.nesting import cpython_parse
 
 
 def keeps_default(calls, param: str, position: int) -> bool:
@@ -112,6 +111,10 @@ def _mentioning_statements(text: str, class_name: str, mention) -> str | None:
 
 
 def _cpython_tree(text: str) -> ast.Module | None:
+    # imported here: `analyzer.frontend` brings libcst, which a warm run (this module is
+    # imported by the cache's module index) must not load
+    from analyzer.frontend.nesting import cpython_parse
+
     return cpython_parse(text)[0]  # any file of the tree, not screened: see cpython_parse
 
 

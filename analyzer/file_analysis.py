@@ -20,7 +20,6 @@ from analyzer import interrupts
 from analyzer import rules as rule_registry
 from analyzer.diagnostics import Diagnostic
 from analyzer.file_diagnostics import internal_error
-from analyzer.frontend.nesting import stack_room
 from analyzer.noqa import filter_noqa
 from analyzer.source_text import decode_source, read_text
 
@@ -220,6 +219,10 @@ def analyze_source(path: str, data: bytes | str, project, opset: int = DEFAULT_O
     result may be cached (internal errors are not). ``opset`` is the configured target,
     which the op rules (UT302) read from a ``TargetFact``. The recursive passes get the
     frames they need for code as deep as the front end lets through (`stack_room`)."""
+    # imported here: `analyzer.frontend` brings libcst, which a run whose every file is
+    # a cache hit never loads
+    from analyzer.frontend.nesting import stack_room
+
     with stack_room():
         return _analyze_source(path, data, project, opset)
 
