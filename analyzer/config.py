@@ -106,10 +106,7 @@ def find_config(start: Path | str | None = None, *, instead: str = USE_CONFIG_OP
     same way. A broken file above the one that holds our table is never read.
     ``instead`` ends the message: the other way out the command offers.
     """
-    here = Path(start if start is not None else Path.cwd()).absolute()
-    if not os.path.isdir(here):
-        here = here.parent
-    for directory in (here, *here.parents):
+    for directory in _searched_folders(start):
         candidate = directory / "pyproject.toml"
         # os.path.isfile: a directory that cannot be searched holds no configuration we
         # can read (pathlib's is_file raises PermissionError there)
@@ -120,6 +117,14 @@ def find_config(start: Path | str | None = None, *, instead: str = USE_CONFIG_OP
     return None
 
 
+def _searched_folders(start: Path | str | None) -> tuple[Path, ...]:
+    """The folders whose ``pyproject.toml`` `find_config` reads, nearest first."""
+    here = Path(start if start is not None else Path.cwd()).absolute()
+    if not os.path.isdir(here):
+        here = here.parent
+    return (here, *here.parents)
+
+
 def config_candidates(paths: Sequence[str], explicit: str | Path | None = None) -> list[str]:
     """Every configuration file `resolve_config` reads for ``paths``: ``explicit``, or
     each ``pyproject.toml`` at or above the first path, up to the one that holds our
@@ -127,15 +132,12 @@ def config_candidates(paths: Sequence[str], explicit: str | Path | None = None) 
     if explicit is not None:
         return [str(explicit)]
     first = next((p for p in paths if p != "-"), None)
-    here = Path(first if first is not None else Path.cwd()).absolute()
-    if not os.path.isdir(here):
-        here = here.parent
     try:
-        found = find_config(here)
+        found = find_config(first)
     except ConfigError:
         found = None  # a broken one on the way: every pyproject.toml up there counts
     candidates = []
-    for directory in (here, *here.parents):
+    for directory in _searched_folders(first):
         candidate = directory / "pyproject.toml"
         if os.path.lexists(candidate):
             candidates.append(str(candidate))

@@ -61,7 +61,7 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
         module = _parse_deferring(text, path, screened)
         if module is not None:
             return module
-    return _parse(source, path, strict, screened)
+    return _parse(source, path, strict, screened, decodes=text is not None)
 
 
 def screen(text: str) -> nesting.Screened:
@@ -145,9 +145,12 @@ def _check_decodes(source: bytes) -> None:
     source.decode(encoding)
 
 
-def _parse(source: str | bytes, path: str, strict: bool, screened: nesting.Screened) -> ir.Module:
+def _parse(source: str | bytes, path: str, strict: bool, screened: nesting.Screened, *,
+           decodes: bool) -> ir.Module:
+    """``decodes``: `_decoded` read the whole text, so it need not be decoded again to
+    find a bad byte."""
     try:
-        if isinstance(source, bytes):
+        if isinstance(source, bytes) and not decodes:
             _check_decodes(source)
         tree = _parse_cst(source)
     except cst.ParserSyntaxError as exc:

@@ -32,25 +32,24 @@ def _stat(pid: int) -> list[str] | None:
     return text.rsplit(")", 1)[1].split()  # state, ppid, pgrp, session, ...
 
 
-def in_session(sid: int) -> list[int]:
-    """The live processes (zombies are dead) of session ``sid``."""
+def _live(field: int, value: int) -> list[int]:
+    """The live processes (zombies are dead) whose /proc stat ``field`` is ``value``."""
     found = []
     for name in os.listdir("/proc"):
         if name.isdigit():
             fields = _stat(int(name))
-            if fields is not None and int(fields[3]) == sid and fields[0] != "Z":
+            if fields is not None and int(fields[field]) == value and fields[0] != "Z":
                 found.append(int(name))
     return found
+
+
+def in_session(sid: int) -> list[int]:
+    """The live processes of session ``sid``."""
+    return _live(3, sid)
 
 
 def children(pid: int) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            fields = _stat(int(name))
-            if fields is not None and int(fields[1]) == pid and fields[0] != "Z":
-                found.append(int(name))
-    return found
+    return _live(1, pid)
 
 
 def wait_for_children(pid: int, count: int, timeout: float = 120) -> list[int]:
