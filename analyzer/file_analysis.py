@@ -20,6 +20,7 @@ from analyzer import interrupts
 from analyzer import rules as rule_registry
 from analyzer.diagnostics import Diagnostic
 from analyzer.file_diagnostics import internal_error
+from analyzer.memory_budget import MemoryBudget, give_back
 from analyzer.noqa import filter_noqa
 from analyzer.source_text import decode_source, read_text
 
@@ -35,6 +36,7 @@ def engine():
 DEFAULT_OPSET = 18  # the ONNX opset rules assume when `[tool.untrace] opset` is not set
 
 _PROJECT = None  # the worker's engine.Project
+_BUDGET = None  # the worker's memory_budget.MemoryBudget
 _OPSET = DEFAULT_OPSET  # the worker's target opset
 _SLOTS = None  # shared with the parent: per worker, (item index, monotonic start time)
 _SLOT = -1
@@ -62,10 +64,19 @@ def _rare_collections():
         gc.set_threshold(*saved)
 
 
-def _settle() -> None:
+def _settle(project, budget) -> None:
     """After a file: what it added to the project (parsed IR, summaries) lives on, so it
-    is moved out of the collector's generations for the rest of the run."""
-    gc.freeze()
+    is moved out of the collector's generations for the rest of the run; unless the
+    process has passed its memory budget (`analyzer.memory_budget`), when the project
+    forgets everything and the collector gets it all back."""
+    if budget.exceeded():
+        project.release()
+        gc.unfreeze()
+        gc.collect()
+        give_back()
+        budget.released()
+    else:
+        gc.freeze()
 
 
 def _init_worker(
@@ -79,8 +90,9 @@ def _init_worker(
     _leave_stop_signals_to_the_parent()
     _end_with_the_parent(parent)
     gc.set_threshold(*GC_THRESHOLDS)  # see GC_THRESHOLDS: a worker's whole life is analysis
-    global _PROJECT, _SLOTS, _SLOT, _OPSET
+    global _PROJECT, _BUDGET, _SLOTS, _SLOT, _OPSET
     _PROJECT = engine().Project(files, roots)
+    _BUDGET = MemoryBudget.from_env()
     _OPSET = opset
     if slots is not None and counter is not None:
         with counter.get_lock():
@@ -282,7 +294,7 @@ def _analyze_batch(batch: Sequence[tuple[int, str, bytes]]) -> list[tuple[list[D
             signal.setitimer(signal.ITIMER_PROF, hard)
         try:
             results.append(analyze_source(path, data, _PROJECT, _OPSET))
-            _settle()
+            _settle(_PROJECT, _BUDGET)
         finally:
             if hard:
                 signal.setitimer(signal.ITIMER_PROF, 0)
@@ -312,12 +324,13 @@ def analyze_all(
     try:
         if jobs == 1 or len(items) == 1:
             project = engine().Project(all_files, roots)
+            budget = MemoryBudget.from_env()
             outcomes = []
             with _rare_collections():
                 for path, data in items:
                     interrupts.check()  # an interrupt whose first raise was lost
                     outcomes.append(analyze_source(path, data, project, opset))
-                    _settle()
+                    _settle(project, budget)
                     if bar:
                         bar.advance(1)
             return outcomes

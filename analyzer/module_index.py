@@ -27,6 +27,10 @@ from analyzer.forward_call_sites import keeps_forward_default
 
 _IDENTIFIER = re.compile(r"\b[A-Z]\w*")  # class names, as the construction questions ask
 
+# `x.attr(` where x is not a bare `self`, and `getattr(x, "attr")`: see `_attribute_uses`
+_OTHER_CALL = re.compile(r"(?<!\bself)\.(\w+)\s*\(")
+_GETATTR_NAME = re.compile(r"getattr\([^,()]+,\s*[\"'](\w+)[\"']")
+
 # A lookup key can never be a file path: no path holds a NUL.
 _LOOKUP = "\0"
 
@@ -81,7 +85,7 @@ class ModuleIndex:
         self._constructions: dict[str, list | None] = {}
         self._file_texts: list[str] = []
         self._identifiers: dict[str, list[int]] | None = None  # identifier -> files holding it
-        self._outside_calls: dict[str, list[int]] = {}  # attr -> files calling it on another object
+        self._outside_calls: dict[str, list[int]] | None = None  # attr -> files calling it on another object
         for f in self.files:
             name = module_name_for(f)
             self._by_module.setdefault(name, f)
@@ -143,14 +147,25 @@ class ModuleIndex:
         and a file that names none gets one only from elsewhere. That is the semantics of
         a realistic caller: an object built by a generic factory (`AutoModel`), or handed
         in by code that names no holder, is taken as no instance of ours."""
-        if attr not in self._outside_calls:
-            self._mentioning("")  # reads the tree once
-            other = re.compile(r"(?<!\bself)\." + re.escape(attr) + r"\s*\(|getattr\([^,()]+,\s*[\"']" + re.escape(attr) + r"[\"']")
-            self._outside_calls[attr] = [i for i, text in enumerate(self._file_texts) if other.search(text)]
-        found = self._outside_calls[attr]
+        if self._outside_calls is None:
+            self._outside_calls = self._attribute_uses()
+        found = self._outside_calls.get(attr, ())
         if holders is None or not found:
             return bool(found)
         return any(self._names_any(i, holders) for i in found)
+
+    def _attribute_uses(self) -> dict[str, list[int]]:
+        """attr -> the files that call ``.attr(...)`` on anything but a bare `self`, or read
+        it with ``getattr(obj, "attr")``: one pass over the tree answers every attribute,
+        where a search per attribute read the whole tree each time (a fifth of a check of
+        transformers). Each match is the whole word after the dot, or between the quotes,
+        so this is exactly the files a search for one attribute's pattern finds."""
+        self._mentioning("")  # reads the tree once
+        uses: dict[str, list[int]] = {}
+        for i, text in enumerate(self._file_texts):
+            for attr in set(_OTHER_CALL.findall(text)) | set(_GETATTR_NAME.findall(text)):
+                uses.setdefault(attr, []).append(i)
+        return uses
 
     def _names_any(self, i: int, names: tuple[str, ...]) -> bool:
         """Whether the code of file ``i`` mentions one of the identifiers ``names`` (its

@@ -19,11 +19,11 @@ other shape of the code is left to the other analyses."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 from analyzer.analyses import torch_api as api
 from analyzer.analyses.axis_sizes import argument, int_value
 from analyzer.analyses.index_bounds import zero_stays_false
+from analyzer.analyses.memo import per_function_cache
 from analyzer.frontend import expr_text, ir
 from analyzer.frontend.verify import target_names
 
@@ -31,7 +31,7 @@ _COMPARISONS = {">": "gt", ">=": "ge", "!=": "ne", "==": "eq"}
 _TRUTH_OF_EMPTY = {"==": False, "<=": False, "!=": True, ">": True}  # `numel() <op> 0` for a non-empty tensor
 
 
-@lru_cache(maxsize=4096)
+@per_function_cache
 def emptiness_tests(fn: ir.FunctionDef) -> dict:
     """id(test) -> its truth, for the tests of the function decided by the invariant above."""
     assigned = _assignments(fn)

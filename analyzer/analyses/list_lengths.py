@@ -24,8 +24,8 @@ An `if`/`elif` chain without `else` whose tests are `m == a`, `m == b`, ... for
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
+from analyzer.analyses.memo import per_function_cache
 from analyzer.frontend import ir
 from analyzer.frontend.printer import dotted_head
 from analyzer.frontend.verify import target_names
@@ -48,7 +48,7 @@ class LengthTests:
     by_iteration: frozenset  # ids of tests whose outcome only the loop iteration decides
 
 
-@lru_cache(maxsize=4096)
+@per_function_cache
 def length_tests(fn: ir.FunctionDef) -> LengthTests:
     walker = _Walker()
     walker.block(fn.body, _Path())

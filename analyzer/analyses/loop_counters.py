@@ -15,8 +15,8 @@ must count from 0."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 
+from analyzer.analyses.memo import per_function_cache
 from analyzer.analyses.region_writes import mutated_names
 from analyzer.frontend import ir
 from analyzer.frontend.verify import assigned_names
@@ -24,7 +24,7 @@ from analyzer.frontend.verify import assigned_names
 _COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 
 
-@lru_cache(maxsize=4096)
+@per_function_cache
 def counter_tests(fn: ir.FunctionDef) -> frozenset[int]:
     """Ids of the comparisons in ``fn`` of a loop counter with the length of the
     sequence that loop walks (either side shifted by an integer constant)."""

@@ -1,6 +1,7 @@
 """Results the analysis keeps per process, each with what computing it read.
 
     memoized(analyzer, memo, key, compute)
+    @per_function_cache          # a pure function of one IR function, kept per project
 
 A result computed while one file was checked is reused for the files checked after it;
 each such file depends on what the result was computed from (files, and the questions
@@ -11,6 +12,10 @@ it would not.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
+
+_FUNCTION_CACHES: list = []
 
 
 def memoized(analyzer, memo: dict, key, compute):
@@ -28,3 +33,16 @@ def memoized(analyzer, memo: dict, key, compute):
         reads = analyzer._end_reads()
     memo[key] = (found, reads)
     return found
+
+
+def per_function_cache(compute):
+    """``compute(fn)`` once per IR function, for up to 4096 of them; forgotten with the
+    project's IR (`forget_function_caches`), which the entries would otherwise keep."""
+    cached = lru_cache(maxsize=4096)(compute)
+    _FUNCTION_CACHES.append(cached)
+    return cached
+
+
+def forget_function_caches() -> None:
+    for cached in _FUNCTION_CACHES:
+        cached.cache_clear()

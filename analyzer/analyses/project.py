@@ -13,6 +13,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 
+from analyzer.analyses.memo import forget_function_caches
 from analyzer.frontend import ParseError, ir, parse_module
 from analyzer.module_index import ModuleIndex, lookup_key, module_name_for  # noqa: F401 - re-exported
 
@@ -47,6 +48,16 @@ class Project:
         # Told of every question asked of the index (see analyzer.module_index): the
         # analysis records them as dependencies of the file being checked.
         self.on_lookup = None
+
+    def release(self) -> None:
+        """Forget every parsed file and everything the analysis derived from them (its
+        summaries and tables hold the IR); they are parsed and derived again when asked
+        for. The module index, which answers from the files' text, stays."""
+        self._modules.clear()
+        self._hashes.clear()
+        self.__dict__.pop("kind_analyzer", None)
+        self.on_lookup = None  # the analyzer's recorder, which holds the analyzer
+        forget_function_caches()
 
     # ----------------------------------------------------------------- files
 
