@@ -92,6 +92,8 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
         self.aliases = Aliases()  # which values share memory; which an in-place update left stale
         # Graph values that are Python numbers in eager (sizes, len(), int(t)): `n += 1` rebinds them.
         self.python_numbers: set[Value] = set()
+        # Loop-carried values that are Python numbers in the first iteration only (`python_numbers`).
+        self.first_iteration_numbers: set[Value] = set()
         self._state_values: set[Value] = set()  # parameters and buffers (initializers)
         # id -> (container, description) for lists, dicts and sets that outlive the call
         # (module attributes, globals, closure cells, defaults): forward may not change them.
