@@ -32,12 +32,6 @@ _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
 _PY_BIN = {k: getattr(operator, v) for k, v in _BINOPS.items()}
 
 
-def _is_harmless_context(value) -> bool:
-    name = type(value).__name__
-    return name in ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "autocast", "nullcontext",
-                    "_DecoratorContextManager") or value is None
-
-
 class PythonSemantics:
     def exec_block(self, stmts, frame: Frame) -> None:
         for s in stmts:

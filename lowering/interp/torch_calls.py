@@ -23,6 +23,7 @@ from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function, is_stdlib_function
 from lowering.interp.module_methods import is_module_method
+from lowering.interp.context_managers import made_at_export
 from lowering.interp.call_kinds import _as_python, _inherited_forward, _is_method_of_python_object
 from lowering.interp.guards import guard_value, is_guard
 from lowering.interp.module_hooks import has_forward_hooks
@@ -99,6 +100,8 @@ class TorchCalls:
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
         if inspect.isclass(func) and _is_user_function(func):
             return self.instantiate(func, args, kwargs)
+        if made_at_export(func) and not self._has_graph(args, kwargs):
+            return func(*args, **kwargs)  # a `with` statement's manager, made as Python makes it (context_managers)
         if isinstance(func, functools._lru_cache_wrapper) and _is_user_function(func.__wrapped__):
             if not self._has_graph(args, kwargs) and all(_hashable(a) for a in [*args, *kwargs.values()]):
                 return func(*args, **kwargs)  # what eager gets: the cached result (availability checks, ...)
