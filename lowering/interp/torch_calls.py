@@ -24,6 +24,7 @@ from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function, is_stdlib_function
 from lowering.interp.module_methods import is_module_method
 from lowering.interp.context_managers import made_at_export
+from lowering.interp.output_calls import NOT_HANDLED, call_without_graph_effect
 from lowering.interp.call_kinds import _as_python, _inherited_forward, _is_method_of_python_object
 from lowering.interp.guards import guard_value, is_guard
 from lowering.interp.module_hooks import has_forward_hooks
@@ -114,6 +115,9 @@ class TorchCalls:
             return self.context_var_call(func, func.__self__, args, kwargs)
         if inspect.ismethod(func) and _is_user_function(func.__func__):
             return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
+        result = call_without_graph_effect(self, func, args, kwargs)
+        if result is not NOT_HANDLED:
+            return result
         inherited = _inherited_forward(func)
         if inherited is not None:
             return self.call_module(func.__self__, args, kwargs, cls=inherited)  # super().forward(x)
