@@ -91,6 +91,15 @@ class TorchCalls:
             return self.call_python_function(func.function, [func.obj, *args], kwargs)
         if isinstance(func, Closure):
             return self.call_closure(func, args, kwargs)
+        if isinstance(func, functools.partial):  # a callable value: the call it stands for
+            return self.call(func.func, [*func.args, *args], {**func.keywords, **kwargs})
+        if func is functools.partial and args:
+            target = _as_python(args[0])
+            if not callable(target):
+                raise self.error("functools.partial of a function made inside forward (a lambda or nested def, or a "
+                                 "tensor method)", "call it with all its arguments, or wrap it in a lambda that "
+                                 "passes the fixed ones", construct="call")
+            return functools.partial(target, *args[1:], **kwargs)  # only stores its arguments, tensors too
         if isinstance(func, torch.nn.Module):
             if has_forward_hooks(func):  # module(x) runs its hooks around forward, as __call__ does
                 return self.call_with_hooks(func, args, kwargs, lambda a, k: self.call_module(func, a, k))
