@@ -31,15 +31,10 @@ library and the median untrace/legacy export time (the same table as real_models
 from __future__ import annotations
 
 import argparse
-import json
-import multiprocessing
-import os
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
-from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,11 +42,9 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from benchmarks.real_models import print_summary, summary, table_header, table_row  # noqa: E402
-from benchmarks.real_models import markdown as markdown_table  # noqa: E402
+from benchmarks.real_models import add_run_options, exporters_of, run_and_report  # noqa: E402
 from benchmarks.zoo.cases import (Case, CaseInputs, Inputs, generator, image_case, image_dynamic,  # noqa: E402
                                   seeded, text_case, text_dynamic, token_ids)
-from benchmarks.zoo.harness import EXPORTERS, TIMEOUT_S, Outcome, preload, run_in_process  # noqa: E402
 from benchmarks.zoo.torchvision_models import RCNN, _detector_case  # noqa: E402
 
 LIBS = ROOT / ".testset-libs"
@@ -367,77 +360,22 @@ def setup(folder: Path = LIBS) -> None:
                 subprocess.run(["cp", "-r", str(package), str(folder)], check=True)
 
 
-def _child(key: str, exporters, timeout: int, path: str, threads: int | None) -> None:
-    if threads:
-        torch.set_num_threads(threads)
-    with open(path, "a") as out:
-        def write(outcome: Outcome) -> None:
-            out.write(json.dumps(asdict(outcome)) + "\n")
-            out.flush()
-
-        run_in_process(find(key), exporters, timeout, write)
-
-
-def run_isolated(case: Case, exporters, timeout: int, threads: int | None) -> list[Outcome]:
-    """As the zoo's `run_isolated`, for a case of this set."""
-    with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as out:
-        path = out.name
-    limit = timeout * (len(exporters) + 1)
-    child = multiprocessing.get_context("fork").Process(target=_child,
-                                                        args=(case.key, list(exporters), timeout, path, threads))
-    child.start()
-    child.join(limit)
-    failure = ""
-    if child.is_alive():
-        child.kill()
-        child.join()
-        failure = f"killed after {limit} s"
-    elif child.exitcode:
-        failure = f"the process died (exit code {child.exitcode})"
-    lines = Path(path).read_text().splitlines()
-    os.unlink(path)
-    outcomes = {o.exporter: o for o in (Outcome(**json.loads(line)) for line in lines)}
-    return [outcomes.get(e) or Outcome(e, "refused", failure or "no result", None, "Crash") for e in exporters]
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--setup", action="store_true", help="fetch the pinned libraries into --libs and stop")
     parser.add_argument("--libs", type=Path, default=LIBS)
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--library", choices=LIBRARIES)
-    parser.add_argument("--exporters", default=",".join(EXPORTERS))
-    parser.add_argument("--timeout", type=int, default=TIMEOUT_S)
-    parser.add_argument("--threads", type=int)
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--markdown", type=Path)
+    add_run_options(parser)
     args = parser.parse_args(argv)
     if args.setup:
         setup(args.libs)
         return 0
     sys.path.insert(0, str(args.libs))
-    exporters = [e for e in args.exporters.split(",") if e]
+    exporters = exporters_of(parser, args)
     cases = [find(n) for n in args.only] if args.only else list(CASES)
     cases = [c for c in cases if args.library is None or c.library == args.library]
-    start = time.perf_counter()
-    preload()
-    rows: dict[str, dict[str, Outcome]] = {}
-    print(table_header(exporters))
-    for case in cases:
-        rows[case.key] = {o.exporter: o for o in run_isolated(case, exporters, args.timeout, args.threads)}
-        print(table_row(case.key, rows[case.key], exporters), flush=True)
-    result = summary(rows, {c.key: c.library for c in cases}, exporters)
-    result["seconds"] = time.perf_counter() - start
-    result["threads"] = args.threads
-    print_summary(result, exporters)
-    print(f"run time: {result['seconds']:.0f} s")
-    if args.json:
-        payload = {"summary": result, "rows": {k: {e: asdict(o) for e, o in r.items()} for k, r in rows.items()}}
-        args.json.write_text(json.dumps(payload, indent=1) + "\n")
-    if args.markdown:
-        args.markdown.write_text(markdown_table(rows, exporters, result))
-    return 0
-
+    return run_and_report(cases, exporters, args, find)
 
 if __name__ == "__main__":
     sys.exit(main())

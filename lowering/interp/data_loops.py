@@ -23,8 +23,10 @@ class DataLoops:
         changes a shape, again with every carried dim free."""
         snapshot = self.state_snapshot(frame)  # before any attempt: a first one may change state too
         relaxed, extra, tensors = False, [], set()
+        aliases = self.aliases.snapshot()
         for _ in range(_MAX_ATTEMPTS):
             token = object()
+            self.aliases.restore(aliases)  # nothing a discarded attempt marked stays marked
             try:
                 self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed, extra, token, tensors)
                 return
