@@ -131,27 +131,31 @@ def markdown(rows, exporters, result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", help="case names (`resnet18` or `timm/resnet18`)")
-    parser.add_argument("--library", choices=LIBRARIES)
+def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exporters", default=",".join(EXPORTERS))
     parser.add_argument("--timeout", type=int, default=TIMEOUT_S, help="seconds per exporter")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--threads", type=int, help="torch intra-op threads per case (default: torch's)")
-    args = parser.parse_args(argv)
+
+
+def exporters_of(parser: argparse.ArgumentParser, args) -> list[str]:
     exporters = [e for e in args.exporters.split(",") if e]
     unknown = set(exporters) - set(EXPORTERS)
     if unknown:
         parser.error(f"unknown exporters {sorted(unknown)} (known: {', '.join(EXPORTERS)})")
-    cases = select(args.only, args.library)
+    return exporters
+
+
+def run_and_report(cases, exporters, args, find=None) -> int:
+    """Each case in its own process, a row printed as it finishes; the summary, and the
+    JSON and Markdown files `args` names. `find`: the case by key in the child."""
     start = time.perf_counter()
     preload()
     rows: dict[str, dict[str, Outcome]] = {}
     print(table_header(exporters))
     for case in cases:
-        rows[case.key] = {o.exporter: o for o in run_isolated(case, exporters, args.timeout, args.threads)}
+        rows[case.key] = {o.exporter: o for o in run_isolated(case, exporters, args.timeout, args.threads, find)}
         print(table_row(case.key, rows[case.key], exporters), flush=True)
     result = summary(rows, {c.key: c.library for c in cases}, exporters)
     result["seconds"] = time.perf_counter() - start
@@ -165,6 +169,15 @@ def main(argv=None) -> int:
         args.markdown.write_text(markdown(rows, exporters, result))
     return 0
 
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", help="case names (`resnet18` or `timm/resnet18`)")
+    parser.add_argument("--library", choices=LIBRARIES)
+    add_run_options(parser)
+    args = parser.parse_args(argv)
+    exporters = exporters_of(parser, args)
+    return run_and_report(select(args.only, args.library), exporters, args)
 
 if __name__ == "__main__":
     sys.exit(main())

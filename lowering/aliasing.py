@@ -108,6 +108,14 @@ class Aliases:
         self._reads: dict[int, set[Value]] = {}
         self._indexed_from: dict[Value, tuple[Value, Any]] = {}
 
+    def snapshot(self) -> dict:
+        """The state, to put back when a region is emitted again (`restore`): what a
+        discarded attempt at a Loop body marked stale must not stay stale."""
+        return _copied(vars(self))
+
+    def restore(self, state: dict) -> None:
+        vars(self).update(_copied(state))
+
     # ------------------------------------------------------------------ write-back
 
     def add_indexed_view(self, view: Value, base: Value, index: Any, line: int | None) -> None:
@@ -199,6 +207,16 @@ class Aliases:
                 return True
             b = b.parent
         return False
+
+
+def _copied(state: dict) -> dict:
+    """`Aliases` fields copied down to their lists and sets (the values themselves are shared)."""
+    def copy(v):
+        if isinstance(v, dict):
+            return {k: copy(x) for k, x in v.items()}
+        return list(v) if isinstance(v, list) else set(v) if isinstance(v, set) else v
+
+    return {k: copy(v) for k, v in state.items()}
 
 
 def _encloses(outer: GraphBuilder, inner: GraphBuilder) -> bool:

@@ -36,6 +36,7 @@ from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.branch_merging import BranchMerging
 from lowering.interp.comparisons import Comparisons
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
+from lowering.interp.context_managers import ContextManagers
 from lowering.interp.contexts_imports import ContextsAndImports
 from lowering.interp.control_flow import MAX_UNROLL, ControlFlow
 from lowering.interp.coverage_probes import CoverageProbes
@@ -65,7 +66,8 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
 
 class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerging, DataLoops, CoverageProbes,
                   Containers, PythonState, TorchCalls, InPlaceUpdates, ModuleMethods, ModuleAttributes, MemoCaches,
-                  UserCode, Exceptions, ObjectState, ModuleHooks, ContextsAndImports, ForkPoints):
+                  UserCode, Exceptions, ObjectState, ModuleHooks, ContextsAndImports, ContextManagers,
+                  ForkPoints):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""
@@ -92,6 +94,8 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
         self.aliases = Aliases()  # which values share memory; which an in-place update left stale
         # Graph values that are Python numbers in eager (sizes, len(), int(t)): `n += 1` rebinds them.
         self.python_numbers: set[Value] = set()
+        # Loop-carried values that are Python numbers in the first iteration only (`python_numbers`).
+        self.first_iteration_numbers: set[Value] = set()
         self._state_values: set[Value] = set()  # parameters and buffers (initializers)
         # id -> (container, description) for lists, dicts and sets that outlive the call
         # (module attributes, globals, closure cells, defaults): forward may not change them.

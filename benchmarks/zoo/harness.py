@@ -374,8 +374,9 @@ def preload() -> None:
     import lowering  # noqa: F401
 
 
-def _child(key: str, exporters, timeout: int, path: str, threads: int | None = None) -> None:
-    from benchmarks.zoo.registry import find
+def _child(key: str, exporters, timeout: int, path: str, threads: int | None = None, find=None) -> None:
+    if find is None:
+        from benchmarks.zoo.registry import find
 
     if threads:
         import torch
@@ -390,17 +391,19 @@ def _child(key: str, exporters, timeout: int, path: str, threads: int | None = N
         run_in_process(find(key), exporters, timeout, write)
 
 
-def run_isolated(case, exporters=EXPORTERS, timeout: int = TIMEOUT_S, threads: int | None = None) -> list[Outcome]:
+def run_isolated(case, exporters=EXPORTERS, timeout: int = TIMEOUT_S, threads: int | None = None,
+                 find=None) -> list[Outcome]:
     """`run_in_process` in a forked child (after `preload()`), so that a crash of the
     interpreter or a hang past every limit stops this case only; the exporters it did not
     finish are refused with what happened. `threads`: torch's intra-op threads in the
-    child (None: torch's default, one per core)."""
+    child (None: torch's default, one per core). `find`: the case by its key in the child
+    (default: the zoo's registry)."""
     import multiprocessing
 
     with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as out:
         path = out.name
     limit = timeout * (len(exporters) + 1)
-    child = multiprocessing.get_context("fork").Process(target=_child, args=(case.key, list(exporters), timeout, path, threads))
+    child = multiprocessing.get_context("fork").Process(target=_child, args=(case.key, list(exporters), timeout, path, threads, find))
     child.start()
     child.join(limit)
     failure = ""

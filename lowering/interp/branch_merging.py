@@ -82,7 +82,7 @@ class BranchMerging:
                 for bv, ov in zip(values, others):
                     # Declared shape: the dims both branches agree on (the If output's shape).
                     graph.add_output(bv, shape=_common_shape(bv, ov))
-            outputs.append((name, (spec_a, flat_a), prefix))
+            outputs.append((name, (spec_a, flat_a, flat_b), prefix))
         return outputs
 
     def _check_returned_none(self, envs, a, b):

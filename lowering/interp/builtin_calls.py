@@ -101,7 +101,8 @@ def _abs(interp: Interpreter, args, kwargs):
     if isinstance(args[0], NDArray):
         return interp.call(np.absolute, [args[0]], {})
     if isinstance(args[0], Value):
-        return interp.call_op("torch.abs", [args[0]], {})
+        result = interp.call_op("torch.abs", [args[0]], {})
+        return interp.python_number(result) if args[0] in interp.python_numbers else result  # abs(float) is a float
     return abs(args[0])
 
 
@@ -156,7 +157,8 @@ def _round(interp: Interpreter, args, kwargs):
             raise interp.error("round(x, ndigits) of a graph value", construct="round",
                                hint="use torch.round(x * 10**n) / 10**n")
         # Python's round() is round-half-even and returns an int, as ONNX Round does.
-        return interp.g.cast(interp.call_op("torch.round", [interp.g.cast(x, torch.float32)], {}), torch.int64)
+        result = interp.g.cast(interp.call_op("torch.round", [interp.g.cast(x, torch.float32)], {}), torch.int64)
+        return interp.python_number(result) if x in interp.python_numbers else result
     return round(*args, **kwargs)
 
 

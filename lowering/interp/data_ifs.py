@@ -9,7 +9,8 @@ from analyzer.frontend import ir
 from lowering.errors import LoweringError, PythonException
 from lowering.graph import Value
 from lowering.interp.containers import _copy_containers, _mutated_containers
-from lowering.interp.control_flow import _MAX_ATTEMPTS, _is_python_number
+from lowering.interp.control_flow import _MAX_ATTEMPTS
+from lowering.interp.python_numbers import mark_merged
 from lowering.interp.values import (Frame, GraphChoice, MoreOutputs, _chunks, _contains_graph, _flatten, _rank_only,
                                     _same, _unflatten)
 
@@ -53,6 +54,8 @@ class DataIfs:
         outs = list(outs) if isinstance(outs, tuple) else [outs]
         for key, v in zip(probe_keys, outs[len(flat_t):]):
             self.add_probe(key, v)
+        for out, t, f in zip(outs, flat_t, flat_f):
+            mark_merged(self, out, (t, f))
         return _unflatten(spec, outs[:len(flat_t)])
 
     def torch_cond(self, args, kwargs):
@@ -152,9 +155,8 @@ class DataIfs:
             self.add_probe(key, v)
         values = values[:n_results]
         for (name, spec, prefix), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
-            for leaf, out in zip(spec[1], value):
-                if _is_python_number(leaf) or isinstance(leaf, Value) and leaf in self.python_numbers:
-                    self.python_number(out)
+            for then_leaf, else_leaf, out in zip(spec[1], spec[2], value):
+                mark_merged(self, out, (then_leaf, else_leaf))
             merged = _unflatten(spec[0], list(value))
             self._bind_result(frame, name, merged if prefix is None else prefix + merged, in_place)
         self.hand_on(frame, extra)

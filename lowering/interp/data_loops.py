@@ -10,7 +10,8 @@ from analyzer.frontend import ir
 from lowering.errors import LoweringError
 from lowering.graph import Value
 from lowering.interp.containers import _mutated_containers
-from lowering.interp.control_flow import _MAX_ATTEMPTS, _is_python_number
+from lowering.interp.control_flow import _MAX_ATTEMPTS
+from lowering.interp.python_numbers import NumberBecomesTensor, is_python_number
 from lowering.interp.values import (MISSING, EarlierIterations, Frame, GraphRange, Maybe, MoreOutputs, Stacked,
                                     _describe, _flatten, _is_int_like, _rank_only, _ShapeChanges, _unflatten)
 
@@ -21,14 +22,18 @@ class DataLoops:
         """First with carried values keeping their shapes before the loop; when an iteration
         changes a shape, again with every carried dim free."""
         snapshot = self.state_snapshot(frame)  # before any attempt: a first one may change state too
-        relaxed, extra = False, []
+        relaxed, extra, tensors = False, [], set()
+        aliases = self.aliases.snapshot()
         for _ in range(_MAX_ATTEMPTS):
             token = object()
+            self.aliases.restore(aliases)  # nothing a discarded attempt marked stays marked
             try:
-                self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed, extra, token)
+                self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed, extra, token, tensors)
                 return
             except _ShapeChanges:
                 relaxed = True
+            except NumberBecomesTensor as change:
+                tensors.add(change.name)
             except MoreOutputs as more:  # a nested function's `nonlocal` write: carry the name too
                 if more.frame.token is not token or more.name in extra:
                     raise
@@ -36,7 +41,8 @@ class DataLoops:
         raise self.error("too many attempts at this data-dependent loop", construct="loop",
                          hint="assign the names the loop changes in its body, not in nested functions")
 
-    def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool, extra=(), token=None):
+    def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool, extra=(), token=None,
+                   tensors=frozenset()):
         line = s.span.line
         mutated = _mutated_containers(s, frame)
         # `while (n := n + 1) < k`: the condition runs once per iteration too.
@@ -70,7 +76,7 @@ class DataLoops:
         cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
         self.python_number(iter_num)
         inner = frame.region_copy(dict(frame.env), id(body), "loop", line, carried + scans, token)
-        flat_init = {}
+        flat_init, inner_init = {}, {}
         for n in carried:
             flat, spec = _flatten(init[n])
             values = []
@@ -82,18 +88,18 @@ class DataLoops:
                 gv = self.as_graph(v)
                 shape = gv.shape if not relaxed else _rank_only(gv)
                 carried_in = body.add_input(body.fresh(n.strip("$") or "v"), gv.dtype, shape)
-                if isinstance(v, Value):
+                if isinstance(v, Value) and v not in self.python_numbers:
                     # The same tensor as before the loop: an in-place update in the body
                     # reaches the other names for it.
                     self.aliases.add_view(carried_in, v, None)
-                    if v in self.python_numbers:
-                        self.python_number(carried_in)
-                elif _is_python_number(v):
+                elif n in tensors:
+                    self.first_iteration_numbers.add(carried_in)  # a tensor from the second iteration on
+                elif is_python_number(self, v) and not isinstance(v, bool):
                     self.python_number(carried_in)  # `n += 0.5` rebinds a Python number, as in eager
                 self.aliases.made(carried_in, body)
                 values.append(carried_in)
             flat_init[n] = (flat, spec)
-            inner.env[n] = _unflatten(spec, values)
+            inner.env[n] = inner_init[n] = _unflatten(spec, values)
         # A list the body appends to: what came before the loop, then what the earlier
         # iterations appended (their number carried), then this iteration's items.
         scan_start = {n: len(frame.env[n]) for n in scans}
@@ -135,7 +141,9 @@ class DataLoops:
                                      f"give `{n}` all its keys / items before the loop and only change their values "
                                      "in it, or build a list with `append` and `torch.stack` it after the loop",
                                      construct="loop")
-                for v, v0 in zip(flat, flat_init[n][0]):
+                for v, v0, v_in in zip(flat, flat_init[n][0], _flatten(inner_init[n])[0]):
+                    if v_in in self.python_numbers and not is_python_number(self, v):
+                        raise NumberBecomesTensor(n)
                     gv = self.as_graph(v)
                     g0 = self.as_graph(v0)
                     if gv.dtype != g0.dtype:
@@ -184,6 +192,7 @@ class DataLoops:
                     new = self.call_op("torch.where", [self.to_bool(item.valid), v, new], {}) if isinstance(
                         item, Maybe) else v
                 body.add_output(new, shape=_rank_only(new))
+            self._refuse_shared_across_iterations(carried, inner, inner_init, appended_items, line)
             scan_values = []
             scan_masks: dict[str, bool] = {}
             scan_blocks: dict[str, int] = {}  # lists appended to several times an iteration
@@ -234,7 +243,7 @@ class DataLoops:
         for n in carried:
             k = len(flat_init[n][0])
             for v0, out in zip(flat_init[n][0], outs[pos:pos + k]):
-                if _is_python_number(v0) or isinstance(v0, Value) and v0 in self.python_numbers:
+                if n not in tensors and is_python_number(self, v0) and not isinstance(v0, bool):
                     self.python_number(out)  # still a Python number after the loop
             self._bind_result(frame, n, _unflatten(flat_init[n][1], list(outs[pos:pos + k])), in_place)
             pos += k
@@ -263,6 +272,32 @@ class DataLoops:
             self.add_probe(key, outs[pos])  # one entry per iteration, flattened
             pos += 1
         self.hand_on(frame, extra)
+
+    def _refuse_shared_across_iterations(self, carried, inner, inner_init, appended_items, line) -> None:
+        """A carried tensor updated in place in the body is the same tensor, in eager, as what
+        the previous iteration left under its name; if that iteration also left it under
+        another carried name or in a list it appended to, the update shows through those
+        too, which separate Loop values cannot."""
+        held: list[tuple[str, Value]] = []
+        for n in carried:
+            held += [(n, v) for v in _flatten(inner.env.get(n, MISSING))[0] if isinstance(v, Value)]
+        for n, items in appended_items.items():
+            held += [(f"{n}[-1]", item.value if isinstance(item, Maybe) else item) for item in items
+                     if isinstance(item.value if isinstance(item, Maybe) else item, Value)]
+        for n in carried:
+            if not any(isinstance(v, Value) and v in self.aliases.stale for v in _flatten(inner_init[n])[0]):
+                continue  # not updated in place in the body
+            for v in _flatten(inner.env.get(n, MISSING))[0]:
+                if not isinstance(v, Value) or v in self.python_numbers:
+                    continue
+                other = next((name for name, w in held if name != n and self.aliases.root(w) is self.aliases.root(v)), None)
+                if other is not None:
+                    raise self.error(
+                        f"`{n}` is updated in place inside the data-dependent loop at line {line}, and the tensor it "
+                        f"holds at the end of an iteration is also `{other}`: eager PyTorch shows the next "
+                        f"iteration's update through `{other}` too, which separate loop values cannot",
+                        f"update `{n}` out of place (`{n} = {n} + ...`), or store a copy (`{n}.clone()`)",
+                        construct="inplace")
 
     def _append_block(self, name: str, items: list):
         """The items one iteration appended to `name`, as one scan row: the values stacked

@@ -44,6 +44,24 @@ def _find_def(body, line: int, name: str):
     return None
 
 
+def _find_lambda(body, fn) -> ir.FunctionDef | None:
+    """A lambda made outside forward (`self.act = lambda t: ...` in `__init__`) as a
+    function: the one `lambda` on its first line with its parameters; None when that line
+    has several such (which one made `fn` cannot be told)."""
+    code = fn.__code__
+    names = list(inspect.signature(fn).parameters)
+    found = {}
+    for stmt in ir.walk_statements(body, into_defs=True):
+        for top in ir.child_expressions(stmt):
+            for e in ir.walk_expression(top):
+                if isinstance(e, ir.Lambda) and e.span.line == code.co_firstlineno and [p.name for p in e.params] == names:
+                    found[id(e)] = e
+    if len(found) != 1:
+        return None
+    (e,) = found.values()
+    return ir.FunctionDef("<lambda>", e.params, [ir.Return(e.body, e.span)], span=e.span, qualname=fn.__qualname__)
+
+
 _TORCH_DIR = os.path.join(os.path.dirname(torch.__file__), "")  # with the separator: not torchvision/
 # Python's own library (inspect, dataclasses, collections, ...): run for real, never read.
 _STDLIB_DIR = os.path.join(sysconfig.get_paths()["stdlib"], "")
@@ -133,13 +151,22 @@ class UserCode:
                 except OSError as exc:
                     raise self._unreadable(fn, path, exc) from None
                 self._sources[path] = source
-            found = source.function(code)  # its own lines: no parse of the whole file
+            found = source.function(code) if code.co_name != "<lambda>" else None  # its own lines, no whole parse
+            if found is None and code.co_name == "<lambda>":
+                try:
+                    found = _find_lambda(source.module().body, fn)
+                except ParseError as exc:
+                    raise self._unreadable(fn, path, exc) from None
             if found is None:
                 try:
                     module = source.module()
                 except ParseError as exc:
                     raise self._unreadable(fn, path, exc) from None
                 found = _find_def(module.body, code.co_firstlineno, code.co_name)
+            if found is None and code.co_name == "<lambda>":
+                raise self.error(f"cannot find the source of {fn.__qualname__} in {path}: line "
+                                 f"{code.co_firstlineno} holds no lambda, or several, with its parameters",
+                                 "write each lambda on its own line, or define the function with `def`")
             if found is None:
                 raise self.error(f"cannot find the source of {fn.__qualname__} in {path}",
                                  "register a lowering for it (lowering.register_lowering)")

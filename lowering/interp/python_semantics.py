@@ -17,6 +17,7 @@ from lowering.graph import Value
 from lowering import numpy_arrays
 from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
+from lowering.interp.python_numbers import refuse_first_iteration_alias
 from lowering.interp.python_state import _CONTAINERS, has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
 from lowering.interp.object_state import changes_module_tensors
@@ -29,12 +30,6 @@ _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
 
 
 _PY_BIN = {k: getattr(operator, v) for k, v in _BINOPS.items()}
-
-
-def _is_harmless_context(value) -> bool:
-    name = type(value).__name__
-    return name in ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "autocast", "nullcontext",
-                    "_DecoratorContextManager") or value is None
 
 
 class PythonSemantics:
@@ -83,6 +78,7 @@ class PythonSemantics:
             current[:] = value  # list += keeps identity, as in Python
             value = current
         if tensor:
+            refuse_first_iteration_alias(self, current, expr_text(s.target))
             self.update_aliases(current, value, expr_text(s.target))  # `x += 1` on a tensor is in place
         self.assign(s.target, value, frame)
 

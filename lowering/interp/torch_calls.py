@@ -23,6 +23,8 @@ from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.functions import _AutogradContext, _is_user_function, is_stdlib_function
 from lowering.interp.module_methods import is_module_method
+from lowering.interp.context_managers import made_at_export
+from lowering.interp.output_calls import NOT_HANDLED, call_without_graph_effect
 from lowering.interp.call_kinds import _as_python, _inherited_forward, _is_method_of_python_object
 from lowering.interp.guards import guard_value, is_guard
 from lowering.interp.module_hooks import has_forward_hooks
@@ -89,6 +91,15 @@ class TorchCalls:
             return self.call_python_function(func.function, [func.obj, *args], kwargs)
         if isinstance(func, Closure):
             return self.call_closure(func, args, kwargs)
+        if isinstance(func, functools.partial):  # a callable value: the call it stands for
+            return self.call(func.func, [*func.args, *args], {**func.keywords, **kwargs})
+        if func is functools.partial and args:
+            target = _as_python(args[0])
+            if not callable(target):
+                raise self.error("functools.partial of a function made inside forward (a lambda or nested def, or a "
+                                 "tensor method)", "call it with all its arguments, or wrap it in a lambda that "
+                                 "passes the fixed ones", construct="call")
+            return functools.partial(target, *args[1:], **kwargs)  # only stores its arguments, tensors too
         if isinstance(func, torch.nn.Module):
             if has_forward_hooks(func):  # module(x) runs its hooks around forward, as __call__ does
                 return self.call_with_hooks(func, args, kwargs, lambda a, k: self.call_module(func, a, k))
@@ -99,6 +110,8 @@ class TorchCalls:
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
         if inspect.isclass(func) and _is_user_function(func):
             return self.instantiate(func, args, kwargs)
+        if made_at_export(func) and not self._has_graph(args, kwargs):
+            return func(*args, **kwargs)  # a `with` statement's manager, made as Python makes it (context_managers)
         if isinstance(func, functools._lru_cache_wrapper) and _is_user_function(func.__wrapped__):
             if not self._has_graph(args, kwargs) and all(_hashable(a) for a in [*args, *kwargs.values()]):
                 return func(*args, **kwargs)  # what eager gets: the cached result (availability checks, ...)
@@ -111,6 +124,9 @@ class TorchCalls:
             return self.context_var_call(func, func.__self__, args, kwargs)
         if inspect.ismethod(func) and _is_user_function(func.__func__):
             return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
+        result = call_without_graph_effect(self, func, args, kwargs)
+        if result is not NOT_HANDLED:
+            return result
         inherited = _inherited_forward(func)
         if inherited is not None:
             return self.call_module(func.__self__, args, kwargs, cls=inherited)  # super().forward(x)

@@ -1,6 +1,6 @@
 """The promise of `untrace export`, as a property: on generated `forward` functions that
 change Python lists, int counters (also through a closure's `nonlocal`, or a walrus in a
-condition) and dicts under tensor-dependent `while` / `for` / `if`, every export either
+condition), dicts and float accumulators under tensor-dependent `while` / `for` / `if`, every export either
 raises `LoweringError` or gives eager PyTorch's outputs on onnxruntime, on inputs that
 run each loop 0, 1 and several times and take both sides of each branch. Never a graph
 that is silently wrong.
@@ -52,8 +52,14 @@ TENSOR_PREDICATES = ["s > 1", "s > 2.5", "x[0] > x[1]", "s.abs() < 2", "x[1] > 0
 # Python state read in conditions (the length of the list being built most often: issue 11).
 STATE_PREDICATES = ["len(out) < {k}", "len(out) < {k}", "len(out) <= {k}", "n < {k}", "len(d) < {k}", "n % 2 == 0",
                     "len(out) % 2 == 1", "out[-1] > {k}", "(m := m + 1) < {k}"]
-VALUES = ["s", "s * 2", "x[0] + n", "s + len(out)", "s * len(out)", "out[-1] + 1", "x[1] - len(d)", "d['a'] + s"]
-READS = ["s", "len(out)", "len(out)", "n", "out[-1]", "len(d)", "d['a']", "out[0]", "out[len(out) - 1]"]
+VALUES = ["s", "s * 2", "x[0] + n", "s + len(out)", "s * len(out)", "out[-1] + 1", "x[1] - len(d)", "d['a'] + s",
+          "x[0] + t"]
+READS = ["s", "len(out)", "len(out)", "n", "out[-1]", "len(d)", "d['a']", "out[0]", "out[len(out) - 1]", "t"]
+# `t` starts as a Python float: a number accumulated from tensor values (`float(s)`, a
+# ternary or round() of one), which never shares memory, or a tensor from `t += s` on,
+# which eager then updates in place (issue 24).
+FLOATS = ["t += float(s)", "t += float(x[0]) if s > 1 else 0.5", "t = float(s) if x[0] > x[1] else t",
+          "t += round(float(s))", "t += abs(float(x[1]))", "t += s", "t = t + s", "u = t", "y = y + u"]
 
 
 @st.composite
@@ -61,8 +67,8 @@ def blocks(draw, depth: int, in_loop: bool):
     """A list of statement lines (unindented: nested lines carry their own indent)."""
     lines: list[str] = []
     for _ in range(draw(st.integers(1, 2 if depth else 3))):
-        kind = draw(st.sampled_from(["append", "append", "count", "dict", "read", "if", "loop"] if depth < 2
-                                    else ["append", "append", "count", "dict", "read"]))
+        kind = draw(st.sampled_from(["append", "append", "count", "dict", "read", "float", "if", "loop"] if depth < 2
+                                    else ["append", "append", "count", "dict", "read", "float"]))
         if kind == "append":
             lines.append(f"out.append({draw(st.sampled_from(VALUES))})")
         elif kind == "count":
@@ -72,6 +78,8 @@ def blocks(draw, depth: int, in_loop: bool):
             lines.append(draw(st.sampled_from([f"d['a'] = {draw(st.sampled_from(VALUES))}",
                                                f"d['k{draw(st.integers(0, 2))}'] = s",
                                                "d[len(out)] = s", "d.pop('k0', None)"])))
+        elif kind == "float":
+            lines.append(draw(st.sampled_from(FLOATS)))
         elif kind == "read":
             lines.append(f"y = y + {draw(st.sampled_from(READS))}")
         elif kind == "if":
@@ -114,6 +122,8 @@ def programs(draw) -> str:
              "m = 0",
              "d = {'a': x[0] * 0}",
              "y = x[0] * 0",
+             "t = 0.0",
+             "u = 0.0",
              "def bump():",  # a closure that changes `n` (nonlocal)
              "    nonlocal n",
              "    n += 1"]
@@ -121,7 +131,7 @@ def programs(draw) -> str:
     for _ in range(draw(st.integers(1, 2))):
         body += draw(loops() if draw(st.integers(0, 3)) else blocks(0, False))
     body += draw(st.sampled_from([[], ["y = y + len(out) + n", "y = y + out[-1] + len(d)"]]))
-    lines = setup + body + ["return torch.stack(out), y + n + len(out) + len(d) + m, y + d['a']"]
+    lines = setup + body + ["return torch.stack(out), y + n + len(out) + len(d) + m, y + d['a'] + t + u"]
     return ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
             + "".join("        " + ln + "\n" for ln in lines))
 
@@ -182,6 +192,51 @@ def _budget(test):
 def test_exports_match_eager_or_are_refused(source):
     note(source)
     event(check_program(source))
+
+
+# Python numbers only: what these programs do to `t` and `u` rebinds numbers, which never
+# share memory, so nothing in them may be refused as an in-place update (issue 24).
+NUMBER_STATEMENTS = ["t += float(s)", "t += float(x[0]) if s > 1 else 0.5", "t = float(s) if x[0] > x[1] else t",
+                     "t += round(float(s))", "t += abs(float(x[1]))", "t = t * 0.5 + float(s)", "u = t",
+                     "u += 1.0", "y = y + t", "y = y + u", "t -= float(x[2]) if t > 1 else 0.25"]
+
+
+@st.composite
+def number_blocks(draw, depth: int):
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["stmt", "stmt", "stmt", "if", "loop"] if depth < 2 else ["stmt"]))
+        if kind == "stmt":
+            lines.append(draw(st.sampled_from(NUMBER_STATEMENTS)))
+        elif kind == "if":
+            lines.append(f"if {draw(st.sampled_from(TENSOR_PREDICATES))}:")
+            lines += ["    " + ln for ln in draw(number_blocks(depth + 1))]
+        else:
+            lines += draw(number_loops(depth + 1))
+    return lines
+
+
+@st.composite
+def number_loops(draw, depth: int = 0):
+    head = draw(st.sampled_from(["while s > 0:", "for i in range(int(s.clamp(0, 4))):"]))
+    tail = ["s = s - 1"] if head.startswith("while") else []
+    return [head] + ["    " + ln for ln in draw(number_blocks(depth)) + tail]
+
+
+@st.composite
+def number_programs(draw) -> str:
+    lines = ["s = x.sum()", "t = 0.0", "u = 0.0", "y = x[0] * 0", *draw(number_loops()), "return y + t + u"]
+    return ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+            + "".join("        " + ln + "\n" for ln in lines))
+
+
+@pytest.mark.slow
+@_budget
+@given(number_programs())
+def test_python_numbers_in_graph_loops_export_and_match(source):
+    """Never refused: a refusal here is the float-aliasing bug of issue 24."""
+    note(source)
+    assert check_program(source) == "matches"
 
 
 ISSUE_11 = ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"

@@ -1,0 +1,63 @@
+"""Calls that change nothing the graph computes: output, and the type hints that return
+their argument.
+
+What a call is, is decided by the object called at export time, not by its name:
+
+- `print(...)`, `warnings.warn(...)`, and a record-emitting method of Python's logging API
+  (`debug` ... `critical`, `log`, `exception`) bound to a `logging.Logger` (any subclass,
+  however it was obtained: `logging.getLogger`, a library's `get_logger`) or a
+  `LoggerAdapter`: their only effect is output, so the call is dropped and its value is
+  None, as theirs is. Nothing is printed at export time: the interpreter walks both sides
+  of a data-dependent `if`, and eager would print on one only;
+- any other method bound to a logger (a library's `warning_once`, `isEnabledFor`) is
+  static Python: run as Python on static arguments, what it returns is what eager gets;
+  with a tensor among its arguments it is refused, since what it does with the tensor
+  is not known;
+- `torch.jit.annotate(T, x)` and `typing.cast(T, x)` return `x`.
+"""
+
+from __future__ import annotations
+
+import logging
+import typing
+import warnings
+
+import torch
+
+NOT_HANDLED = object()
+
+_OUTPUT_FUNCTIONS = (print, warnings.warn, warnings.warn_explicit)
+_IDENTITIES = (torch.jit.annotate, typing.cast)
+_LOGGERS = (logging.Logger, logging.LoggerAdapter)
+# The methods of Python's logging API that emit a record and return None.
+_EMITTING = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
+
+
+def _is(func, candidates) -> bool:
+    return any(func is c for c in candidates)
+
+
+def call_without_graph_effect(interp, func, args, kwargs):
+    """The call's value when `func` is output or a type hint, else NOT_HANDLED."""
+    if _is(func, _OUTPUT_FUNCTIONS):
+        return None
+    if _is(func, _IDENTITIES):
+        return args[1] if len(args) == 2 else kwargs.get("val", kwargs.get("the_value"))
+    owner = getattr(func, "__self__", None)
+    if not isinstance(owner, _LOGGERS):
+        return NOT_HANDLED
+    name = getattr(func, "__name__", "")
+    if name in _EMITTING and getattr(type(owner), name, None) is getattr(logging.Logger, name, None) is not None:
+        return None  # logging's own record-emitting method: output only
+    if name in _EMITTING and isinstance(owner, logging.LoggerAdapter):
+        return None
+    if interp._has_graph(args, kwargs):
+        raise interp.error(f"`{type(owner).__name__}.{name}(...)` (a method of a logger) with a tensor argument: "
+                           "untrace runs a logger's own methods as Python, which cannot see tensor values",
+                           "pass it static values (a shape, a string), or use the logger's `warning` / `info`, which "
+                           "untrace drops", construct="call")
+    try:
+        return func(*args, **kwargs)
+    except Exception as exc:
+        raise interp.python_exception(exc, f"`{type(owner).__name__}.{name}(...)` failed at export time: "
+                                           f"{exc!r}") from None
