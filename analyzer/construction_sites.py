@@ -327,3 +327,10 @@ def _closing(tokens, open_at: int) -> int | None:
             if depth == 0:
                 return k
     return None
+
+
+def forget_texts() -> None:
+    """Drop the parses and tokens kept per text (`analyzer.memory_budget`: they are a
+    pure function of the text, and the largest thing kept besides the texts)."""
+    for cached in (_top_level_statements, _string_constants, _lex):
+        cached.cache_clear()

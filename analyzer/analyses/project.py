@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 
 from analyzer.analyses.memo import forget_function_caches
+from analyzer.construction_sites import forget_texts
 from analyzer.frontend import ParseError, ir, parse_module
 from analyzer.module_index import ModuleIndex, lookup_key, module_name_for  # noqa: F401 - re-exported
 
@@ -52,12 +53,14 @@ class Project:
     def release(self) -> None:
         """Forget every parsed file and everything the analysis derived from them (its
         summaries and tables hold the IR); they are parsed and derived again when asked
-        for. The module index, which answers from the files' text, stays."""
+        for. The module index, which answers from the files' text, stays (without the
+        tokens it kept per text)."""
         self._modules.clear()
         self._hashes.clear()
         self.__dict__.pop("kind_analyzer", None)
         self.on_lookup = None  # the analyzer's recorder, which holds the analyzer
         forget_function_caches()
+        forget_texts()
 
     # ----------------------------------------------------------------- files
 
