@@ -12,8 +12,8 @@ member *stale*. Reading a stale value is refused with the update's and the view'
 lines; a view that is never read again is harmless, so dead views still export.
 
 Staleness is scoped to the graph (If branch, Loop body) where the update ran: the other
-branch of the same `if` still sees the old value, code after the `if` or loop sees it
-stale. A graph loop's body runs many times but is interpreted once, so a value read in
+branch of the same `if` still sees the old value (`Aliases.alternatives`), code after the
+`if` or loop sees it stale, in the enclosing graph or in a later region of it. A graph loop's body runs many times but is interpreted once, so a value read in
 the body *before* an update made later in the same body would be read stale by the next
 iteration: that is refused at the update.
 
@@ -107,6 +107,7 @@ class Aliases:
         self.active_loops = 0  # graph loop bodies being interpreted now
         self._reads: dict[int, set[Value]] = {}
         self._indexed_from: dict[Value, tuple[Value, Any]] = {}
+        self._alternative: dict[int, tuple[GraphBuilder, GraphBuilder]] = {}  # If side -> (it, the other side)
 
     def snapshot(self) -> dict:
         """The state, to put back when a region is emitted again (`restore`): what a
@@ -172,15 +173,32 @@ class Aliases:
         self.add_view(new, old, None)
         return read_then_stale
 
+    def alternatives(self, then: GraphBuilder, orelse: GraphBuilder | None = None) -> None:
+        """`then` and `orelse` are the two sides of one If: neither sees the other's updates
+        (called with the then side alone before the else side exists)."""
+        if orelse is not None:
+            self._alternative[id(then)] = (then, orelse)
+            self._alternative[id(orelse)] = (orelse, then)
+
     def staleness(self, v: Value, builder: GraphBuilder) -> Staleness | None:
         """Why `v` is stale as seen from `builder` (None when it is not): the update ran
-        in this graph, an enclosing one, or a nested one that has finished."""
+        in this graph, an enclosing one, or one that has finished before `builder` began
+        (nested in it, or in an enclosing graph), but not on the other side of an If
+        whose one side holds `builder`."""
         mark = self.stale.get(v)
         if mark is None:
             return None
-        if _encloses(mark.scope, builder) or _encloses(builder, mark.scope):
-            return mark
-        return None
+        ancestors = list(_chain(builder))
+        below = None  # the graph on the update's side just below the first graph enclosing both
+        for b in _chain(mark.scope):
+            if any(b is a for a in ancestors):
+                if below is None or b is builder:
+                    return mark  # one encloses the other
+                other = ancestors[next(i for i, a in enumerate(ancestors) if a is b) - 1]
+                pair = self._alternative.get(id(below))
+                return None if pair is not None and pair[0] is below and pair[1] is other else mark
+            below = b
+        return mark
 
     # ------------------------------------------------------------------ graph loops
 
@@ -219,10 +237,8 @@ def _copied(state: dict) -> dict:
     return {k: copy(v) for k, v in state.items()}
 
 
-def _encloses(outer: GraphBuilder, inner: GraphBuilder) -> bool:
-    b = inner
-    while b is not None:
-        if b is outer:
-            return True
-        b = b.parent
-    return False
+def _chain(builder: GraphBuilder):
+    """`builder` and the graphs enclosing it, innermost first."""
+    while builder is not None:
+        yield builder
+        builder = builder.parent

@@ -23,13 +23,14 @@ class DataIfs:
         snapshot = self.state_snapshot()
         for fn in (then_fn, else_fn):
             sub = self.g.subgraph()
+            graphs.append(sub)
+            self.aliases.alternatives(*graphs)  # before the else side runs
             saved, self.g = self.g, sub
             try:
                 results.append(fn())
             finally:
                 self.g = saved
             self.check_state_kept(snapshot, "if" if construct == "ifexp" else construct, line)
-            graphs.append(sub)
         flat_t, spec = _flatten(results[0])
         flat_f, spec_f = _flatten(results[1])
         self.check_region_result(construct, flat_t, graphs[0])
@@ -108,6 +109,8 @@ class DataIfs:
         raised: list[PythonException] = []
         for block in (s.body, s.orelse):
             sub = self.g.subgraph()
+            graphs.append(sub)
+            self.aliases.alternatives(*graphs)  # before the else side runs
             branch = frame.region_copy(_copy_containers(frame.env), id(sub), "if", line, names, token)
             saved, self.g = self.g, sub
             self.frames.append(branch)
@@ -123,7 +126,6 @@ class DataIfs:
             self.location = (frame.path, line)
             self.check_state_kept(snapshot, "if", line)
             envs.append(branch.env)
-            graphs.append(sub)
         if raised:
             # Eager raises on one side: for the inputs it accepts it runs the other, so the
             # graph does, as a data `assert` is dropped. No `try` around may catch it.

@@ -256,6 +256,21 @@ class StaleViewAsLoopStart(nn.Module):
         return y
 
 
+class UpdateInLoopBaseReadInALaterBranch(nn.Module):
+    """The loop body and the If after it are sibling regions: the If sees the loop's update."""
+
+    def forward(self, x):
+        z = x * 1
+        v = z[0]
+        s = x.sum()
+        while s > 0:
+            v += 1
+            s = s - 1
+        if x[0, 0] > 0:
+            z = z * 2
+        return z
+
+
 @pytest.mark.parametrize("model, message", [
     (InputView(), "while `y` is live"),
     (StaleViewAsLoopStart(), "while `y` is live"),
@@ -264,6 +279,7 @@ class StaleViewAsLoopStart(nn.Module):
     (ListHoldsTensor(), "`kept` holds a tensor that shares its memory"),
     (ParameterUpdate(), "a parameter or buffer"),
     (HelperUpdatesArgument(), "while `y` is live"),
+    (UpdateInLoopBaseReadInALaterBranch(), r"in-place update of `v` at line \d+ while `z` is live \(the update went"),
 ], ids=lambda v: type(v).__name__ if isinstance(v, nn.Module) else "")
 def test_other_stale_reads_are_refused(model, message):
     with pytest.raises(LoweringError, match=message):
