@@ -1,7 +1,8 @@
 """Data-dependent Ifs: a graph predicate emits an ONNX `If` whose outputs are the
 region's results (assigned in either branch ∩ live after), re-emitted with more outputs
 when a nested function's `nonlocal` write changes a name; and the expression-level Ifs
-(ternary, torch.cond, a ModuleList indexed by data), each side built in its branch."""
+(ternary, torch.cond, a ModuleList indexed by data), each side built in its branch.
+What a discarded attempt (re-emitted, or a side that raises) marked stale is undone."""
 
 from __future__ import annotations
 
@@ -84,10 +85,12 @@ class DataIfs:
         if self.follow_decision(site, s, frame):
             return
         extra: list[str] = []
+        aliases = self.aliases.snapshot()
         for _ in range(_MAX_ATTEMPTS):
             token = object()
+            self.aliases.restore(aliases)  # nothing a discarded attempt marked stays marked
             try:
-                return self._emit_if(s, test, frame, extra, token, site)
+                return self._emit_if(s, test, frame, extra, token, site, aliases)
             except MoreOutputs as more:
                 if more.frame.token is not token or more.name in extra:
                     raise
@@ -95,7 +98,7 @@ class DataIfs:
         raise self.error("too many names changed by nested functions inside this data-dependent `if`", construct="if",
                          hint="assign those names in the `if` itself, not in nested functions")
 
-    def _emit_if(self, s: ir.If, test: Value, frame: Frame, extra: list, token, site=None):
+    def _emit_if(self, s: ir.If, test: Value, frame: Frame, extra: list, token, site=None, aliases=None):
         cond = self.to_bool(test)
         line = s.span.line
         mutated = _mutated_containers(s, frame)
@@ -131,6 +134,8 @@ class DataIfs:
             # graph does, as a data `assert` is dropped. No `try` around may catch it.
             if len(raised) == 2:
                 raise raised[0]
+            # What the raising side updated in place eager never updates for those inputs.
+            self.aliases.restore(aliases)
             self.exec_block(s.orelse if raised[0].region == id(graphs[0]) else s.body, frame)
             return
         self.location = (frame.path, s.span.line)

@@ -386,6 +386,18 @@ class UpdateInLoop(nn.Module):
         return x
 
 
+class RaiseOnOneSide(nn.Module):
+    """The side that raises never runs for the inputs eager accepts: its update leaves nothing stale."""
+
+    def forward(self, x):
+        x = x * 1
+        y = x[0]
+        if x.sum() > 100:
+            x += 1
+            raise ValueError("too large")
+        return y * 2, x
+
+
 class CopyInto(nn.Module):
     def forward(self, x):
         out = torch.zeros(4, 4, dtype=torch.float64)
@@ -395,7 +407,7 @@ class CopyInto(nn.Module):
 
 @pytest.mark.parametrize("model", [CloneThenUpdate(), OutOfPlaceThenUpdate(), DeadView(), ViewAfterUpdate(),
                                    AdvancedIndexIsACopy(), FullAliases(), InplaceActivations(), DuplicateConstants(),
-                                   UpdateInBranchViewUnused(), UpdateInLoop(), CopyInto()],
+                                   UpdateInBranchViewUnused(), UpdateInLoop(), RaiseOnOneSide(), CopyInto()],
                          ids=lambda m: type(m).__name__)
 def test_non_aliasing_updates_match_eager(model):
     export_and_compare(model, (X,), [(X,), (-X,), (X / 10,)])
