@@ -2,6 +2,7 @@
 region's results (assigned in either branch ∩ live after), re-emitted with more outputs
 when a nested function's `nonlocal` write changes a name; and the expression-level Ifs
 (ternary, torch.cond, a ModuleList indexed by data), each side built in its branch.
+An If's result may share memory with what either side's value does (`merge_aliases`).
 What a discarded attempt (re-emitted, or a side that raises) marked stale is undone."""
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ class DataIfs:
         outs = list(outs) if isinstance(outs, tuple) else [outs]
         for key, v in zip(probe_keys, outs[len(flat_t):]):
             self.add_probe(key, v)
+        region = f"the data-dependent {dict(ifexp='ternary', cond='`torch.cond`').get(construct, '`if`')} at line {line}"
         for out, t, f in zip(outs, flat_t, flat_f):
             mark_merged(self, out, (t, f))
+            self.merge_aliases(out, (t, f), region, cond)
         return _unflatten(spec, outs[:len(flat_t)])
 
     def torch_cond(self, args, kwargs):
@@ -164,6 +167,7 @@ class DataIfs:
         for (name, spec, prefix), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
             for then_leaf, else_leaf, out in zip(spec[1], spec[2], value):
                 mark_merged(self, out, (then_leaf, else_leaf))
+                self.merge_aliases(out, (then_leaf, else_leaf), f"the data-dependent `if` at line {line}", cond)
             merged = _unflatten(spec[0], list(value))
             self._bind_result(frame, name, merged if prefix is None else prefix + merged, in_place)
         self.hand_on(frame, extra)

@@ -1,6 +1,7 @@
 """The promise of `untrace export`, as a property: on generated `forward` functions that
 change Python lists, int counters (also through a closure's `nonlocal`, or a walrus in a
-condition), dicts and float accumulators under tensor-dependent `while` / `for` / `if`, every export either
+condition), dicts and float accumulators, or update in place a view that tensor data chose,
+under tensor-dependent `while` / `for` / `if`, every export either
 raises `LoweringError` or gives eager PyTorch's outputs on onnxruntime, on inputs that
 run each loop 0, 1 and several times and take both sides of each branch. Never a graph
 that is silently wrong.
@@ -237,6 +238,50 @@ def test_python_numbers_in_graph_loops_export_and_match(source):
     """Never refused: a refusal here is the float-aliasing bug of issue 24."""
     note(source)
     assert check_program(source) == "matches"
+
+
+# A view chosen by tensor data (a ternary, an `if`, a loop-carried name that is a view on
+# some iterations), then updated in place: eager updates `z` in the region the data chose.
+# `z` is returned, so a lost update shows; `z += 1` while `v` is live must be refused.
+VIEW_STATEMENTS = ["v = z[0] if s > 1 else z[1]", "v = z[2] if x[0] > x[1] else v", "v = z[1]", "v = z[0]",
+                   "v = v * 2", "v = z[1] if s > 2.5 else z[0] * 2", "v += 1", "v.add_(s)", "v[0] = s",
+                   "v.copy_(x[:2])", "v.mul_(0.5)", "z += 1", "y = y + v.sum()"]
+
+
+@st.composite
+def view_blocks(draw, depth: int):
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["stmt", "stmt", "stmt", "if", "loop"] if depth < 2 else ["stmt"]))
+        if kind == "stmt":
+            lines.append(draw(st.sampled_from(VIEW_STATEMENTS)))
+        elif kind == "if":
+            lines.append(f"if {draw(st.sampled_from(TENSOR_PREDICATES))}:")
+            lines += ["    " + ln for ln in draw(view_blocks(depth + 1))]
+            if draw(st.booleans()):
+                lines.append("else:")
+                lines += ["    " + ln for ln in draw(view_blocks(depth + 1))]
+        else:
+            head = draw(st.sampled_from(["while s > 0:", "for i in range(int(s.clamp(0, 4))):"]))
+            tail = ["s = s - 1"] if head.startswith("while") else []
+            lines += [head] + ["    " + ln for ln in draw(view_blocks(depth + 1)) + tail]
+    return lines
+
+
+@st.composite
+def view_programs(draw) -> str:
+    lines = ["s = x.sum()", "z = x.unsqueeze(1) * torch.ones(2)", "v = z[0]", "y = x[0] * 0",
+             *draw(view_blocks(0)), "return y, z"]
+    return ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+            + "".join("        " + ln + "\n" for ln in lines))
+
+
+@pytest.mark.slow
+@_budget
+@given(view_programs())
+def test_views_chosen_by_data_then_updated_match_eager_or_are_refused(source):
+    note(source)
+    event(check_program(source))
 
 
 ISSUE_11 = ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
