@@ -245,6 +245,18 @@ def test_a_view_bound_on_the_right_of_a_data_dependent_and_is_a_merge():
         export(WalrusOnTheRightOfAnd(), (X,))
 
 
+class PythonMaxOfViews(nn.Module):
+    def forward(self, x):
+        f = max(x[0, 0], x[1, 1])
+        f += 1
+        return x
+
+
+def test_python_max_of_views_is_a_merge():
+    with pytest.raises(LoweringError, match=r"in-place update of `f` .* chosen by `max\(\)` at line"):
+        export(PythonMaxOfViews(), (X,))
+
+
 def test_an_update_in_the_body_of_a_view_an_earlier_iteration_left_is_refused():
     cls = LoopCarriedViewUpdatedInTheBody
     with pytest.raises(LoweringError) as info:
