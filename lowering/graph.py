@@ -48,6 +48,7 @@ Builder API (``g`` is a ``GraphBuilder``)::
     g.error(message, hint=None, construct=None) -> LoweringError  # at the current location
     g.subgraph(name=None) -> GraphBuilder     # body of If / Loop; may use outer values;
                                               # its add_input makes names unique
+    g.sees(v) -> bool                         # v is made here, in an enclosing graph, or an initializer
     g.build_graph(name=None) -> onnx.GraphProto   # If/Loop output types come from it
     g.fresh(hint) -> str; g.use_domain(domain, version=1)
     g.to_model(opset=None) -> onnx.ModelProto # dead nodes removed, shapes inferred,
@@ -233,6 +234,16 @@ class GraphBuilder(NodeEmission, TypeInference, KnownContents, Constants, Promot
         """A child builder for an If branch or Loop body.  Its nodes may read any value
         of the enclosing graphs by name; constants go to the root graph."""
         return GraphBuilder(self.opset, name=name or self.fresh("subgraph"), parent=self)
+
+    def sees(self, value: Value) -> bool:
+        """Whether a node of this graph may read ``value``: made here or in an enclosing
+        graph, or an initializer."""
+        b = self
+        while b is not None:
+            if value.name in b._defined:
+                return True
+            b = b.parent
+        return value.name in self.root._initializers
 
     def build_graph(self, name: str | None = None, *, with_initializers: bool = True) -> onnx.GraphProto:
         """This builder's GraphProto (the root's with every initializer unless told

@@ -104,6 +104,7 @@ def python_minmax(kind):
             best = interp.call_op("torch.where", [interp.call_op(compare, [b, a], {}), b, a], {})
         if number:
             interp.python_number(best)  # min(h, w) of sizes is a Python number too
+        interp.merge_aliases(best, values, f"`{name}()` at line {interp.location[1]}")  # eager returns one of them
         return best
 
     return pick

@@ -1,7 +1,9 @@
 """Data-dependent Ifs: a graph predicate emits an ONNX `If` whose outputs are the
 region's results (assigned in either branch ∩ live after), re-emitted with more outputs
 when a nested function's `nonlocal` write changes a name; and the expression-level Ifs
-(ternary, torch.cond, a ModuleList indexed by data), each side built in its branch."""
+(ternary, torch.cond, a ModuleList indexed by data), each side built in its branch.
+An If's result may share memory with what either side's value does (`merge_aliases`).
+What a discarded attempt (re-emitted, or a side that raises) marked stale is undone."""
 
 from __future__ import annotations
 
@@ -23,13 +25,14 @@ class DataIfs:
         snapshot = self.state_snapshot()
         for fn in (then_fn, else_fn):
             sub = self.g.subgraph()
+            graphs.append(sub)
+            self.aliases.alternatives(*graphs)  # before the else side runs
             saved, self.g = self.g, sub
             try:
                 results.append(fn())
             finally:
                 self.g = saved
             self.check_state_kept(snapshot, "if" if construct == "ifexp" else construct, line)
-            graphs.append(sub)
         flat_t, spec = _flatten(results[0])
         flat_f, spec_f = _flatten(results[1])
         self.check_region_result(construct, flat_t, graphs[0])
@@ -54,8 +57,10 @@ class DataIfs:
         outs = list(outs) if isinstance(outs, tuple) else [outs]
         for key, v in zip(probe_keys, outs[len(flat_t):]):
             self.add_probe(key, v)
+        region = f"the data-dependent {dict(ifexp='ternary', cond='`torch.cond`').get(construct, '`if`')} at line {line}"
         for out, t, f in zip(outs, flat_t, flat_f):
             mark_merged(self, out, (t, f))
+            self.merge_aliases(out, (t, f), region, cond)
         return _unflatten(spec, outs[:len(flat_t)])
 
     def torch_cond(self, args, kwargs):
@@ -83,10 +88,12 @@ class DataIfs:
         if self.follow_decision(site, s, frame):
             return
         extra: list[str] = []
+        aliases = self.aliases.snapshot()
         for _ in range(_MAX_ATTEMPTS):
             token = object()
+            self.aliases.restore(aliases)  # nothing a discarded attempt marked stays marked
             try:
-                return self._emit_if(s, test, frame, extra, token, site)
+                return self._emit_if(s, test, frame, extra, token, site, aliases)
             except MoreOutputs as more:
                 if more.frame.token is not token or more.name in extra:
                     raise
@@ -94,7 +101,7 @@ class DataIfs:
         raise self.error("too many names changed by nested functions inside this data-dependent `if`", construct="if",
                          hint="assign those names in the `if` itself, not in nested functions")
 
-    def _emit_if(self, s: ir.If, test: Value, frame: Frame, extra: list, token, site=None):
+    def _emit_if(self, s: ir.If, test: Value, frame: Frame, extra: list, token, site=None, aliases=None):
         cond = self.to_bool(test)
         line = s.span.line
         mutated = _mutated_containers(s, frame)
@@ -108,6 +115,8 @@ class DataIfs:
         raised: list[PythonException] = []
         for block in (s.body, s.orelse):
             sub = self.g.subgraph()
+            graphs.append(sub)
+            self.aliases.alternatives(*graphs)  # before the else side runs
             branch = frame.region_copy(_copy_containers(frame.env), id(sub), "if", line, names, token)
             saved, self.g = self.g, sub
             self.frames.append(branch)
@@ -123,12 +132,13 @@ class DataIfs:
             self.location = (frame.path, line)
             self.check_state_kept(snapshot, "if", line)
             envs.append(branch.env)
-            graphs.append(sub)
         if raised:
             # Eager raises on one side: for the inputs it accepts it runs the other, so the
             # graph does, as a data `assert` is dropped. No `try` around may catch it.
             if len(raised) == 2:
                 raise raised[0]
+            # What the raising side updated in place eager never updates for those inputs.
+            self.aliases.restore(aliases)
             self.exec_block(s.orelse if raised[0].region == id(graphs[0]) else s.body, frame)
             return
         self.location = (frame.path, s.span.line)
@@ -157,6 +167,7 @@ class DataIfs:
         for (name, spec, prefix), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
             for then_leaf, else_leaf, out in zip(spec[1], spec[2], value):
                 mark_merged(self, out, (then_leaf, else_leaf))
+                self.merge_aliases(out, (then_leaf, else_leaf), f"the data-dependent `if` at line {line}", cond)
             merged = _unflatten(spec[0], list(value))
             self._bind_result(frame, name, merged if prefix is None else prefix + merged, in_place)
         self.hand_on(frame, extra)

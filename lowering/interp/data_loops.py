@@ -1,6 +1,8 @@
 """Data-dependent loops: a graph trip count or condition emits an ONNX `Loop` (carried:
 the region's carried set, with their shapes kept, or freed when an iteration changes
-one; lists appended to become scan outputs)."""
+one; lists appended to become scan outputs). A carried value may be a view of what an
+earlier iteration left under its name: the body is emitted again until each carried
+input may share memory with everything the body hands on (`lowering.aliasing`)."""
 
 from __future__ import annotations
 
@@ -23,15 +25,18 @@ class DataLoops:
         changes a shape, again with every carried dim free."""
         snapshot = self.state_snapshot(frame)  # before any attempt: a first one may change state too
         relaxed, extra, tensors = False, [], set()
+        shared: dict[tuple[str, int], tuple[Value, ...]] = {}  # what a carried input may also share memory with
         aliases = self.aliases.snapshot()
         for _ in range(_MAX_ATTEMPTS):
             token = object()
             self.aliases.restore(aliases)  # nothing a discarded attempt marked stays marked
             try:
-                self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed, extra, token, tensors)
+                self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed, extra, token, tensors, shared)
                 return
             except _ShapeChanges:
                 relaxed = True
+            except _CarriedViews as more:
+                shared[more.slot] = (*shared.get(more.slot, ()), *more.storages)
             except NumberBecomesTensor as change:
                 tensors.add(change.name)
             except MoreOutputs as more:  # a nested function's `nonlocal` write: carry the name too
@@ -42,8 +47,10 @@ class DataLoops:
                          hint="assign the names the loop changes in its body, not in nested functions")
 
     def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool, extra=(), token=None,
-                   tensors=frozenset()):
+                   tensors=frozenset(), shared=None):
         line = s.span.line
+        shared = shared or {}
+        region = f"the data-dependent loop at line {line}"
         mutated = _mutated_containers(s, frame)
         # `while (n := n + 1) < k`: the condition runs once per iteration too.
         walrus = [e.target.id for e in ir.walk_expression(s.test) if isinstance(e, ir.NamedExpr)] if s.test else []
@@ -69,7 +76,7 @@ class DataLoops:
         init = {n: frame.env[n] for n in carried}
         for n in carried:
             self.check_region_result(n, init[n], self.g)  # the loop reads them
-        body = self.g.subgraph()
+        outer, body = self.g, self.g.subgraph()
         self.aliases.enter_loop_body(body)
         self.aliases.active_loops += 1
         iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
@@ -84,17 +91,21 @@ class DataLoops:
                 raise self.error(f"`{n}` holds the items a data-dependent loop or `if` appended, and changes in this "
                                  f"data-dependent loop", "stack the items into a tensor before the loop",
                                  construct="loop")
-            for v in flat:
+            for i, v in enumerate(flat):
                 gv = self.as_graph(v)
                 shape = gv.shape if not relaxed else _rank_only(gv)
                 carried_in = body.add_input(body.fresh(n.strip("$") or "v"), gv.dtype, shape)
-                if isinstance(v, Value) and v not in self.python_numbers:
+                tensor = isinstance(v, Value) and v not in self.python_numbers
+                if (n, i) in shared:
+                    # From the second iteration on, what an earlier one left: maybe a view of these.
+                    self.aliases.merge(carried_in, [v] * tensor + [*shared[n, i]], region)
+                elif tensor:
                     # The same tensor as before the loop: an in-place update in the body
                     # reaches the other names for it.
                     self.aliases.add_view(carried_in, v, None)
-                elif n in tensors:
+                if not tensor and n in tensors:
                     self.first_iteration_numbers.add(carried_in)  # a tensor from the second iteration on
-                elif is_python_number(self, v) and not isinstance(v, bool):
+                elif not tensor and is_python_number(self, v) and not isinstance(v, bool):
                     self.python_number(carried_in)  # `n += 0.5` rebinds a Python number, as in eager
                 self.aliases.made(carried_in, body)
                 values.append(carried_in)
@@ -132,8 +143,10 @@ class DataLoops:
                 next_cond = cond_in
             body.add_output(next_cond)
             self.location = (frame.path, line)  # what the body hands on is checked at the loop's line
+            finals = {}
             for n in carried:
                 flat, spec = _flatten(inner.env.get(n, MISSING))
+                finals[n] = flat
                 self.check_region_result(n, flat, body)
                 if spec != flat_init[n][1]:
                     raise self.error(f"`{n}` changes structure inside the data-dependent loop at line {line} "
@@ -141,9 +154,14 @@ class DataLoops:
                                      f"give `{n}` all its keys / items before the loop and only change their values "
                                      "in it, or build a list with `append` and `torch.stack` it after the loop",
                                      construct="loop")
-                for v, v0, v_in in zip(flat, flat_init[n][0], _flatten(inner_init[n])[0]):
+                for i, (v, v0, v_in) in enumerate(zip(flat, flat_init[n][0], _flatten(inner_init[n])[0])):
                     if v_in in self.python_numbers and not is_python_number(self, v):
                         raise NumberBecomesTensor(n)
+                    if isinstance(v, Value) and v not in self.python_numbers:
+                        known = self.aliases.storages(v_in)
+                        more = [r for r in self.aliases.storages(v) if r not in known and outer.sees(r)]
+                        if more:
+                            raise _CarriedViews((n, i), more)
                     gv = self.as_graph(v)
                     g0 = self.as_graph(v0)
                     if gv.dtype != g0.dtype:
@@ -242,9 +260,10 @@ class DataLoops:
         pos = 0
         for n in carried:
             k = len(flat_init[n][0])
-            for v0, out in zip(flat_init[n][0], outs[pos:pos + k]):
+            for v0, final, out in zip(flat_init[n][0], finals[n], outs[pos:pos + k]):
                 if n not in tensors and is_python_number(self, v0) and not isinstance(v0, bool):
                     self.python_number(out)  # still a Python number after the loop
+                self.merge_aliases(out, (v0, final), region)  # the value before the loop, or the last iteration's
             self._bind_result(frame, n, _unflatten(flat_init[n][1], list(outs[pos:pos + k])), in_place)
             pos += k
         pos += len(scans)  # the lengths of the lists appended to: len() after the loop reads the Stacked
@@ -290,7 +309,7 @@ class DataLoops:
             for v in _flatten(inner.env.get(n, MISSING))[0]:
                 if not isinstance(v, Value) or v in self.python_numbers:
                     continue
-                other = next((name for name, w in held if name != n and self.aliases.root(w) is self.aliases.root(v)), None)
+                other = next((name for name, w in held if name != n and self.aliases.may_share(w, v)), None)
                 if other is not None:
                     raise self.error(
                         f"`{n}` is updated in place inside the data-dependent loop at line {line}, and the tensor it "
@@ -319,3 +338,14 @@ class DataLoops:
             span = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, self.call_op("operator.sub", [r.step, 1], {})], {}), r.step], {})
         span = self.g.cast(self.as_graph(span), torch.int64)
         return self.call_op("torch.clamp", [span], {"min": 0})
+
+
+class _CarriedViews(Exception):
+    """The body hands on, under a carried name, a value that may share memory with
+    `storages` (values made before the loop), which the carried input did not: the next
+    iteration would see an update of it there. Emit the loop again with them."""
+
+    def __init__(self, slot: tuple[str, int], storages: list[Value]):
+        super().__init__(slot[0])
+        self.slot = slot
+        self.storages = storages

@@ -4,7 +4,7 @@ stale from there on (`lowering.aliasing`); values handed out again get an Identi
 
 from __future__ import annotations
 
-from lowering.aliasing import SELF_ALIAS_OPS, VIEW_OPS, is_basic_index, is_in_place
+from lowering.aliasing import SELF_ALIAS_OPS, VIEW_OPS, ChosenIndex, is_basic_index, is_in_place
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.torch_calls import _inplace_flag
@@ -23,7 +23,7 @@ class InPlaceUpdates:
             raise self.error(f"in-place update of `{updated}` in a comprehension filtered on tensor values (line "
                              f"{self.conditional_element}): the graph computes every item, eager only the kept ones",
                              "update out of place (`t + 1`, not `t.add_(1)`) in the comprehension", construct="inplace")
-        if self.aliases.root(old) in self._state_values:
+        if any(storage in self._state_values for storage in self.aliases.storages(old)):
             raise self.error(f"in-place update of `{updated}`, a parameter or buffer (or a view of one), changes the "
                              "module's state: the next call would see it", "update a copy (`.clone()`) or out of "
                              "place", construct="inplace")
@@ -63,11 +63,39 @@ class InPlaceUpdates:
                 f"loop: `{base_name}` was made outside it, and the update of it would not leave the branch or loop",
                 f"assign into `{base_name}` itself there (`{base_name}[...] = ...`), or update out of place",
                 construct="inplace")
-        new_base = self.call_op("operator.setitem", [base, index, new_view], {})
+        new_base = self._assign_into(base, index, new_view)
         self._rebind(view, new_view)
         self.update_aliases(base, new_base)
         self.aliases.add_indexed_view(new_view, new_base, index, self.location[1])
         self.aliases.stale.pop(new_view, None)
+        if view in self.aliases.chosen:
+            self.aliases.chosen[new_view] = self.aliases.chosen[view]
+
+    def _assign_into(self, base: Value, index, value: Value) -> Value:
+        """`base[index] = value`, out of place; a ChosenIndex is an If assigning into the
+        region each side chose."""
+        if not isinstance(index, ChosenIndex):
+            return self.call_op("operator.setitem", [base, index, value], {})
+        return self.graph_choice(index.cond, lambda: self._assign_into(base, index.then, value),
+                                 lambda: self._assign_into(base, index.orelse, value), "if", self.location[1])
+
+    def merge_aliases(self, out: Value, sides, region: str, cond: Value | None = None) -> None:
+        """`out` merges `sides` (an If's two, or a loop's value before it and after an
+        iteration): it may share memory with any of them (`Aliases.merge`). When every side
+        of an If (`cond`) is a view of one base by basic indexing, `out` is an indexed view
+        of that base too, so an update of it can be written back."""
+        sides = [v for v in sides if isinstance(v, Value) and v not in self.python_numbers]
+        if not isinstance(out, Value) or not sides or out in self.python_numbers:
+            return
+        sources = [self.aliases.indexed_source(v) for v in sides]
+        if cond is not None and len(sides) == 2 and None not in sources and sources[0][0] is sources[1][0]:
+            base = sources[0][0]
+            index = ChosenIndex(cond, sources[0][1], sources[1][1])
+            if all(self.g.sees(v) for v in (base, *index.values())):
+                self.aliases.add_indexed_view(out, base, index, self.location[1])
+                self.aliases.chosen[out] = region
+                return
+        self.aliases.merge(out, sides, region)
 
     def track_results(self, name: str, args, kwargs, result, in_place: bool = False):
         """Record views; give a value the lowering handed out before a fresh Identity, unless
@@ -109,10 +137,26 @@ class InPlaceUpdates:
 
     def _stale_error(self, name: str, leaf: Value, mark, direct: bool) -> LoweringError:
         made = self.aliases.view_line.get(leaf)
+        chosen = self.aliases.chosen_by(leaf)
+        if mark.chosen is not None:
+            # Eager updated `name` in the region one side chose; untrace keeps no such update.
+            if not direct:
+                relation = f"`{name}` holds a tensor that `{mark.updated}`, chosen by {mark.chosen}, may share memory with"
+            elif mark.through_view:
+                relation = f"`{mark.updated}` may be a view of `{name}` chosen by {mark.chosen}"
+            else:
+                relation = f"`{mark.updated}`, chosen by {mark.chosen}, may share memory with `{name}`"
+            return self.error(
+                f"in-place update of `{mark.updated}` at line {mark.line} while `{name}` is live ({relation}): eager "
+                f"PyTorch updates `{name}` only where the data chose that view, which untrace does not lower",
+                f"index the base itself by the choice (`idx = torch.where(cond, i, j); base[idx] += ...`), or "
+                f"update out of place (`{mark.updated} = {mark.updated} + ...`, torch.where)", construct="inplace")
         if not direct:
             relation = f"`{name}` holds a tensor that shares its memory"
         elif mark.through_view:
             relation = f"the update went through a view of `{name}`"
+        elif chosen is not None:
+            relation = f"`{name}` may be a view of it, chosen by {chosen}"
         elif made is not None:
             relation = f"`{name}` is a view of it made at line {made}"
         else:

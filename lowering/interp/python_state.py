@@ -333,6 +333,7 @@ class PythonState:
             merged = self.call_op("torch.where", [runs, a, b], {})
             if all(isinstance(v, (int, float)) or v in self.python_numbers for v in (new, old)):
                 self.python_number(merged)
+            self.merge_aliases(merged, (new, old), f"{what} at line {self.location[1]}")  # eager binds one of them
             frame.env[name] = merged
 
     # ------------------------------------------------------------ nonlocal

@@ -256,6 +256,21 @@ class StaleViewAsLoopStart(nn.Module):
         return y
 
 
+class UpdateInLoopBaseReadInALaterBranch(nn.Module):
+    """The loop body and the If after it are sibling regions: the If sees the loop's update."""
+
+    def forward(self, x):
+        z = x * 1
+        v = z[0]
+        s = x.sum()
+        while s > 0:
+            v += 1
+            s = s - 1
+        if x[0, 0] > 0:
+            z = z * 2
+        return z
+
+
 @pytest.mark.parametrize("model, message", [
     (InputView(), "while `y` is live"),
     (StaleViewAsLoopStart(), "while `y` is live"),
@@ -264,6 +279,7 @@ class StaleViewAsLoopStart(nn.Module):
     (ListHoldsTensor(), "`kept` holds a tensor that shares its memory"),
     (ParameterUpdate(), "a parameter or buffer"),
     (HelperUpdatesArgument(), "while `y` is live"),
+    (UpdateInLoopBaseReadInALaterBranch(), r"in-place update of `v` at line \d+ while `z` is live \(the update went"),
 ], ids=lambda v: type(v).__name__ if isinstance(v, nn.Module) else "")
 def test_other_stale_reads_are_refused(model, message):
     with pytest.raises(LoweringError, match=message):
@@ -370,6 +386,18 @@ class UpdateInLoop(nn.Module):
         return x
 
 
+class RaiseOnOneSide(nn.Module):
+    """The side that raises never runs for the inputs eager accepts: its update leaves nothing stale."""
+
+    def forward(self, x):
+        x = x * 1
+        y = x[0]
+        if x.sum() > 100:
+            x += 1
+            raise ValueError("too large")
+        return y * 2, x
+
+
 class CopyInto(nn.Module):
     def forward(self, x):
         out = torch.zeros(4, 4, dtype=torch.float64)
@@ -379,7 +407,7 @@ class CopyInto(nn.Module):
 
 @pytest.mark.parametrize("model", [CloneThenUpdate(), OutOfPlaceThenUpdate(), DeadView(), ViewAfterUpdate(),
                                    AdvancedIndexIsACopy(), FullAliases(), InplaceActivations(), DuplicateConstants(),
-                                   UpdateInBranchViewUnused(), UpdateInLoop(), CopyInto()],
+                                   UpdateInBranchViewUnused(), UpdateInLoop(), RaiseOnOneSide(), CopyInto()],
                          ids=lambda m: type(m).__name__)
 def test_non_aliasing_updates_match_eager(model):
     export_and_compare(model, (X,), [(X,), (-X,), (X / 10,)])
