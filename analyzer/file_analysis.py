@@ -12,7 +12,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
@@ -310,6 +310,9 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+Outcome = tuple[list[Diagnostic], dict, bool]  # a file's diagnostics, deps, and whether they may be cached
+
+
 def analyze_all(
     pending: Sequence[tuple[str, bytes, str | None]],
     all_files: Sequence[str],
@@ -317,38 +320,65 @@ def analyze_all(
     jobs: int | None,
     progress: bool,
     opset: int = DEFAULT_OPSET,
-) -> list[tuple[list[Diagnostic], dict, bool]]:
+    on_outcome: Callable[[int, Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Each pending file's outcome, in order. With ``on_outcome``, each is handed to it
+    (pending index, outcome) as soon as it is known and not kept: a tree's dependencies
+    (13 KB a transformers file) are then written to the cache and dropped as the run
+    goes, and the list returned is empty."""
     jobs = default_jobs() if not jobs or jobs < 1 else jobs
     items = [(path, data) for path, data, _ in pending]
+    outcomes = _Outcomes(len(items), on_outcome)
     bar = _Progress(len(items)) if progress else None
     try:
         if jobs == 1 or len(items) == 1:
             project = engine().Project(all_files, roots)
             budget = MemoryBudget.from_env()
-            outcomes = []
             with _rare_collections():
-                for path, data in items:
+                for index, (path, data) in enumerate(items):
                     interrupts.check()  # an interrupt whose first raise was lost
-                    outcomes.append(analyze_source(path, data, project, opset))
+                    outcomes.deliver(index, analyze_source(path, data, project, opset))
                     _settle(project, budget)
                     if bar:
                         bar.advance(1)
-            return outcomes
-        return _analyze_in_pool(items, all_files, roots, min(jobs, len(items)), bar, opset)
+        else:
+            _analyze_in_pool(items, all_files, roots, min(jobs, len(items)), bar, outcomes, opset)
+        return outcomes.kept()
     finally:
         if bar:
             bar.close()
+
+
+class _Outcomes:
+    """The files' outcomes as they come: kept in order, or handed on (`analyze_all`)."""
+
+    def __init__(self, size: int, on_outcome: Callable[[int, Outcome], None] | None):
+        self._outcomes: list[Outcome | None] = [None] * size
+        self._done = [False] * size
+        self._on_outcome = on_outcome
+
+    def deliver(self, index: int, outcome: Outcome) -> None:
+        self._done[index] = True
+        if self._on_outcome is not None:
+            self._on_outcome(index, outcome)
+        else:
+            self._outcomes[index] = outcome
+
+    def done(self, index: int) -> bool:
+        return self._done[index]
+
+    def kept(self) -> list[Outcome]:
+        return [] if self._on_outcome is not None else self._outcomes
 
 
 def _died(path: str, why: str) -> tuple[list[Diagnostic], dict, bool]:
     return [internal_error(path, RuntimeError(why), "a worker process")], {}, False
 
 
-def _analyze_in_pool(items, all_files, roots, jobs, bar, opset=DEFAULT_OPSET) -> list:
+def _analyze_in_pool(items, all_files, roots, jobs, bar, outcomes: _Outcomes, opset=DEFAULT_OPSET) -> None:
     """Analyse ``items`` in worker processes. A worker that dies (a crash in native code,
     or the hard time limit) takes the pool down with it: the file it was on is identified
     from the shared slots and reported, and every unfinished file is retried."""
-    outcomes: list = [None] * len(items)
     todo = list(range(len(items)))
     chunk = max(1, min(32, len(items) // (jobs * 8) or 1))
     while todo:
@@ -359,7 +389,7 @@ def _analyze_in_pool(items, all_files, roots, jobs, bar, opset=DEFAULT_OPSET) ->
         suspects = []
         for index, elapsed in in_flight:
             if HARD_TIMEOUT and elapsed >= HARD_TIMEOUT:
-                outcomes[index] = _died(items[index][0], f"the analysis took more than {HARD_TIMEOUT:g} s of CPU time")
+                outcomes.deliver(index, _died(items[index][0], f"the analysis took more than {HARD_TIMEOUT:g} s of CPU time"))
                 if bar:
                     bar.advance(1)
             else:
@@ -368,18 +398,17 @@ def _analyze_in_pool(items, all_files, roots, jobs, bar, opset=DEFAULT_OPSET) ->
             suspects = list(broken)  # nothing to go by: take every file on its own
         # Each suspect alone in a pool of its own: it harms nobody if it kills it again.
         for index in suspects:
-            if outcomes[index] is not None:
+            if outcomes.done(index):
                 continue
             again, running = _run_batches([[index]], items, outcomes, all_files, roots, 1, bar, opset)
             if again:
                 slow = bool(HARD_TIMEOUT) and any(elapsed >= HARD_TIMEOUT for _, elapsed in running)
                 why = f"the analysis took more than {HARD_TIMEOUT:g} s of CPU time" if slow else "the analysis process died"
-                outcomes[index] = _died(items[index][0], why)
+                outcomes.deliver(index, _died(items[index][0], why))
                 if bar:
                     bar.advance(1)
-        todo = [i for i in broken if outcomes[i] is None]
+        todo = [i for i in broken if not outcomes.done(i)]
         chunk = 1
-    return outcomes
 
 
 def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar, opset=DEFAULT_OPSET) -> tuple[list[int], list[tuple[int, float]]]:
@@ -418,7 +447,7 @@ def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar, opset=DE
                 except Exception as error:  # noqa: BLE001 - e.g. an unpicklable result
                     results = [([internal_error(items[i][0], error, "a worker process")], {}, False) for i in batch]
                 for index, outcome in zip(batch, results):
-                    outcomes[index] = outcome
+                    outcomes.deliver(index, outcome)
                 if bar:
                     bar.advance(len(batch))
         executor.shutdown(wait=True)
@@ -431,7 +460,7 @@ def _run_batches(batches, items, outcomes, all_files, roots, jobs, bar, opset=DE
         now = time.monotonic()
         for slot in range(jobs):
             index = int(slots[2 * slot])
-            if index >= 0 and outcomes[index] is None:
+            if index >= 0 and not outcomes.done(index):
                 in_flight.append((index, now - slots[2 * slot + 1]))
     return sorted(broken), in_flight
 

@@ -144,8 +144,11 @@ def run_check(
         pending.append((path, source, key))
 
     if pending:
-        outcomes = analyze_all(pending, all_files, roots, jobs, progress, opset)
-        for (path, data, key), (diagnostics, deps, cacheable) in zip(pending, outcomes):
+        def finish(index: int, outcome) -> None:
+            """One file's outcome, as soon as it is known: its dependencies go to the
+            cache and are not kept (13 KB a file on transformers, for every file)."""
+            path, _, key = pending[index]
+            diagnostics, deps, cacheable = outcome
             if path in notebooks:
                 diagnostics = _notebook().in_cells(diagnostics, path, notebooks[path])
             # A finding in another file is kept under its absolute path: the entry is
@@ -158,6 +161,8 @@ def run_check(
             found.extend(diagnostics)
             if cache is not None and key is not None and cacheable:
                 cache.put(key, diagnostics, deps)
+
+        analyze_all(pending, all_files, roots, jobs, progress, opset, on_outcome=finish)
         result.analyzed = len(pending)
     if cache is not None:
         cache.save_answers()

@@ -21,7 +21,7 @@ from libcst._nodes.base import CSTNode
 from analyzer.frontend import ir, nesting
 from analyzer.frontend.build_expressions import ExpressionBuilder
 from analyzer.frontend.deferred_bodies import find_deferrable
-from analyzer.frontend.positions import DeferredPositions, cpython_parse, statement_lines
+from analyzer.frontend.positions import DeferredPositions, StatementPositions, cpython_parse, member_lines, statement_lines
 
 
 class ParseError(Exception):
@@ -186,9 +186,11 @@ def _module(tree: cst.Module, text: str, path: str, strict: bool, screened: nest
     # (a fifth of the files of a tree, those with findings), unless the screen has
     # CPython's parse already.
     lines: list[int] | None | bool = False
+    members = None
     if screened.cpython is not False:
         lines = statement_lines(text, tree, screened.cpython)
-    syntax = DeferredPositions(tree, text, lines)
+        members = member_lines(tree, screened.cpython) if lines is not None else None
+    syntax = DeferredPositions(tree, text, lines, members)
     builder = _Builder(syntax, strict)
     body: list[ir.Stmt] = []
     try:
@@ -308,6 +310,22 @@ class _Builder(ExpressionBuilder):
                 out.extend(self.compound(stmt, scope))
         return out
 
+    def _class_body(self, node: cst.ClassDef, scope: str) -> list[ir.Stmt]:
+        """A class's body; each statement of a top-level class's with the resolver of its
+        own positions (`positions.MemberPositions`)."""
+        top = self.positions
+        if not (isinstance(top, StatementPositions) and isinstance(node.body, cst.IndentedBlock)
+                and top.file.tree.body[top.index] is node):
+            return self.block(node.body, scope)
+        out: list[ir.Stmt] = []
+        try:
+            for k, member in enumerate(node.body.body):
+                self.positions = top.file.member(top.index, k)
+                out.extend(self.block([member], scope))
+        finally:
+            self.positions = top
+        return out
+
     def small(self, node, scope) -> list[ir.Stmt]:
         sp = self.span(node)
         if isinstance(node, cst.Assign):
@@ -407,7 +425,7 @@ class _Builder(ExpressionBuilder):
             return [ir.ClassDef(
                 name=node.name.value,
                 bases=[self.expr(a.value) for a in node.bases],
-                body=self.block(node.body, qual),
+                body=self._class_body(node, qual),
                 decorators=[self.expr(d.decorator) for d in node.decorators],
                 span=self.head(node, node.name),
             )]

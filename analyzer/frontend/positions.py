@@ -80,11 +80,16 @@ class _Recording:
 class Positions:
     """`positions.get(node) -> (line, column0, end_line, end_column0)` or None.
 
-    Of the whole module, or of one top-level `statement` whose syntactic start is on
-    `first_line` (its code alone is generated, and lines are shifted to the file's)."""
+    Of the whole module, or of one `statement` whose syntactic start is on `first_line`
+    (its code alone is generated, and lines are shifted to the file's): a top-level one,
+    or one of a top-level class's body, generated under that body's ``indent`` so that
+    its columns are the file's."""
 
-    def __init__(self, module: cst.Module, statement: cst.CSTNode | None = None, first_line: int = 1):
+    def __init__(self, module: cst.Module, statement: cst.CSTNode | None = None, first_line: int = 1,
+                 indent: str = ""):
         state = _OffsetState(module)
+        if indent:
+            state.increase_indent(indent)
         (module if statement is None else statement)._codegen(state)
         self._ranges = state.ranges
         self._code = code = "".join(state.tokens)
@@ -125,14 +130,39 @@ def statement_lines(text: str, tree: cst.Module, parsed: ast.Module | None | boo
         parsed = cpython_ast(text)
     if parsed is None:
         return None
-    body = parsed.body
+    return _body_lines(tree.body, parsed.body)
+
+
+def member_lines(tree: cst.Module, parsed: ast.Module | None) -> dict[int, list[int]]:
+    """Top-level statement index -> the line each statement of its body starts on, for
+    the top-level classes (whose methods get positions of their own: a finding in one
+    method costs the code generation of that method, not of the whole class)."""
+    if parsed is None:
+        return {}
+    out = {}
+    classes = iter(s for s in parsed.body if isinstance(s, ast.ClassDef))
+    for index, stmt in enumerate(tree.body):
+        if isinstance(stmt, cst.ClassDef):
+            found = next(classes, None)
+            if found is None:
+                return out
+            if isinstance(stmt.body, cst.IndentedBlock):
+                lines = _body_lines(stmt.body.body, found.body)
+                if lines is not None:
+                    out[index] = lines
+    return out
+
+
+def _body_lines(statements, parsed_body: list) -> list[int] | None:
+    """The first line of each of libcst's ``statements``, from CPython's parse of the
+    same block (a libcst line of several simple statements is several of CPython's)."""
     lines, i = [], 0
-    for stmt in tree.body:
-        if i >= len(body):
+    for stmt in statements:
+        if i >= len(parsed_body):
             return None
-        lines.append(body[i].lineno)
+        lines.append(parsed_body[i].lineno)
         i += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
-    return lines if i == len(body) else None
+    return lines if i == len(parsed_body) else None
 
 
 # A text longer than this makes its statement's positions found (see `text_of`).
@@ -146,14 +176,16 @@ class DeferredPositions:
     file (`positions()`). The tree costs no memory of its own: the spans that are not
     resolved refer to nearly all its nodes."""
 
-    __slots__ = ("tree", "text", "_positions", "_lines", "_pieces", "deferred", "expanded")
+    __slots__ = ("tree", "text", "_positions", "_lines", "_members", "_pieces", "deferred", "expanded")
 
-    def __init__(self, tree: cst.Module, text: str, lines: list[int] | None | bool = False):
+    def __init__(self, tree: cst.Module, text: str, lines: list[int] | None | bool = False,
+                 members: dict[int, list[int]] | None = None):
         self.tree = tree
         self.text = text
         self._positions: Positions | None = None
         self._lines: list[int] | None | bool = lines  # False: not computed yet
-        self._pieces: dict[int, Positions] = {}
+        self._members = members or {}  # `member_lines`, computed with the lines
+        self._pieces: dict = {}  # statement index, or (class index, member index) -> Positions
         # Top-level functions whose bodies are parsed apart (frontend.deferred_bodies):
         # statement index -> (its ir.DeferredFunctionDef, its first and last lines), and
         # once its body is built, -> the DeferredPositions of its own tree.
@@ -181,8 +213,30 @@ class DeferredPositions:
 
     def _statement_lines(self) -> list[int] | None:
         if self._lines is False:
-            self._lines = statement_lines(self.text, self.tree)
+            parsed = cpython_ast(self.text)
+            self._lines = statement_lines(self.text, self.tree, parsed)
+            self._members = member_lines(self.tree, parsed) if self._lines is not None else {}
         return self._lines
+
+    def member(self, index: int, k: int) -> "MemberPositions":
+        return MemberPositions(self, index, k)
+
+    def member_positions(self, index: int, k: int) -> Positions:
+        """Positions that know the nodes of statement ``k`` of the body of the top-level
+        class at ``index`` (those of the whole class when they were found already, or
+        when the member's line is not known)."""
+        whole = self._positions if self._positions is not None else self._pieces.get(index)
+        if whole is not None:
+            return whole
+        lines = self._members.get(index) if self._statement_lines() is not None else None
+        if lines is None:
+            return self.positions_of(index)
+        piece = self._pieces.get((index, k))
+        if piece is None:
+            body = self.tree.body[index].body
+            indent = body.indent if body.indent is not None else self.tree.default_indent
+            piece = self._pieces[(index, k)] = Positions(self.tree, body.body[k], lines[k], indent)
+        return piece
 
     def positions_of(self, index: int) -> Positions:
         """Positions that know the nodes of top-level statement `index`."""
@@ -206,7 +260,7 @@ class DeferredPositions:
             return None
         return bisect.bisect_right(lines, line) - 1
 
-    def text_of(self, node, index: int | None = None) -> str | None:
+    def text_of(self, node, index: int | None = None, member: int | None = None) -> str | None:
         """What `ir.Module.text` gives for an expression's span, from the expression's
         own code: a finding's text without positions. Its own parentheses are not in its
         span; lines are stripped and joined with spaces. ``index``: the top-level
@@ -225,6 +279,8 @@ class DeferredPositions:
         if dotted is not None:
             return dotted
         found = self._positions if self._positions is not None else self._pieces.get(index)
+        if found is None and member is not None:
+            found = self._pieces.get((index, member))
         code = found.code_of(node) if found is not None else None
         if code is None:
             code = self.tree.code_for_node(node)
@@ -233,7 +289,7 @@ class DeferredPositions:
                 trail = sum(len(self.tree.code_for_node(p)) for p in node.rpar)
                 code = code[lead : len(code) - trail]
             if index is not None and len(code) > _LONG_TEXT:
-                self.positions_of(index)
+                self.positions_of(index) if member is None else self.member_positions(index, member)
         if "\n" not in code and "\r" not in code:
             return code
         return " ".join(part for part in (line.strip() for line in code.splitlines()) if part)
@@ -256,6 +312,23 @@ class StatementPositions:
 
     def text_of(self, node) -> str | None:
         return self.file.text_of(node, self.index)
+
+
+class MemberPositions:
+    """The resolver of the spans of one statement of a top-level class's body."""
+
+    __slots__ = ("file", "index", "k")
+
+    def __init__(self, file: DeferredPositions, index: int, k: int):
+        self.file = file
+        self.index = index
+        self.k = k
+
+    def resolve(self, node, last=None) -> tuple[int, int, int, int]:
+        return _resolve(self.file.member_positions(self.index, self.k), node, last)
+
+    def text_of(self, node) -> str | None:
+        return self.file.text_of(node, self.index, self.k)
 
 
 def dotted_name(node, exact: bool = False) -> str | None:
