@@ -114,6 +114,9 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
         # Objects forward made (their attributes are the call's own) and the changes to any
         # other object's state, undone when forward returns (`lowering.interp.object_state`).
         self.local_objects: dict[int, int] = {}  # id(object) -> id of the builder it was made in
+        # id -> (value, the objects it stands for, the region that chose) for what a
+        # data-dependent merge made (`lowering.interp.chosen_identity`).
+        self.chosen_identities: dict[int, tuple] = {}
         self._local_refs: list = []  # keeps them alive, so that their ids stay theirs
         self._journal: list = []
         self._handling: list = []

@@ -7,6 +7,7 @@ import operator
 
 from lowering import numpy_arrays
 from lowering.graph import Value
+from lowering.interp.chosen_identity import check_identity
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.values import _contains_graph
 from lowering.numpy_arrays import NDArray
@@ -23,7 +24,7 @@ class Comparisons:
         for op, comp in zip(e.ops, e.comparators):
             right = self.eval(comp, frame)
             if op in ("is", "is not"):
-                r = left is right
+                r = check_identity(self, left, right)
                 r = r if op == "is" else not r
             elif op in ("in", "not in"):
                 if isinstance(left, (Value, NDArray)) or isinstance(right, (Value, NDArray)):

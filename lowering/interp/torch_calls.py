@@ -4,6 +4,7 @@ updates of what they return are `inplace_updates`."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import math
@@ -28,7 +29,7 @@ from lowering.interp.output_calls import NOT_HANDLED, call_without_graph_effect
 from lowering.interp.call_kinds import _as_python, _inherited_forward, _is_method_of_python_object
 from lowering.interp.guards import guard_value, is_guard
 from lowering.interp.module_hooks import has_forward_hooks
-from lowering.interp.object_state import (changes_module_tensors, is_context_var_method, is_generated_init,
+from lowering.interp.object_state import (changes_module_tensors, is_context_var_method, is_generated_init, is_namedtuple_method,
                                           is_hook_registration)
 from lowering.interp.python_state import VARYING, has_varying_items
 from lowering.interp.values import (MISSING, BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked,
@@ -116,6 +117,10 @@ class TorchCalls:
             if not self._has_graph(args, kwargs) and all(_hashable(a) for a in [*args, *kwargs.values()]):
                 return func(*args, **kwargs)  # what eager gets: the cached result (availability checks, ...)
             return self.call(func.__wrapped__, args, kwargs)  # a cache changes no result: the function's source
+        if func is dataclasses.replace:
+            return self.replace_dataclass(args, kwargs)
+        if is_namedtuple_method(func):
+            return func(*args, **kwargs)  # `out._replace(logits=...)`: a new tuple of the same items
         if is_generated_init(func, args):
             return self.call_generated_init(func, args, kwargs)
         if is_hook_registration(func):
