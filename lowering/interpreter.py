@@ -97,6 +97,7 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
         # Loop-carried values that are Python numbers in the first iteration only (`python_numbers`).
         self.first_iteration_numbers: set[Value] = set()
         self._state_values: set[Value] = set()  # parameters and buffers (initializers)
+        self.values_needing_grad: set[Value] = set()  # the parameters that require grad
         # id -> (container, description) for lists, dicts and sets that outlive the call
         # (module attributes, globals, closure cells, defaults): forward may not change them.
         self.foreign: dict[int, tuple[Any, str]] = {}

@@ -22,7 +22,8 @@ from lowering.ops import registry
 from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
-from lowering.interp.functions import _AutogradContext, _is_user_function, is_stdlib_function
+from lowering.interp.autograd_functions import call_function_apply, is_function_apply
+from lowering.interp.functions import _is_user_function, is_stdlib_function
 from lowering.interp.module_methods import is_module_method
 from lowering.interp.context_managers import made_at_export
 from lowering.interp.output_calls import NOT_HANDLED, call_without_graph_effect
@@ -137,9 +138,8 @@ class TorchCalls:
             return self.call_module(func.__self__, args, kwargs, cls=inherited)  # super().forward(x)
         if is_module_method(func):  # after super().forward, which is bound to the module too
             return self.call_module_method(func, args, kwargs)
-        if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
-                and issubclass(func.__self__, torch.autograd.Function):
-            return self.call_python_function(func.__self__.forward, [_AutogradContext(), *args], kwargs)
+        if is_function_apply(func):
+            return call_function_apply(self, func.__self__, args, kwargs)
         if is_guard(func):
             return guard_value(func)
         if func is torch.Generator:
@@ -355,6 +355,8 @@ class TorchCalls:
             return self.g.const(t.detach())
         value = self.g.initializer(name, t.detach())
         self._state_values.add(value)
+        if t.requires_grad:
+            self.values_needing_grad.add(value)  # a custom Function's ctx.needs_input_grad
         return value
 
     def call_module(self, module: torch.nn.Module, args, kwargs, cls: type | None = None, updated: str | None = None):
