@@ -19,7 +19,8 @@ from lowering import dynamic_axes, forks
 from lowering.errors import LoweringError
 from lowering.graph import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder, Value
 from lowering.interp.functions import ReadSources
-from lowering.interpreter import Interpreter, Stacked, _flatten
+from lowering.interpreter import Interpreter, Stacked
+from lowering.outputs import named_leaves, output_name
 
 
 def export(
@@ -121,9 +122,9 @@ def _lower(module, args, kwargs, opset, dynamic_shapes, input_names, output_name
 
 
 def _add_outputs(module, g, interp, result, output_names) -> None:
-    leaves, _ = _flatten(result)
+    leaves = named_leaves(result)
     out_names = list(output_names or [])
-    for i, leaf in enumerate(leaves):
+    for i, (path, leaf) in enumerate(leaves):
         if isinstance(leaf, Stacked):
             raise LoweringError(
                 f"{type(module).__name__}.forward returns a list whose length depends on the input "
@@ -133,11 +134,14 @@ def _add_outputs(module, g, interp, result, output_names) -> None:
         if not isinstance(leaf, Value):
             if isinstance(leaf, (int, float, bool)):
                 leaf = g.const(leaf)
-            elif leaf is None:
-                continue
             else:
-                raise LoweringError(f"forward returns a {type(leaf).__name__}, which is not a tensor")
-        g.add_output(leaf, out_names[i] if i < len(out_names) else f"output_{i}" if len(leaves) > 1 else "output")
+                where = ".".join(map(str, path))
+                raise LoweringError(f"forward returns a {type(leaf).__name__}{f' (at `{where}`)' if where else ''}, "
+                                    "which is not a tensor",
+                                    hint="return tensors, numbers, None, or tuples, lists, dicts, namedtuples and "
+                                         "dataclasses of them")
+        name = out_names[i] if i < len(out_names) else output_name(path, i, len(leaves))
+        g.add_output(leaf, name if i < len(out_names) else g.unused_name(name))
     for key, value in interp.take_probes(g):
         g.add_output(value, key, shape=(None,))
 

@@ -152,6 +152,15 @@ class GraphBuilder(NodeEmission, TypeInference, KnownContents, Constants, Promot
                 root._taken.add(name)
                 return name
 
+    def unused_name(self, name: str) -> str:
+        """`name` when no value, input or output of the model has it yet, else a fresh one
+        derived from it; not claimed yet (`add_output` claims it)."""
+        if name not in self.root._taken:
+            return name
+        fresh = self.fresh(name)
+        self.root._taken.discard(fresh)
+        return fresh
+
     def _claim(self, name: str) -> bool:
         if name in self.root._taken:
             return False

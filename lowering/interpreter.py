@@ -97,6 +97,7 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
         # Loop-carried values that are Python numbers in the first iteration only (`python_numbers`).
         self.first_iteration_numbers: set[Value] = set()
         self._state_values: set[Value] = set()  # parameters and buffers (initializers)
+        self.values_needing_grad: set[Value] = set()  # the parameters that require grad
         # id -> (container, description) for lists, dicts and sets that outlive the call
         # (module attributes, globals, closure cells, defaults): forward may not change them.
         self.foreign: dict[int, tuple[Any, str]] = {}
@@ -114,6 +115,9 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
         # Objects forward made (their attributes are the call's own) and the changes to any
         # other object's state, undone when forward returns (`lowering.interp.object_state`).
         self.local_objects: dict[int, int] = {}  # id(object) -> id of the builder it was made in
+        # id -> (value, the objects it stands for, the region that chose) for what a
+        # data-dependent merge made (`lowering.interp.chosen_identity`).
+        self.chosen_identities: dict[int, tuple] = {}
         self._local_refs: list = []  # keeps them alive, so that their ids stay theirs
         self._journal: list = []
         self._handling: list = []

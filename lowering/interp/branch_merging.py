@@ -10,7 +10,7 @@ from analyzer.frontend.structure import RET, RETVAL
 from lowering.graph import Value
 from lowering.interp.values import (MISSING, EarlierIterations, Maybe, Stacked, _align_maybe, _common_shape,
                                     _contains_graph, _describe, _flatten, _Missing, _same, _spec_without_maybe,
-                                    _starts_with, _zero_tensor)
+                                    _starts_with, _zero_tensor, keep_known_leaves)
 
 
 class BranchMerging:
@@ -60,6 +60,7 @@ class BranchMerging:
                 raise self.error(f"`{name}` has a different structure on the two sides of a data-dependent `if`"
                                  f" ({_describe(a)} vs {_describe(b)})", construct="if",
                                  hint="give it the same structure (type, length, None-ness) on both sides, e.g. a zero tensor for None")
+            spec_a, flat_a, flat_b = keep_known_leaves(spec_a, flat_a, flat_b)
             for va, vb in zip(flat_a, flat_b):
                 if isinstance(va, (Stacked, EarlierIterations)) or isinstance(vb, (Stacked, EarlierIterations)):
                     if va is not vb:
@@ -82,7 +83,9 @@ class BranchMerging:
                 for bv, ov in zip(values, others):
                     # Declared shape: the dims both branches agree on (the If output's shape).
                     graph.add_output(bv, shape=_common_shape(bv, ov))
-            outputs.append((name, (spec_a, flat_a, flat_b), prefix))
+            # The objects eager may hand on; a `$retval` that is None or unbound on a side has not been set there.
+            sides = tuple(MISSING if v is None and name.startswith("$") else v for v in (a, b))
+            outputs.append((name, (spec_a, flat_a, flat_b), prefix, sides))
         return outputs
 
     def _check_returned_none(self, envs, a, b):

@@ -7,6 +7,7 @@ import operator
 
 from lowering import numpy_arrays
 from lowering.graph import Value
+from lowering.interp.chosen_identity import check_identity
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.values import _contains_graph
 from lowering.numpy_arrays import NDArray
@@ -23,11 +24,15 @@ class Comparisons:
         for op, comp in zip(e.ops, e.comparators):
             right = self.eval(comp, frame)
             if op in ("is", "is not"):
-                r = left is right
+                r = check_identity(self, left, right)
                 r = r if op == "is" else not r
+            elif op in ("in", "not in") and isinstance(right, Value):
+                r = self.tensor_contains(left, right)
+                r = r if op == "in" else self.call_op("torch.logical_not", [r], {})
             elif op in ("in", "not in"):
                 if isinstance(left, (Value, NDArray)) or isinstance(right, (Value, NDArray)):
-                    raise self.error("`in` on tensors is not supported", construct="compare",
+                    raise self.error("`in` of a tensor in a Python container, or `in` a NumPy array, is not "
+                                     "supported", construct="compare",
                                      hint="compare with `(t == v).any()`, or keep the values in a Python list")
                 if has_varying_items(right):
                     raise self.refuse_varying_list(right, f"`{op}`")
@@ -39,6 +44,15 @@ class Comparisons:
             result = r if result is None else self._and(result, r)
             left = right
         return result
+
+    def tensor_contains(self, element, t: Value) -> Value:
+        """`element in t` is `Tensor.__contains__`: `(element == t).any()`, a graph bool, for
+        a tensor or a Python number; anything else raises in eager."""
+        if not isinstance(element, (Value, bool, int, float)):
+            raise self.error(f"`{type(element).__name__} in tensor`: Tensor.__contains__ only supports a tensor or "
+                             "a number, and raises in eager", construct="compare",
+                             hint="test a tensor or a number")
+        return self.call_op("torch.any", [self.compare("==", element, t)], {})
 
     def _and(self, a, b):
         a, b = self.test_value(a), self.test_value(b)

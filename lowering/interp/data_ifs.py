@@ -12,9 +12,10 @@ from lowering.errors import LoweringError, PythonException
 from lowering.graph import Value
 from lowering.interp.containers import _copy_containers, _mutated_containers
 from lowering.interp.control_flow import _MAX_ATTEMPTS
+from lowering.interp.chosen_identity import note_choice
 from lowering.interp.python_numbers import mark_merged
 from lowering.interp.values import (Frame, GraphChoice, MoreOutputs, _chunks, _contains_graph, _flatten, _rank_only,
-                                    _same, _unflatten)
+                                    _same, _unflatten, keep_known_leaves)
 
 
 class DataIfs:
@@ -42,6 +43,7 @@ class DataIfs:
                              hint="return the same structure (same tuple length, same None-ness) on both sides")
         if not _contains_graph(results[0]) and not _contains_graph(results[1]) and _same(results[0], results[1]):
             return results[0]
+        spec, flat_t, flat_f = keep_known_leaves(spec, flat_t, flat_f)
         for sub, flat, other in ((graphs[0], flat_t, flat_f), (graphs[1], flat_f, flat_t)):
             saved, self.g = self.g, sub
             try:
@@ -61,7 +63,9 @@ class DataIfs:
         for out, t, f in zip(outs, flat_t, flat_f):
             mark_merged(self, out, (t, f))
             self.merge_aliases(out, (t, f), region, cond)
-        return _unflatten(spec, outs[:len(flat_t)])
+        merged = _unflatten(spec, outs[:len(flat_t)])
+        note_choice(self, merged, results, region)
+        return merged
 
     def torch_cond(self, args, kwargs):
         pred, true_fn, false_fn, operands = (list(args) + [kwargs.get(k) for k in ("pred", "true_fn", "false_fn", "operands")][len(args):])[:4]
@@ -152,8 +156,10 @@ class DataIfs:
         n_results = sum(len(o[1][1]) for o in outputs)
         if not n_results and not probe_keys:
             # Nothing for the graph to choose (a list both sides left as it was).
-            for name, spec, prefix in outputs:
+            for name, spec, prefix, sides in outputs:
                 merged = _unflatten(spec[0], [])
+                if prefix is None:
+                    note_choice(self, merged, sides, f"the data-dependent `if` at line {line}")
                 self._bind_result(frame, name, merged if prefix is None else prefix + merged, in_place)
             self.hand_on(frame, extra)
             return
@@ -164,11 +170,13 @@ class DataIfs:
         for key, v in zip(probe_keys, values[n_results:]):
             self.add_probe(key, v)
         values = values[:n_results]
-        for (name, spec, prefix), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
+        for (name, spec, prefix, sides), value in zip(outputs, _chunks(values, [len(o[1][1]) for o in outputs])):
             for then_leaf, else_leaf, out in zip(spec[1], spec[2], value):
                 mark_merged(self, out, (then_leaf, else_leaf))
                 self.merge_aliases(out, (then_leaf, else_leaf), f"the data-dependent `if` at line {line}", cond)
             merged = _unflatten(spec[0], list(value))
+            if prefix is None:
+                note_choice(self, merged, sides, f"the data-dependent `if` at line {line}")
             self._bind_result(frame, name, merged if prefix is None else prefix + merged, in_place)
         self.hand_on(frame, extra)
 

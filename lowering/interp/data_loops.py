@@ -11,6 +11,7 @@ import torch
 from analyzer.frontend import ir
 from lowering.errors import LoweringError
 from lowering.graph import Value
+from lowering.interp.chosen_identity import note_choice
 from lowering.interp.containers import _mutated_containers
 from lowering.interp.control_flow import _MAX_ATTEMPTS
 from lowering.interp.python_numbers import NumberBecomesTensor, is_python_number
@@ -111,6 +112,7 @@ class DataLoops:
                 values.append(carried_in)
             flat_init[n] = (flat, spec)
             inner.env[n] = inner_init[n] = _unflatten(spec, values)
+            note_choice(self, inner_init[n], [init[n]], region)  # the value before the loop, in the first iteration
         # A list the body appends to: what came before the loop, then what the earlier
         # iterations appended (their number carried), then this iteration's items.
         scan_start = {n: len(frame.env[n]) for n in scans}
@@ -143,10 +145,11 @@ class DataLoops:
                 next_cond = cond_in
             body.add_output(next_cond)
             self.location = (frame.path, line)  # what the body hands on is checked at the loop's line
-            finals = {}
+            finals, final_values = {}, {}
             for n in carried:
                 flat, spec = _flatten(inner.env.get(n, MISSING))
                 finals[n] = flat
+                final_values[n] = inner.env.get(n, MISSING)
                 self.check_region_result(n, flat, body)
                 if spec != flat_init[n][1]:
                     raise self.error(f"`{n}` changes structure inside the data-dependent loop at line {line} "
@@ -264,7 +267,9 @@ class DataLoops:
                 if n not in tensors and is_python_number(self, v0) and not isinstance(v0, bool):
                     self.python_number(out)  # still a Python number after the loop
                 self.merge_aliases(out, (v0, final), region)  # the value before the loop, or the last iteration's
-            self._bind_result(frame, n, _unflatten(flat_init[n][1], list(outs[pos:pos + k])), in_place)
+            after = _unflatten(flat_init[n][1], list(outs[pos:pos + k]))
+            note_choice(self, after, [init[n], final_values[n]], region)
+            self._bind_result(frame, n, after, in_place)
             pos += k
         pos += len(scans)  # the lengths of the lists appended to: len() after the loop reads the Stacked
         if trips_in is not None:

@@ -111,19 +111,6 @@ def is_stdlib_function(fn) -> bool:
     return code is not None and (is_stdlib_path(code.co_filename) or code.co_filename.startswith("<frozen "))
 
 
-class _AutogradContext:
-    """`ctx` for an autograd.Function's forward: saving for backward does nothing here."""
-
-    def save_for_backward(self, *tensors):
-        self.saved_tensors = tensors
-
-    def mark_non_differentiable(self, *args):
-        pass
-
-    def set_materialize_grads(self, value):
-        pass
-
-
 @dataclasses.dataclass
 class ReadSources:
     """The files read and the functions parsed, structured and annotated from them: shared

@@ -17,6 +17,7 @@ restores: an attribute of a config set for the call and put back in a `finally`,
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import dataclasses
 import inspect
@@ -24,6 +25,7 @@ import types
 
 import torch
 
+from lowering.interp.chosen_identity import check_record_change
 from lowering.interp.functions import _is_user_function
 from lowering.interp.values import Closure, _contains_graph
 
@@ -55,6 +57,8 @@ class ObjectState:
         """`cls(*args, **kwargs)` for a user class: a real object, its constructor interpreted.
         A class with a `__new__` of its own (a NamedTuple, an Enum) is called for real when no
         tensor is among the arguments."""
+        if _builds_namedtuple(cls.__new__):
+            return self._namedtuple(cls, args, kwargs)
         if cls.__new__ not in (object.__new__, dict.__new__):
             if self._has_graph(args, kwargs):
                 raise self.error(f"cannot build a {cls.__name__} from tensors in forward: it has a `__new__` of its "
@@ -75,6 +79,39 @@ class ObjectState:
                              construct="call")
         return obj
 
+    def _namedtuple(self, cls, args, kwargs):
+        """A namedtuple's `__new__` (collections' or typing.NamedTuple's) only puts its
+        arguments, bound to its fields with their defaults, into a tuple: done here, so
+        that the fields may be tensors."""
+        try:
+            bound = inspect.signature(cls.__new__).bind(cls, *args, **kwargs)
+        except TypeError as exc:
+            raise self.error(f"cannot build a {cls.__name__}: {exc}", f"pass the fields {cls.__name__} declares",
+                             construct="call") from None
+        bound.apply_defaults()
+        obj = tuple.__new__(cls, [bound.arguments[f] for f in cls._fields])
+        if _is_user_function(cls.__init__):
+            self.call_python_function(cls.__init__, [obj, *args], kwargs)
+        return obj
+
+    def replace_dataclass(self, args, kwargs):
+        """`dataclasses.replace(obj, **changes)` as the library does it: a new instance of
+        obj's class from its init fields and the changes, its constructor interpreted, so
+        that tensors may be among them."""
+        if len(args) != 1 or not dataclasses.is_dataclass(args[0]) or isinstance(args[0], type):
+            raise self.error("dataclasses.replace() takes one dataclass instance and the fields to change",
+                             construct="call")
+        obj = args[0]
+        changes = dict(kwargs)
+        for f in dataclasses.fields(obj):
+            if not f.init:
+                if f.name in changes:
+                    raise self.error(f"dataclasses.replace(): field `{f.name}` is declared with init=False, it "
+                                     "cannot be specified", construct="call")
+            elif f.name not in changes:
+                changes[f.name] = getattr(obj, f.name)
+        return self.instantiate(type(obj), [], changes)
+
     def _init_dataclass(self, cls, obj, args, kwargs):
         fields = [f for f in dataclasses.fields(cls) if f.init]
         try:
@@ -89,7 +126,12 @@ class ObjectState:
             if value is _UNSET:
                 raise self.error(f"cannot build a {cls.__name__}: missing field `{f.name}`",
                                  f"pass every field of {cls.__name__} that has no default", construct="call")
-            self.set_attribute(obj, f.name, value, f"{cls.__name__}.{f.name}")
+            if cls.__dataclass_params__.frozen:
+                # A frozen dataclass's own __init__ sets its fields past the __setattr__ that refuses.
+                self._journal_attribute(obj, f.name, f"{cls.__name__}.{f.name}")
+                object.__setattr__(obj, f.name, value)
+            else:
+                self.set_attribute(obj, f.name, value, f"{cls.__name__}.{f.name}")
         post_init = getattr(cls, "__post_init__", None)
         if post_init is not None:
             self.call(post_init.__get__(obj), [], {})
@@ -106,6 +148,7 @@ class ObjectState:
     # ------------------------------------------------------------ attributes
 
     def set_attribute(self, obj, attr: str, value, describe: str) -> None:
+        check_record_change(self, obj, describe)
         setter = type(obj).__setattr__
         if _is_user_function(setter):
             self.call_python_function(setter, [obj, attr, value], {})
@@ -114,6 +157,7 @@ class ObjectState:
         setter(obj, attr, value)
 
     def delete_attribute(self, obj, attr: str, describe: str) -> None:
+        check_record_change(self, obj, describe)
         self._journal_attribute(obj, attr, describe)
         try:
             delattr(obj, attr)
@@ -249,6 +293,23 @@ def _nested_code(code, fn) -> types.CodeType | None:
             if found is not None:
                 return found
     return None
+
+
+def _builds_namedtuple(new) -> bool:
+    """The `__new__` collections.namedtuple generates: its globals hold only
+    `tuple.__new__` as `_tuple_new`, which it calls on the arguments."""
+    return getattr(new, "__globals__", {}).get("_tuple_new") is tuple.__new__
+
+
+def is_namedtuple_method(func) -> bool:
+    """`_make`, `_replace`, `_asdict` and the like of a namedtuple (of its instance or its
+    class), as collections defines them: they only rearrange the items, tensors or not,
+    so they run for real."""
+    owner = getattr(func, "__self__", None)
+    cls = owner if isinstance(owner, type) else type(owner)
+    code = getattr(getattr(func, "__func__", None), "__code__", None)
+    return (inspect.ismethod(func) and issubclass(cls, tuple) and _builds_namedtuple(cls.__new__)
+            and code is not None and code.co_filename == collections.__file__)
 
 
 def _generated(fn) -> bool:

@@ -4,6 +4,7 @@ updates of what they return are `inplace_updates`."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import math
@@ -21,14 +22,15 @@ from lowering.ops import registry
 from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
-from lowering.interp.functions import _AutogradContext, _is_user_function, is_stdlib_function
+from lowering.interp.autograd_functions import call_function_apply, is_function_apply
+from lowering.interp.functions import _is_user_function, is_stdlib_function
 from lowering.interp.module_methods import is_module_method
 from lowering.interp.context_managers import made_at_export
 from lowering.interp.output_calls import NOT_HANDLED, call_without_graph_effect
 from lowering.interp.call_kinds import _as_python, _inherited_forward, _is_method_of_python_object
 from lowering.interp.guards import guard_value, is_guard
 from lowering.interp.module_hooks import has_forward_hooks
-from lowering.interp.object_state import (changes_module_tensors, is_context_var_method, is_generated_init,
+from lowering.interp.object_state import (changes_module_tensors, is_context_var_method, is_generated_init, is_namedtuple_method,
                                           is_hook_registration)
 from lowering.interp.python_state import VARYING, has_varying_items
 from lowering.interp.values import (MISSING, BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked,
@@ -116,6 +118,10 @@ class TorchCalls:
             if not self._has_graph(args, kwargs) and all(_hashable(a) for a in [*args, *kwargs.values()]):
                 return func(*args, **kwargs)  # what eager gets: the cached result (availability checks, ...)
             return self.call(func.__wrapped__, args, kwargs)  # a cache changes no result: the function's source
+        if func is dataclasses.replace:
+            return self.replace_dataclass(args, kwargs)
+        if is_namedtuple_method(func):
+            return func(*args, **kwargs)  # `out._replace(logits=...)`: a new tuple of the same items
         if is_generated_init(func, args):
             return self.call_generated_init(func, args, kwargs)
         if is_hook_registration(func):
@@ -132,9 +138,8 @@ class TorchCalls:
             return self.call_module(func.__self__, args, kwargs, cls=inherited)  # super().forward(x)
         if is_module_method(func):  # after super().forward, which is bound to the module too
             return self.call_module_method(func, args, kwargs)
-        if inspect.ismethod(func) and getattr(func, "__name__", "") == "apply" and isinstance(func.__self__, type) \
-                and issubclass(func.__self__, torch.autograd.Function):
-            return self.call_python_function(func.__self__.forward, [_AutogradContext(), *args], kwargs)
+        if is_function_apply(func):
+            return call_function_apply(self, func.__self__, args, kwargs)
         if is_guard(func):
             return guard_value(func)
         if func is torch.Generator:
@@ -350,6 +355,8 @@ class TorchCalls:
             return self.g.const(t.detach())
         value = self.g.initializer(name, t.detach())
         self._state_values.add(value)
+        if t.requires_grad:
+            self.values_needing_grad.add(value)  # a custom Function's ctx.needs_input_grad
         return value
 
     def call_module(self, module: torch.nn.Module, args, kwargs, cls: type | None = None, updated: str | None = None):

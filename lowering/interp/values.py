@@ -238,7 +238,10 @@ def _flatten(v):
             lv, sp = _flatten(x)
             leaves += lv
             specs.append(sp)
-        return leaves, (type(v).__name__, tuple(specs))
+        # A tuple subclass (a namedtuple) keeps its class: `out.logits` must still work
+        # on what an If or a Loop hands back.
+        kind = type(v) if isinstance(v, tuple) and type(v) is not tuple else type(v).__name__
+        return leaves, (kind, tuple(specs))
     if isinstance(v, dict):
         leaves, specs = [], []
         for k in v:
@@ -246,10 +249,63 @@ def _flatten(v):
             leaves += lv
             specs.append((k, sp))
         return leaves, ("dict", tuple(specs))
+    state = record_state(v)
+    if state is not None:
+        leaves, specs = [], []
+        for k, x in state.items():
+            lv, sp = _flatten(x)
+            leaves += lv
+            specs.append((k, sp))
+        return leaves, (("record", type(v)), tuple(specs))
     return [v], "leaf"
 
 
+def record_state(v) -> dict | None:
+    """The attributes of a dataclass instance, which is a record of them: two instances of
+    one class with the same attributes merge attribute by attribute, and one is rebuilt
+    from the merged values (never calling `__init__` / `__post_init__` again: the values
+    are what they computed). None for anything else: a dict-based dataclass (transformers'
+    ModelOutput) is a dict, and the interpreter's own dataclasses are values, not records."""
+    if isinstance(v, (type, dict)) or not dataclasses.is_dataclass(v):
+        return None
+    if type(v).__module__.split(".")[0] == "lowering":
+        return None
+    own = getattr(v, "__dict__", None)
+    if own is not None:
+        return dict(own)
+    return {f.name: getattr(v, f.name) for f in dataclasses.fields(v)}  # slots=True
+
+
+def _rebuild_record(cls: type, state: dict):
+    obj = object.__new__(cls)
+    for k, x in state.items():
+        object.__setattr__(obj, k, x)  # frozen dataclasses too: this is the merged value, not a change
+    return obj
+
+
+_NEVER_GRAPH = (type(None), str, torch.dtype, type(Ellipsis))
+
+
+def keep_known_leaves(spec, flat_a: list, flat_b: list):
+    """The leaves both sides of a merge hold as the same None, string or dtype (a
+    dataclass's or namedtuple's None field, a tuple's None slot): no graph value can hold
+    them, and they need none. (spec, the other leaves of each side): `_unflatten(spec,
+    merged)` puts the known leaves back in their places."""
+    known = tuple((i, a) for i, (a, b) in enumerate(zip(flat_a, flat_b))
+                  if isinstance(a, _NEVER_GRAPH) and _same(a, b))
+    if not known:
+        return spec, flat_a, flat_b
+    skip = {i for i, _ in known}
+    return (("known", (spec, known)), [v for i, v in enumerate(flat_a) if i not in skip],
+            [v for i, v in enumerate(flat_b) if i not in skip])
+
+
 def _unflatten(spec, leaves: list):
+    if isinstance(spec, tuple) and spec[0] == "known":
+        spec, known = spec[1]
+        leaves = list(leaves)
+        for i, value in known:  # in increasing positions
+            leaves.insert(i, value)
     it = iter(leaves)
 
     def build(sp):
@@ -258,6 +314,11 @@ def _unflatten(spec, leaves: list):
         kind, children = sp
         if kind == "dict":
             return {k: build(c) for k, c in children}
+        if isinstance(kind, tuple) and kind[0] == "record":
+            return _rebuild_record(kind[1], {k: build(c) for k, c in children})
+        if isinstance(kind, type):  # a tuple subclass
+            items = [build(c) for c in children]
+            return kind._make(items) if hasattr(kind, "_make") else kind(items)
         if kind == "maybe":
             return Maybe(build(children[0]), build(children[1]))
         if kind == "ndarray":
@@ -280,7 +341,7 @@ def _spec_without_maybe(spec):
         return "leaf"
     if kind == "ndarray":
         return spec
-    if kind == "dict":
+    if kind == "dict" or isinstance(kind, tuple):
         return kind, tuple((k, _spec_without_maybe(c)) for k, c in children)
     return kind, tuple(_spec_without_maybe(c) for c in children)
 
@@ -290,7 +351,7 @@ def _align_maybe(a, b):
     def walk(x, y):
         if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)) and len(x) == len(y):
             pairs = [walk(p, q) for p, q in zip(x, y)]
-            return type(x)(p for p, _ in pairs), type(y)(q for _, q in pairs)
+            return _same_kind(x, [p for p, _ in pairs]), _same_kind(y, [q for _, q in pairs])
         if isinstance(x, Maybe) and not isinstance(y, Maybe):
             return x, Maybe(y, True)
         if isinstance(y, Maybe) and not isinstance(x, Maybe):
@@ -301,6 +362,11 @@ def _align_maybe(a, b):
     fa, sa = _flatten(a2)
     fb, sb = _flatten(b2)
     return fa, sa, fb, sb
+
+
+def _same_kind(like, items: list):
+    """`items` as a list, tuple or namedtuple, like `like`."""
+    return type(like)._make(items) if hasattr(like, "_make") else type(like)(items)
 
 
 def _chunks(values, sizes):

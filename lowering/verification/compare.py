@@ -17,6 +17,7 @@ Non-finite metrics are reported as ``None`` (JSON has no NaN).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -70,6 +71,9 @@ def flatten(value) -> list[np.ndarray]:
         elif isinstance(v, (tuple, list)):
             for item in v:
                 visit(item)
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            for f in dataclasses.fields(v):  # the order the export gives its outputs (lowering.outputs)
+                visit(getattr(v, f.name))
         else:
             raise TypeError(f"output leaf of type {type(v).__name__} is not a tensor")
 
