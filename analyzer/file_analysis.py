@@ -319,13 +319,12 @@ def analyze_all(
     roots: Sequence[str],
     jobs: int | None,
     progress: bool,
-    opset: int = DEFAULT_OPSET,
-    on_outcome: Callable[[int, Outcome], None] | None = None,
-) -> list[Outcome]:
-    """Each pending file's outcome, in order. With ``on_outcome``, each is handed to it
-    (pending index, outcome) as soon as it is known and not kept: a tree's dependencies
-    (13 KB a transformers file) are then written to the cache and dropped as the run
-    goes, and the list returned is empty."""
+    opset: int,
+    on_outcome: Callable[[int, Outcome], None],
+) -> None:
+    """Hand each pending file's outcome to ``on_outcome`` (pending index, outcome) as soon
+    as it is known, and keep none: a tree's dependencies (13 KB a transformers file) are
+    written to the cache and dropped as the run goes."""
     jobs = default_jobs() if not jobs or jobs < 1 else jobs
     items = [(path, data) for path, data, _ in pending]
     outcomes = _Outcomes(len(items), on_outcome)
@@ -343,32 +342,24 @@ def analyze_all(
                         bar.advance(1)
         else:
             _analyze_in_pool(items, all_files, roots, min(jobs, len(items)), bar, outcomes, opset)
-        return outcomes.kept()
     finally:
         if bar:
             bar.close()
 
 
 class _Outcomes:
-    """The files' outcomes as they come: kept in order, or handed on (`analyze_all`)."""
+    """Which files' outcomes were handed on (`analyze_all`), each once."""
 
-    def __init__(self, size: int, on_outcome: Callable[[int, Outcome], None] | None):
-        self._outcomes: list[Outcome | None] = [None] * size
+    def __init__(self, size: int, on_outcome: Callable[[int, Outcome], None]):
         self._done = [False] * size
         self._on_outcome = on_outcome
 
     def deliver(self, index: int, outcome: Outcome) -> None:
         self._done[index] = True
-        if self._on_outcome is not None:
-            self._on_outcome(index, outcome)
-        else:
-            self._outcomes[index] = outcome
+        self._on_outcome(index, outcome)
 
     def done(self, index: int) -> bool:
         return self._done[index]
-
-    def kept(self) -> list[Outcome]:
-        return [] if self._on_outcome is not None else self._outcomes
 
 
 def _died(path: str, why: str) -> tuple[list[Diagnostic], dict, bool]:
