@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup browser real-trees corpora test fuzz bench docs optable clean
+.PHONY: setup browser real-trees test-trees corpora test fuzz bench docs optable clean
 
 setup: $(STAMP)
 
@@ -34,12 +34,27 @@ REAL_TREES := .real-trees
 REAL_WHEELS := transformers==5.24.0 timm==1.0.31 torchvision==0.29.1 ultralytics==8.4.190 segment-anything==1.0
 real-trees: $(REAL_TREES)/.unpacked
 
-$(REAL_TREES)/.unpacked: | $(STAMP)
-	rm -rf $(REAL_TREES) && mkdir -p $(REAL_TREES)/wheels
-	$(BIN)/pip download --quiet --no-deps -d $(REAL_TREES)/wheels $(REAL_WHEELS)
-	cd $(REAL_TREES) && for w in wheels/*.whl; do n=$$(basename $$w); n=$${n%%-*}; \
+# $(call unpack-wheels,DIR,WHEELS): each wheel unpacked into DIR/<name>, read as source.
+define unpack-wheels
+	rm -rf $(1) && mkdir -p $(1)/wheels
+	$(BIN)/pip download --quiet --no-deps -d $(1)/wheels $(2)
+	cd $(1) && for w in wheels/*.whl; do n=$$(basename $$w); n=$${n%%-*}; \
 		$(abspath $(BIN))/python -m zipfile -e $$w $$(echo $$n | tr _ -); done
-	touch $@
+	touch $(1)/.unpacked
+endef
+
+$(REAL_TREES)/.unpacked: | $(STAMP)
+	$(call unpack-wheels,$(REAL_TREES),$(REAL_WHEELS))
+
+# The held-out packages of `untrace check`'s precision and recall (issue 23): pinned
+# before the work, never sampled while it goes on, read once at the end
+# (benchmarks/README.md). Only read as source, never installed or imported.
+TEST_TREES := .test-trees
+TEST_WHEELS := diffusers==0.42.1 monai==1.6.1 kornia==0.9.0 open_clip_torch==3.3.0 speechbrain==1.1.2 torch_geometric==2.8.1
+test-trees: $(TEST_TREES)/.unpacked
+
+$(TEST_TREES)/.unpacked: | $(STAMP)
+	$(call unpack-wheels,$(TEST_TREES),$(TEST_WHEELS))
 
 test: setup browser real-trees
 	$(BIN)/pytest -q -n 2
@@ -70,4 +85,4 @@ optable: setup
 	$(BIN)/python -m lowering.optable > analyzer/data/onnx_ops.py
 
 clean:
-	rm -rf $(VENV) .untrace_cache $(REAL_TREES)
+	rm -rf $(VENV) .untrace_cache $(REAL_TREES) $(TEST_TREES)
