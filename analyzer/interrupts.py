@@ -19,7 +19,7 @@ methods are other such places. So:
   pool's workers (the forks) and replacing a file. A signal that comes inside is raised
   when the section ends; a section is not started after one. The signals are blocked
   for the thread too, so the workers forked inside start with them blocked (a worker
-  sets its own handlers first, `file_analysis._init_worker`) and threads started inside
+  sets its own handlers first, `workers._worker_main`) and threads started inside
   never take them (the main thread does).
 
 In a process that did not call `install` (the Python API, tests calling ``main``),

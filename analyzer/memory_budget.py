@@ -1,31 +1,31 @@
 """How much memory one analysing process may keep between files.
 
     budget = MemoryBudget.from_env()
-    if budget.exceeded(): project.release()   # then budget.released()
+    if budget.exceeded(): ...    # a worker retires; this process calls project.release()
 
 A check keeps what it learnt of the project (parsed IR, summaries, class tables) for the
 files after it: on a tree whose files share code, that is most of its speed. Kept to the
-end, it grows with the tree (3.3 GB on transformers). So between files, once the process'
-resident memory passes the budget, the project forgets it all and re-derives what the
-next files ask for. What is forgotten is recomputed from the same files, so the findings
-are the same. The bound is loose: the allocator keeps much of what was freed resident
-(see `released`), so the peak is above the budget (1.94 GB on transformers with the
-default 1536 MB, against 3.3 GB without releases).
+end, it grows with the tree (3.3 GB on transformers). So once a process' resident memory
+passes the budget after a file, it lets go of all of it, and what the next files ask for
+is derived again from the same files: the findings are the same.
 
-The budget is per process (one per job); ``UNTRACE_MEMORY_MB`` sets it. A release costs
-time: transformers' files share large base modules, whose summaries are derived again
-after each one, and the allocator keeps most of what was freed resident (see
-`released`). With a budget of 640 MB a cold one-job check of transformers released every
-few hundred files, held 1.2 GB, and took about twice the CPU time; the default is set
-so that a tree of that size releases once or twice. A bound without that cost needs a
-fresh process per release, which is the next step.
+A worker process lets go by ending: the parent starts a fresh one (`analyzer.workers`),
+and everything goes back to the system. A release in place (`Project.release`, for the
+few files a run analyses without workers) gives back much less: the allocator keeps
+freed memory resident while a live object or two pins each 1 MB arena (550 MB resident
+for 40 MB live, measured with tracemalloc on transformers), so `released` moves the next
+threshold above what stayed.
+
+The budget is per process (one per job); ``UNTRACE_MEMORY_MB`` sets it. A process' peak
+is the budget plus what its last file added (the first file of a fresh worker derives
+the base modules it imports).
 """
 
 from __future__ import annotations
 
 import os
 
-DEFAULT_MB = 1536
+DEFAULT_MB = 768
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 

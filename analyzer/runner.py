@@ -20,7 +20,7 @@ relative to the working directory under it, else absolute), one finding per (pat
 column, code) with every call path that reaches it in ``call_paths``, sorted on every field.
 
 This module runs a check; analysing the files (in worker processes, with time limits)
-is ``analyzer.file_analysis``, which findings are reported ``analyzer.findings``, the
+is ``analyzer.workers`` and ``analyzer.file_analysis``, which findings are reported ``analyzer.findings``, the
 UT000 of a file not checked ``analyzer.file_diagnostics``.
 
 ``apply_fixes`` / ``fix_files`` (from ``analyzer.fixes.apply``) apply the edits of the
@@ -37,12 +37,13 @@ from pathlib import Path
 from analyzer.cache import content_hash
 from analyzer.config import Config, ConfigError, Selection, resolve_config
 from analyzer.diagnostics import Diagnostic
-from analyzer.file_analysis import DEFAULT_OPSET, analyze_all, analyze_source, engine
+from analyzer.file_analysis import DEFAULT_OPSET, analyze_source, engine
 from analyzer.file_diagnostics import INTERNAL_ERROR, PARSE_ERROR, file_diagnostic, read_error
 from analyzer.files import not_regular, not_regular_message
 from analyzer.findings import NOT_PATHS, Filter, report_path, reported
 from analyzer.fixes.apply import FixOutcome, apply_fixes, fix_files  # noqa: F401 - part of this module's API
 from analyzer.source_text import decode_source
+from analyzer.workers import analyze_all
 
 __all__ = [
     "CheckResult",

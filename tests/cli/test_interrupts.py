@@ -73,11 +73,11 @@ def test_the_workers_end_with_their_parent(tmp_path, signum, to_group, exit_code
 def test_a_worker_whose_parent_is_gone_leaves_at_once():
     """A worker whose parent died before the worker could ask to be ended with it (the
     parent pid it was given is not its parent's any more) ends at once."""
-    from analyzer.file_analysis import _end_with_the_parent  # noqa: F401 - run below, in a process of its own
+    from analyzer.workers import _end_with_the_parent  # noqa: F401 - run below, in a process of its own
 
     code = textwrap.dedent("""\
         import os, threading
-        from analyzer.file_analysis import _end_with_the_parent
+        from analyzer.workers import _end_with_the_parent
         try:
             _end_with_the_parent((os.getpid(), threading.get_ident()))  # a parent that is not ours
         except BaseException:
