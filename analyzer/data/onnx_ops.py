@@ -1323,7 +1323,7 @@ LOWERED: dict[str, tuple[int, int] | None] = {
     'torch.nn.functional.glu': (17, 23),
     'torch.nn.functional.grid_sample': (17, 23),
     'torch.nn.functional.group_norm': (17, 23),
-    'torch.nn.functional.grouped_mm': None,
+    'torch.nn.functional.grouped_mm': (17, 23),
     'torch.nn.functional.gumbel_softmax': None,
     'torch.nn.functional.handle_torch_function': None,
     'torch.nn.functional.hardshrink': (17, 23),

@@ -33,6 +33,19 @@ def _linspace(start, end, steps, **kwargs):
     return torch.linspace(start, end, steps, **kwargs)
 
 
+def _grouped_mm(a, b, offs=None, **kwargs):
+    """Eager grouped_mm with the rows past offs[-1] (uninitialised memory in eager) zeroed,
+    as the lowering gives them."""
+    out = F.grouped_mm(a, b, offs=offs, **kwargs)
+    if offs is not None and a.dim() == 2 and b.dim() == 3:
+        out[int(offs[-1]):] = 0
+    return out
+
+
+def _offs(*values):
+    return torch.tensor(values, dtype=torch.int32)
+
+
 # (id, registry name, args, kwargs, eager callable); tensors become graph inputs.
 CASES: list[tuple] = [
     # tensor_split
@@ -68,6 +81,18 @@ CASES: list[tuple] = [
     ("linspace_graph_steps", "torch.linspace", (0.0, 1.0, _s(11)), {}, _linspace),
     ("linspace_graph_steps_one", "torch.linspace", (_s(3.0), 1.0, _s(1)), {}, _linspace),
     ("linspace_many_steps", "torch.linspace", (_s(-1.0), _s(1.0), 101), {}, _linspace),
+    # grouped_mm: the four forms, empty groups, rows past offs[-1], float16
+    ("grouped_mm_2d_3d", "torch.nn.functional.grouped_mm", (_t(7, 16), _t(3, 16, 8, seed=1)),
+     {"offs": _offs(2, 2, 7)}, _grouped_mm),
+    ("grouped_mm_2d_3d_tail", "torch._grouped_mm", (_t(7, 16), _t(3, 16, 8, seed=1), _offs(0, 3, 5)), {},
+     _grouped_mm),
+    ("grouped_mm_3d_2d", "torch.nn.functional.grouped_mm", (_t(3, 2, 16), _t(16, 24, seed=1)),
+     {"offs": _offs(8, 8, 24)}, _grouped_mm),
+    ("grouped_mm_2d_2d", "torch.nn.functional.grouped_mm", (_t(2, 32), _t(32, 8, seed=1)),
+     {"offs": _offs(0, 16, 32)}, _grouped_mm),
+    ("grouped_mm_3d_3d", "torch._grouped_mm", (_t(3, 4, 16), _t(3, 16, 8, seed=1)), {}, _grouped_mm),
+    ("grouped_mm_float16", "torch.nn.functional.grouped_mm", (_t(6, 16, dtype=torch.float16),
+     _t(2, 16, 8, dtype=torch.float16, seed=1)), {"offs": _offs(1, 6)}, _grouped_mm),
 ]
 
 
@@ -108,6 +133,18 @@ REFUSALS: list[tuple] = [
     ("linspace_1d_bound", "torch.linspace", (_t(1), 1.0, 3), {}, "0-dimensional start and end"),
     ("linspace_negative_steps", "torch.linspace", (0.0, 1.0, -1), {}, "non-negative"),
     ("linspace_float_steps", "torch.linspace", (0.0, 1.0, _s(3.0)), {}, "steps must be an int"),
+    ("grouped_mm_bias", "torch._grouped_mm", (_t(4, 16), _t(2, 16, 8), _offs(2, 4), _t(2, 8)), {}, "Bias"),
+    ("grouped_mm_float64", "torch._grouped_mm", (_t(4, 16, dtype=torch.float64), _t(2, 16, 8, dtype=torch.float64),
+     _offs(2, 4)), {}, "Float32, BFloat16 or Float16"),
+    ("grouped_mm_mixed_dtypes", "torch._grouped_mm", (_t(4, 16), _t(2, 16, 8, dtype=torch.float16), _offs(2, 4)),
+     {}, "same dtype"),
+    ("grouped_mm_int64_offs", "torch._grouped_mm", (_t(4, 16), _t(2, 16, 8), torch.tensor([2, 4])), {}, "int32"),
+    ("grouped_mm_offs_count", "torch._grouped_mm", (_t(4, 16), _t(2, 16, 8), _offs(4)), {}, "batch sizes"),
+    ("grouped_mm_3d_3d_offs", "torch._grouped_mm", (_t(2, 4, 16), _t(2, 16, 8), _offs(2, 4)), {},
+     "no offset if both"),
+    ("grouped_mm_out_dtype", "torch.nn.functional.grouped_mm", (_t(4, 16), _t(2, 16, 8)),
+     {"offs": _offs(2, 4), "out_dtype": torch.float16}, "must match"),
+    ("grouped_mm_k_mismatch", "torch._grouped_mm", (_t(4, 16), _t(2, 8, 8), _offs(2, 4)), {}, "contraction"),
 ]
 
 
