@@ -111,14 +111,7 @@ DYNAMIC_REFUSALS = {
 @pytest.mark.parametrize("case", [pytest.param(c, id=c[0]) for c in CASES])
 def test_case_dynamic(case):
     """The same cases with every input dim symbolic."""
-    name, qualname, args, kwargs, eager = case
-    if name in DYNAMIC_REFUSALS:
-        with pytest.raises(harness.Refused, match=DYNAMIC_REFUSALS[name]):
-            harness.run_lowering(qualname, args, kwargs, dynamic=True)
-        return
-    actual = harness.run_lowering(qualname, args, kwargs, dynamic=True)
-    why = harness.compare(eager(*args, **kwargs), actual)
-    assert why is None, why
+    harness.check_case_dynamic(case, DYNAMIC_REFUSALS)
 
 
 REFUSALS: list[tuple] = [
