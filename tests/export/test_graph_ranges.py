@@ -23,14 +23,16 @@ class RangesFromData(nn.Module):
     def forward(self, x):
         top = x.max()
         count = (x > 0).sum()
-        return torch.arange(top), torch.arange(count), torch.arange(0, top, 0.5), torch.arange(count, dtype=torch.float64)
+        return (torch.arange(top), torch.arange(count), torch.arange(0, top, 0.5),
+                torch.arange(count, dtype=torch.float64))
 
 
 class Linspaces(nn.Module):
     def forward(self, x):
         n = x.shape[0]
-        return (torch.linspace(0, n, 5), torch.linspace(x.min(), x.max(), 7), torch.linspace(-n, 1, 4, dtype=torch.int64),
-                torch.linspace(0, 1, n), torch.linspace(-1.0, 2.0, n + 30, dtype=torch.float64))
+        return (torch.linspace(0, n, 5), torch.linspace(x.min(), x.max(), 7),
+                torch.linspace(-n, 1, 4, dtype=torch.int64), torch.linspace(0, 1, n),
+                torch.linspace(-1.0, 2.0, n + 30, dtype=torch.float64))
 
 
 class PositionGrid(nn.Module):

@@ -88,7 +88,8 @@ def histogram_counts_to_torch(a):
 FLOATS = (torch.float32, torch.float64)
 INTS = (torch.int32, torch.int64)
 CASES = [
-    (floor_, FLOATS + INTS), (floor_ceil_trunc, FLOATS + INTS + (torch.bool,)), (unique_, FLOATS + INTS + (torch.bool,)),
+    (floor_, FLOATS + INTS), (floor_ceil_trunc, FLOATS + INTS + (torch.bool,)),
+    (unique_, FLOATS + INTS + (torch.bool,)),
     (unique_counts, FLOATS + INTS), (unique_inverse_counts, FLOATS + INTS), (unique_nan_apart, FLOATS),
     (histogram_default, FLOATS + INTS), (histogram_bins, FLOATS + INTS), (histogram_one_bin, FLOATS + INTS),
     (histogram_range, FLOATS + INTS), (histogram_int_range, FLOATS + INTS), (histogram_point_range, FLOATS + INTS),

@@ -175,7 +175,8 @@ def test_gru_is_linear_before_reset():
 
 
 class Packed(nn.Module):
-    """The packed layout itself (`.data`) is refused; pack -> LSTM -> pad lowers (tests/export/test_packed_sequences.py)."""
+    """The packed layout itself (`.data`) is refused; pack -> LSTM -> pad lowers
+    (tests/export/test_packed_sequences.py)."""
 
     def __init__(self):
         super().__init__()
