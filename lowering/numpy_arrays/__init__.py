@@ -40,6 +40,7 @@ import torch
 
 from lowering.graph import Value
 from lowering.numpy_arrays import conversions, elementwise, reductions, shapes, sorting, statistics  # noqa: F401 - fill the table
+from lowering.numpy_arrays import counting  # noqa: F401 - fill the table
 from lowering.numpy_arrays.conversions import from_tensor
 from lowering.numpy_arrays.shapes import transpose_impl
 from lowering.numpy_arrays.table import FUNCTION_NAMES, FUNCTIONS, HINT, METHODS, PURE_ON_KNOWN, qualname

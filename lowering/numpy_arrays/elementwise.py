@@ -13,7 +13,8 @@ def _ufunc(torch_name: str | None, name: str):
     def lower(interp, like, x, out=None, *, where=None, casting="same_kind", order="K", dtype=None, subok=True):
         refuse_given(interp, name, out=out, where=where)
         v = operand(interp, x, compute_dtype(interp, like.dtype, name))
-        if torch_name is None or (name == "absolute" and v.dtype == torch.bool):
+        if torch_name is None or (name == "absolute" and v.dtype == torch.bool) or (
+                name in _ROUNDING and not v.dtype.is_floating_point):  # NumPy keeps integers and bools as they are
             result = interp.fresh_copy(v)
         elif name == "square":
             result = interp.call_op("operator.mul", [v, v], {}) if v.dtype != torch.bool else interp.fresh_copy(v)
@@ -30,6 +31,10 @@ lowers(np.exp)(_ufunc("torch.exp", "exp"))
 lowers(np.log)(_ufunc("torch.log", "log"))
 lowers(np.sqrt)(_ufunc("torch.sqrt", "sqrt"))
 lowers(np.square)(_ufunc("square", "square"))
+_ROUNDING = ("floor", "ceil", "trunc")
+lowers(np.floor)(_ufunc("torch.floor", "floor"))
+lowers(np.ceil)(_ufunc("torch.ceil", "ceil"))
+lowers(np.trunc)(_ufunc("torch.trunc", "trunc"))
 
 
 def _binary_ufunc(torch_name: str, name: str):

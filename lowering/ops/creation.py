@@ -252,7 +252,12 @@ def _range_args(g: GraphBuilder, args: tuple, start, end, step) -> tuple[Any, An
 
 @register("torch.arange")
 def arange(g, *args, start=None, end=None, step=None, out=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
-    """arange(Scalar start=0, Scalar end, Scalar step=1, *, ScalarType? dtype=None, ...) -> Tensor"""
+    """arange(Scalar start=0, Scalar end, Scalar step=1, *, ScalarType? dtype=None, ...) -> Tensor
+
+    Bounds may be 0-d graph values (``x.shape[0]`` on a dynamic axis, a 0-d tensor).  The
+    dtype is torch's: the default float dtype when a bound is a float (a Python float or a
+    floating tensor), else int64.  Graph bounds are computed as ATen's CPU kernel does: see
+    ``_graph_range``."""
     check_out(g, out, "arange")
     _check_factory_kwargs(g, "arange", layout)
     start, end, step = (int(b) if isinstance(b, bool) else b for b in _range_args(g, args, start, end, step))
@@ -262,6 +267,8 @@ def arange(g, *args, start=None, end=None, step=None, out=None, dtype=None, layo
     for b in bounds:
         if not isinstance(b, (int, float, Value)) or isinstance(b, bool) or (isinstance(b, Value) and b.rank != 0):
             raise g.error(f"arange: bounds must be numbers or 0-d tensors, got {b!r}")
+        if isinstance(b, Value) and (is_bool(b.dtype) or b.dtype.is_complex):
+            raise g.error(f"arange: a {b.dtype} tensor as a bound is not supported", hint="cast it to int64 or float")
     if dtype is None:
         floating = any(isinstance(b, float) or (isinstance(b, Value) and is_float(b.dtype)) for b in bounds)
         dtype = torch.get_default_dtype() if floating else torch.int64
@@ -270,21 +277,90 @@ def arange(g, *args, start=None, end=None, step=None, out=None, dtype=None, layo
         if t.numel() <= _MAX_CONST_ELEMENTS or is_float(dtype):
             return g.const(t)
         return g.op("Range", g.const(start, dtype), g.const(end, dtype), g.const(step, dtype))
-    if is_float(dtype) or any(isinstance(b, float) or (isinstance(b, Value) and is_float(b.dtype)) for b in bounds):
-        # Count and values in float64, as torch computes them, then cast.
-        vals = [g.cast(g.as_value(b, torch.float64), torch.float64) for b in bounds]
-        return g.cast(g.op("Range", *vals), dtype)
-    vals = [g.cast(g.as_value(b, torch.int64), torch.int64) for b in bounds]
-    return g.cast(g.op("Range", *vals), dtype)
+    return _graph_range(g, start, end, step, dtype)
+
+
+def _graph_range(g: GraphBuilder, start, end, step, dtype: torch.dtype) -> Value:
+    """``arange`` over graph bounds, as ATen's ``arange_out`` and CPU kernel compute it.
+    The bounds are first converted to the accumulation type (``acc_type<dtype>``: int64
+    for integers, truncating toward zero; double for float32/64; float for float16 and
+    bfloat16).  The length is ``ceil((end - start) / step)`` in double over the original
+    values -- for int64 results over the truncated ones, in integer arithmetic, which is
+    what ONNX Range over int64 computes -- and element i is ``start + step * i``.  A step
+    of 0 or of the wrong sign raises in eager; here it gives an empty tensor."""
+    if not (is_float(dtype) or dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)):
+        raise g.error(f"arange with graph-valued bounds and dtype={dtype} is not supported",
+                      hint="use an integer or floating dtype")
+
+    def as_(b, dt):
+        return g.const(b, dt) if not isinstance(b, Value) else g.cast(b, dt)
+
+    if dtype == torch.int64:
+        return g.op("Range", *(as_(int(b) if isinstance(b, float) else b, torch.int64) for b in (start, end, step)))
+    f64 = [as_(b, torch.float64) for b in (start, end, step)]
+    count = g.cast(g.op("Ceil", g.op("Div", g.op("Sub", f64[1], f64[0]), f64[2])), torch.int64)
+    index = g.op("Range", g.const(0, torch.int64), g.op("Max", count, g.const(0, torch.int64)), g.const(1, torch.int64))
+    if is_float(dtype):
+        acc = torch.float64 if dtype in (torch.float32, torch.float64) else torch.float32
+        first, stride = as_(start, acc), as_(step, acc)
+        index = g.cast(index, acc)
+    else:
+        first, stride = (as_(int(b) if isinstance(b, float) else b, torch.int64) for b in (start, step))
+    return g.cast(g.op("Add", first, g.op("Mul", stride, index)), dtype)
 
 
 @register("torch.linspace")
 def linspace(g, start, end, steps, *, out=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
-    """linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, ...) -> Tensor  (constants only)"""
+    """linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, ...) -> Tensor  |
+    linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, ...)
+
+    The default float dtype unless dtype= is given, whatever the bounds.  start/end may be
+    0-d graph values, and steps a graph int (``x.shape[0]``).  Computed as ATen's CPU
+    kernel does: start and end converted to the result dtype (integers truncate), ``step =
+    (end - start) / (steps - 1)`` in that dtype (in double for integer results), element i
+    ``start + step * i`` in the first half (i < steps // 2) and ``end - step * (steps - 1 -
+    i)`` in the second; steps == 1 gives [start].  float16/bfloat16 are computed in float32
+    and rounded once (ATen rounds each operation)."""
     check_out(g, out, "linspace")
-    if any(isinstance(b, Value) for b in (start, end, steps)):
-        raise g.error("linspace with graph-valued bounds is not supported", hint="compute start + step * arange(n)")
-    return g.const(torch.linspace(start, end, steps, dtype=dtype))
+    _check_factory_kwargs(g, "linspace", layout)
+    dtype = dtype or torch.get_default_dtype()
+    for b in (start, end):
+        if isinstance(b, Value) and b.rank != 0:
+            raise g.error(f"linspace only supports 0-dimensional start and end tensors, but got a bound with "
+                          f"{b.rank} dimension(s) (torch raises)")
+        if not isinstance(b, (bool, int, float, Value)):
+            raise g.error(f"linspace: start and end must be numbers or 0-d tensors, got {b!r}")
+    if isinstance(steps, Value):
+        if is_float(steps.dtype) or is_bool(steps.dtype) or steps.rank != 0:
+            raise g.error(f"linspace: steps must be an int, got {steps!r}")
+    elif isinstance(steps, bool) or not isinstance(steps, int):
+        raise g.error(f"linspace: steps must be an int, got {steps!r}")
+    elif steps < 0:
+        raise g.error("linspace: number of steps must be non-negative (torch raises)")
+    if not any(isinstance(b, Value) for b in (start, end, steps)):
+        return g.const(torch.linspace(start, end, steps, dtype=dtype))
+    if not (is_float(dtype) or dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)):
+        raise g.error(f"linspace with graph-valued bounds and dtype={dtype} is not supported",
+                      hint="use an integer or floating dtype")
+    compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    step_dtype = compute if is_float(dtype) else torch.float64
+
+    def bound(b):
+        v = g.const(b, compute) if not isinstance(b, Value) else g.cast(b, compute)
+        return g.cast(v, step_dtype)
+
+    first, last = bound(start), bound(end)
+    n = g.const(steps, torch.int64) if isinstance(steps, int) else g.cast(steps, torch.int64)
+    index = g.op("Range", g.const(0, torch.int64), n, g.const(1, torch.int64))
+    from_end = g.op("Sub", g.op("Sub", n, g.const(1, torch.int64)), index)
+    stride = g.op("Div", g.op("Sub", last, first), g.cast(g.op("Sub", n, g.const(1, torch.int64)), step_dtype))
+    low = g.op("Add", first, g.op("Mul", stride, g.cast(index, step_dtype)))
+    high = g.op("Sub", last, g.op("Mul", stride, g.cast(from_end, step_dtype)))
+    halfway = g.op("Div", n, g.const(2, torch.int64))
+    values = g.op("Where", g.op("Less", index, halfway), low, high)
+    # steps == 1: the one element is start (the formula would give end - nan * 0).
+    values = g.op("Where", g.op("Equal", n, g.const(1, torch.int64)), first, values)
+    return g.cast(values, dtype)
 
 
 @register("torch.logspace")

@@ -8,13 +8,27 @@ body holds one cell. Unbatched inputs (1-d) are handled as a batch of one.
 The sequence modules become ONNX's own LSTM/GRU/RNN ops, one node per layer with both
 directions in it, so the sequence length and batch stay dynamic; see the section below
 for the weight layout.  Unbatched (2-d) inputs are a batch of one.
+
+A ``PackedSequence`` (``pack_padded_sequence(x, lengths)`` -> the module ->
+``pad_packed_sequence``) is held as :class:`PackedSequenceValue`: the padded tensor and
+the lengths, never the packed layout.  The modules pass the lengths to ONNX's
+``sequence_lens``, which runs each sequence over its own length (the reverse direction
+starting at its last valid step), leaves the steps past it out and gives as final state
+each sequence's state at its last valid step -- PyTorch's packed semantics, in the
+original batch order (PyTorch sorts and unsorts internally; the result is the same).
+``pad_packed_sequence`` cuts the time axis to ``max(lengths)`` (or ``total_length``) and
+sets the steps past each length to ``padding_value``.  What eager raises on -- lengths
+unsorted with ``enforce_sorted=True``, a length of 0 or past the time axis,
+``total_length`` below the longest length -- is not checked in the graph.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
-from lowering.graph import GraphBuilder, Value, is_float
+from lowering.graph import GraphBuilder, Value, is_bool, is_float
 from lowering.ops.registry import ModuleCall, register
 
 
@@ -144,9 +158,13 @@ def _layer_weights(g: GraphBuilder, mod: ModuleCall, op_type: str, layer: int):
 def _recurrent(g: GraphBuilder, mod: ModuleCall, op_type: str, input, hx):
     m = mod.module
     cls = type(m).__name__
-    if not isinstance(input, Value):
+    packed = input if isinstance(input, PackedSequenceValue) else None
+    if packed is not None:
+        input = packed.padded
+    elif not isinstance(input, Value):
         if isinstance(input, torch.nn.utils.rnn.PackedSequence):
-            raise g.error(f"{cls} of a PackedSequence is not supported", hint=_PADDED_HINT)
+            raise g.error(f"{cls} of a PackedSequence made outside forward is not supported",
+                          hint="build it in forward with torch.nn.utils.rnn.pack_padded_sequence, or " + _PADDED_HINT)
         raise g.error(f"{cls}: input must be a tensor, got {type(input).__name__}")
     if getattr(m, "proj_size", 0) > 0:
         raise g.error(f"{cls} with proj_size={m.proj_size} is not supported: the ONNX LSTM op has no output projection",
@@ -171,8 +189,13 @@ def _recurrent(g: GraphBuilder, mod: ModuleCall, op_type: str, input, hx):
     D = 2 if m.bidirectional else 1
     H, L = m.hidden_size, m.num_layers
     unbatched = input.rank == 2
-    # Work sequence first, (S, N, H_in): ONNX's layout 0.
-    if unbatched:
+    if packed is not None and unbatched:
+        raise g.error(f"{cls}: a PackedSequence of a 2-D tensor (no batch axis) is not supported",
+                      hint="pack a (seq, batch, feature) tensor")
+    # Work sequence first, (S, N, H_in): ONNX's layout 0 (a PackedSequenceValue already is).
+    if packed is not None:
+        x = input
+    elif unbatched:
         x = g.unsqueeze(input, [1])
     elif m.batch_first:
         x = g.op("Transpose", input, perm=[1, 0, 2])
@@ -202,12 +225,13 @@ def _recurrent(g: GraphBuilder, mod: ModuleCall, op_type: str, input, hx):
         attrs["activations"] = [{"tanh": "Tanh", "relu": "Relu"}[m.nonlinearity]] * D
 
     finals: list[list[Value]] = [[] for _ in range(n_states)]
+    sequence_lens = None if packed is None else g.cast(packed.lengths, torch.int32)
     for layer in range(L):
         W, R, B = _layer_weights(g, mod, op_type, layer)
         initial = [None if s is None else g.op("Slice", s, g.const([layer * D], torch.int64),
                                                  g.const([(layer + 1) * D], torch.int64), g.const([0], torch.int64))
                    for s in states]
-        outs = g.op(op_type, x, W, R, B, None, *initial, outputs=1 + n_states, **attrs)
+        outs = g.op(op_type, x, W, R, B, sequence_lens, *initial, outputs=1 + n_states, **attrs)
         y = outs[0]  # (S, D, N, H)
         if D == 1:
             x = g.squeeze(y, [1])
@@ -217,7 +241,9 @@ def _recurrent(g: GraphBuilder, mod: ModuleCall, op_type: str, input, hx):
             finals[k].append(outs[1 + k])  # (D, N, H)
 
     output = x
-    if unbatched:
+    if packed is not None:
+        output = PackedSequenceValue(output, packed.lengths, g)
+    elif unbatched:
         output = g.squeeze(output, [1])
     elif m.batch_first:
         output = g.op("Transpose", output, perm=[1, 0, 2])
@@ -231,13 +257,88 @@ _PADDED_HINT = ("pass the padded (seq, batch, feature) tensor instead: the padde
                 "each sequence's state from the output at its last step (index lengths - 1) rather than from h_n")
 
 
-@register("torch.nn.utils.rnn.pack_padded_sequence", refuses=True)
+@dataclasses.dataclass(frozen=True)
+class PackedSequenceValue:
+    """A ``PackedSequence`` as untrace holds it: ``padded`` (seq, batch, *) sequence
+    first, whatever its steps past each length hold, and ``lengths`` (batch,) int64 in
+    the original batch order.  The packed layout itself (``.data``, ``.batch_sizes``,
+    the sort permutations) is refused by name."""
+
+    padded: Value
+    lengths: Value
+    graph: GraphBuilder = dataclasses.field(repr=False, compare=False)  # for the location of a refusal
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name == "graph":
+            raise AttributeError(name)
+        raise self.graph.error(
+            f"PackedSequence.{name} is not supported: untrace holds a PackedSequence as the padded tensor and the "
+            "lengths, not in its packed layout",
+            hint="unpack it with torch.nn.utils.rnn.pad_packed_sequence and work on the padded tensor",
+            construct="PackedSequence")
+
+
+@register("torch.nn.utils.rnn.pack_padded_sequence")
 def pack_padded_sequence(g, input, lengths, batch_first=False, enforce_sorted=True):
-    """pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first=False, bool enforce_sorted=True)
-    -> PackedSequence  (refused)"""
-    raise g.error("a PackedSequence (torch.nn.utils.rnn.pack_padded_sequence) is not supported: its layout "
-                  "depends on the lengths' values, and untrace's recurrent lowerings take padded tensors",
-                  hint=_PADDED_HINT)
+    """pack_padded_sequence(Tensor input, Tensor|list[int] lengths, bool batch_first=False, bool enforce_sorted=True)
+    -> PackedSequence  (held padded, with the lengths: see the module docstring)"""
+    x = input
+    if not isinstance(x, Value):
+        raise g.error(f"pack_padded_sequence: input must be a tensor, got {type(x).__name__}")
+    if x.rank is None or x.rank < 2:
+        raise g.error(f"pack_padded_sequence: input must have a batch and a time axis, got rank {x.rank}")
+    if not isinstance(batch_first, bool) or not isinstance(enforce_sorted, bool):
+        raise g.error("pack_padded_sequence: batch_first and enforce_sorted must be Python bools known at export time")
+    if isinstance(lengths, (list, tuple)):
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in lengths):
+            raise g.error("pack_padded_sequence: lengths must be a 1-d tensor or a list of Python ints",
+                          hint="pass the lengths as one int64 tensor")
+        lengths = g.const(list(lengths), torch.int64)
+    if not isinstance(lengths, Value) or lengths.rank != 1 or is_bool(lengths.dtype) or lengths.dtype.is_complex:
+        raise g.error("pack_padded_sequence: lengths must be a 1-d tensor or a list of ints (torch raises)")
+    lengths = g.cast(lengths, torch.int64)  # torch.as_tensor(lengths, dtype=torch.int64)
+    batch = x.shape[0 if batch_first else 1]
+    if isinstance(batch, int) and isinstance(lengths.shape[0], int) and batch != lengths.shape[0]:
+        raise g.error(f"pack_padded_sequence: expected {batch} lengths, one per batch element, got "
+                      f"{lengths.shape[0]} (torch raises)")
+    if batch_first:
+        x = g.op("Transpose", x, perm=[1, 0, *range(2, x.rank)])
+    return PackedSequenceValue(x, lengths, g)
+
+
+@register("torch.nn.utils.rnn.pad_packed_sequence")
+def pad_packed_sequence(g, sequence, batch_first=False, padding_value=0.0, total_length=None):
+    """pad_packed_sequence(PackedSequence sequence, bool batch_first=False, float padding_value=0.0,
+    int? total_length=None) -> (Tensor padded, Tensor lengths): max(lengths) steps (total_length if given),
+    the steps past each length padding_value; lengths int64."""
+    if not isinstance(sequence, PackedSequenceValue):
+        raise g.error(f"pad_packed_sequence: expected a PackedSequence made in forward, got {type(sequence).__name__}",
+                      hint="pack it with torch.nn.utils.rnn.pack_padded_sequence in forward")
+    if not isinstance(batch_first, bool):
+        raise g.error("pad_packed_sequence: batch_first must be a Python bool known at export time")
+    if not isinstance(padding_value, (bool, int, float)):
+        raise g.error("pad_packed_sequence: padding_value must be a Python number known at export time")
+    x, lengths = sequence.padded, sequence.lengths
+    if total_length is None:
+        steps = g.op("ReduceMax", lengths, keepdims=0)
+    elif isinstance(total_length, int) and not isinstance(total_length, bool):
+        steps = g.const(total_length, torch.int64)
+        have = g.size(x, 0)
+        have = g.const(have, torch.int64) if isinstance(have, int) else have
+        longer = g.op("Max", g.op("Sub", steps, have), g.const(0, torch.int64))
+        pads = g.shape_tensor([0] * x.rank + [longer] + [0] * (x.rank - 1))
+        x = g.op("Pad", x, pads)
+    else:
+        raise g.error("pad_packed_sequence: total_length must be a Python int known at export time")
+    x = g.op("Slice", x, g.const([0], torch.int64), g.unsqueeze(steps, [0]), g.const([0], torch.int64))
+    time = g.op("Range", g.const(0, torch.int64), steps, g.const(1, torch.int64))
+    valid = g.op("Less", g.unsqueeze(time, [1]), g.unsqueeze(lengths, [0]))  # (steps, batch)
+    if x.rank > 2:
+        valid = g.unsqueeze(valid, list(range(2, x.rank)))
+    x = g.op("Where", valid, x, g.const(padding_value, x.dtype))
+    if batch_first:
+        x = g.op("Transpose", x, perm=[1, 0, *range(2, x.rank)])
+    return x, lengths
 
 
 @register("torch.nn.utils.rnn.pack_sequence", refuses=True)
@@ -250,9 +351,9 @@ def pack_sequence(g, sequences, enforce_sorted=True):
 
 @register("torch.nn.LSTM")
 def lstm(g, mod: ModuleCall, input, hx=None):
-    """LSTM.forward(Tensor input, (Tensor h_0, Tensor c_0)? hx=None) -> (Tensor output, (Tensor h_n, Tensor c_n)):
-    one ONNX LSTM per layer (gates i,f,g,o reordered to i,o,f,c); refused: proj_size > 0, dropout between
-    layers in training mode, PackedSequence input."""
+    """LSTM.forward(Tensor|PackedSequence input, (Tensor h_0, Tensor c_0)? hx=None) -> (output, (Tensor h_n,
+    Tensor c_n)): one ONNX LSTM per layer (gates i,f,g,o reordered to i,o,f,c), a PackedSequence's lengths as
+    sequence_lens; refused: proj_size > 0, dropout between layers in training mode."""
     return _recurrent(g, mod, "LSTM", input, hx)
 
 

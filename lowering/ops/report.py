@@ -141,8 +141,9 @@ def render(out: io.TextIOBase) -> None:
     w(
         "Registered so that export stops with a `LoweringError` that says why and what to do: random numbers "
         "cannot match eager PyTorch, ONNX has no complex tensors (`torch.fft.rfft`, `view_as_real`, ...), "
-        "`as_strided` reads memory layout, not values, `linalg.pinv` needs an SVD, and a `PackedSequence`'s "
-        "layout depends on the lengths' values. The exception: a draw with `generator=` a "
+        "`as_strided` reads memory layout, not values, `linalg.pinv` needs an SVD, and `pack_sequence` "
+        "takes a list of tensors of different lengths (`pack_padded_sequence` lowers). The exception: a draw with "
+        "`generator=` a "
         "`torch.Generator` that forward creates and seeds, with a static shape, is evaluated at "
         "export time and becomes a constant (`lowering/seeded_random.py`):\n\n"
     )

@@ -479,3 +479,104 @@ def unbind(g, input, dim=0):
     d = normalize_axis(g, dim, rank, "unbind")
     n = _static_dim(g, x, d, "unbind", "the number of results depends on it")
     return tuple(g.op("Gather", x, g.const(i, torch.int64), axis=d) for i in range(n))
+
+
+# ---------------------------------------------------------------------------- tensor_split / hsplit / vsplit / dsplit
+
+
+@register("torch.tensor_split", "Tensor.tensor_split")
+def tensor_split(g, input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
+    """tensor_split.sections(Tensor self, SymInt sections, int dim=0) -> Tensor[]  |
+    tensor_split.indices(Tensor self, SymInt[] indices, int dim=0) -> Tensor[]  |
+    tensor_split.tensor_indices_or_sections(Tensor self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor[]
+
+    ``sections`` n: n pieces, the first ``size % n`` one longer (a dynamic axis is fine:
+    the count is n, the sizes come from the graph).  ``indices``: the pieces
+    ``x[:i0], x[i0:i1], ..., x[ik:]`` with Python's slice clamping (they may be empty or
+    overlap), one Slice each; an index may be computed in the graph.  A 1-d int64 tensor
+    is a list of indices (its length must be static), a 0-d one a section count (its value
+    must be known at export time: it sets the number of results)."""
+    given = [a for a in (indices_or_sections, sections, indices, tensor_indices_or_sections) if a is not None]
+    if len(given) != 1:
+        raise g.error("tensor_split takes exactly one of indices_or_sections / sections / indices")
+    spec = given[0]
+    x = require_value(g, input, "tensor_split")
+    rank = known_rank(g, x, "tensor_split")
+    if rank == 0:
+        raise g.error("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims "
+                      "(torch raises)")
+    d = normalize_axis(g, dim, rank, "tensor_split")
+    if isinstance(spec, Value):
+        if spec.dtype != torch.int64:
+            raise g.error(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                          f"{spec.dtype} (torch raises)")
+        if spec.rank == 0:
+            known = g.const_value(spec)
+            if known is None:
+                raise g.error("tensor_split: a 0-d tensor of sections computed in the graph sets the number of "
+                              "results, which must be known at export time",
+                              hint="pass the number of sections as a Python int")
+            spec = int(known)
+        elif spec.rank == 1:
+            count = spec.shape[0]
+            if not isinstance(count, int):
+                raise g.error("tensor_split: the number of indices (the length of the 1-d index tensor) sets the "
+                              "number of results, which must be static",
+                              hint="give the index tensor a static length, or pass a list of ints")
+            spec = [g.op("Gather", spec, g.const(i, torch.int64), axis=0) for i in range(count)]
+        else:
+            raise g.error("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                          f"one-dimensional tensor, but got a tensor with {spec.rank} dims (torch raises)")
+    if isinstance(spec, (list, tuple)):
+        bounds = [int_arg(g, i, "tensor_split", "an index") for i in spec]
+        starts = [0, *bounds]
+        ends = [*bounds, INT64_MAX]
+        return tuple(slice_axis(g, x, d, s, e) for s, e in zip(starts, ends))
+    n = static_int(g, spec, "tensor_split", "sections")
+    if n <= 0:
+        raise g.error(f"tensor_split: number of sections must be larger than 0, got {n} (torch raises)")
+    return _sections(g, x, d, n)
+
+
+def _sections(g: GraphBuilder, x: Value, d: int, n: int) -> tuple[Value, ...]:
+    """``n`` pieces along ``d``: the first ``size % n`` of ``size // n + 1``, the rest ``size // n``."""
+    size = x.shape[d]
+    if isinstance(size, int):
+        sizes = [size // n + (1 if i < size % n else 0) for i in range(n)]
+        return _split_sizes(g, x, d, size, sizes)
+    if n == 1:
+        return (x,)
+    size = g.size(x, d)
+    base = g.op("Div", size, g.const(n, torch.int64))
+    extra = g.op("Mod", size, g.const(n, torch.int64))
+    sizes = [g.op("Add", base, g.cast(g.op("Less", g.const(i, torch.int64), extra), torch.int64)) for i in range(n)]
+    return _split_by_graph_sizes(g, x, d, sizes)
+
+
+def _split_along(name: str, min_rank: int, axis_of_rank):
+    def lower(g, input, indices_or_sections):
+        x = require_value(g, input, name)
+        rank = known_rank(g, x, name)
+        if rank < min_rank:
+            raise g.error(f"torch.{name} requires a tensor with at least {min_rank} dimension, but got a tensor "
+                          f"with {rank} dimensions (torch raises)")
+        d = axis_of_rank(rank)
+        if isinstance(indices_or_sections, (int, np.integer)) and not isinstance(indices_or_sections, bool):
+            n = int(indices_or_sections)
+            size = _static_dim(g, x, d, name, "an int split must divide it exactly, which torch checks")
+            if n <= 0 or size % n:
+                raise g.error(f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "
+                              f"{size} is not divisible by the split_size {n} (torch raises)")
+        return tensor_split(g, x, indices_or_sections, d)
+
+    lower.__name__ = name
+    lower.__doc__ = (f"{name}(Tensor(a -> *) self, int sections | int[] indices) -> Tensor(a)[]  (tensor_split "
+                     f"along dim {'1 (0 for 1-d)' if name == 'hsplit' else 0 if name == 'vsplit' else 2}; "
+                     "an int must divide the dim)")
+    return lower
+
+
+register("torch.hsplit", "Tensor.hsplit")(_split_along("hsplit", 1, lambda r: 0 if r == 1 else 1))
+register("torch.vsplit", "Tensor.vsplit")(_split_along("vsplit", 2, lambda r: 0))
+register("torch.dsplit", "Tensor.dsplit")(_split_along("dsplit", 3, lambda r: 2))

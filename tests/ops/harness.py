@@ -476,6 +476,18 @@ def check_case(case, opset: int) -> None:
     assert why is None, why
 
 
+def check_case_dynamic(case, refusals: dict[str, str]) -> None:
+    """A hand-written case with every input dim symbolic agrees with eager, or, for an id
+    in ``refusals`` (a case that needs a static dim), is refused with that message."""
+    name, qualname, args, kwargs, eager = case
+    if name in refusals:
+        with pytest.raises(Refused, match=refusals[name]):
+            run_lowering(qualname, args, kwargs, dynamic=True)
+        return
+    why = compare(eager(*args, **kwargs), run_lowering(qualname, args, kwargs, dynamic=True))
+    assert why is None, why
+
+
 def sample_tensor(*shape, dtype=torch.float32, seed=0, low=-3, high=3) -> torch.Tensor:
     """A seeded tensor of the shape and dtype, values in [low, high) (bools at random)."""
     gen = torch.Generator().manual_seed(seed)

@@ -249,14 +249,7 @@ DYNAMIC_REFUSALS = {"irfft_default": "pass n="}
 @pytest.mark.parametrize("case", [c for c in CASES if _has_dims(c[2])], ids=lambda c: c[0])
 def test_case_dynamic(case):
     """The same cases with every input dim symbolic: these ops must not refuse then."""
-    name, qualname, args, kwargs, eager = case
-    if name in DYNAMIC_REFUSALS:
-        with pytest.raises(harness.Refused, match=DYNAMIC_REFUSALS[name]):
-            harness.run_lowering(qualname, args, kwargs, dynamic=True)
-        return
-    actual = harness.run_lowering(qualname, args, kwargs, dynamic=True)
-    why = harness.compare(eager(*args, **kwargs), actual)
-    assert why is None, why
+    harness.check_case_dynamic(case, DYNAMIC_REFUSALS)
 
 
 # ---------------------------------------------------------------------- data-dependent sizes
