@@ -132,8 +132,8 @@ class Containers:
         def keep(gen, valid):
             """The filters' conjunction: True/False when known, else a graph bool."""
             for c in gen.ifs:
-                cond = (self.eval(c, inner) if valid is None else
-                        self.unconditionally(lambda c=c: self.eval(c, inner), line))
+                cond = (self.eval_test(c, inner) if valid is None else
+                        self.unconditionally(lambda c=c: self.eval_test(c, inner), line))
                 if isinstance(cond, Value):
                     cond = self.to_bool(cond)
                     valid = cond if valid is None else self.call_op("torch.logical_and", [valid, cond], {})

@@ -67,6 +67,27 @@ class DataIfs:
         note_choice(self, merged, results, region)
         return merged
 
+    def value_choice(self, test: Value, then_value, else_value, construct: str, line: int):
+        """`then_value if test else else_value` of two values computed already (the value of
+        a data-dependent `a or b`): a `Where` when they have one dtype and one static shape,
+        else an If that hands on either, as the ternary does."""
+        if all(isinstance(v, (Value, bool, int, float)) for v in (then_value, else_value)):
+            a, b = self.as_graph(then_value), self.as_graph(else_value)
+            if a.dtype == b.dtype and a.static_shape is not None and a.static_shape == b.static_shape:
+                cond = self.to_bool(test)
+                out = self.call_op("torch.where", [cond, a, b], {})
+                mark_merged(self, out, (then_value, else_value))
+                self.merge_aliases(out, (then_value, else_value), f"the `{construct}` at line {line}", cond)
+                note_choice(self, out, [then_value, else_value], f"the `{construct}` at line {line}")
+                return out
+        try:
+            return self.graph_choice(test, lambda: then_value, lambda: else_value, construct, line)
+        except LoweringError as exc:
+            raise self.error(f"the value of this data-dependent `{construct}` is one of its operands, chosen by the "
+                             f"data, and untrace cannot merge them ({exc.message})",
+                             "give both operands one dtype and rank, or test it with `bool(...)` / `torch.where` "
+                             f"where only the truth of the `{construct}` is needed", construct=construct) from None
+
     def torch_cond(self, args, kwargs):
         pred, true_fn, false_fn, operands = (list(args) + [kwargs.get(k) for k in ("pred", "true_fn", "false_fn", "operands")][len(args):])[:4]
         operands = list(operands or ())

@@ -139,7 +139,7 @@ class DataLoops:
                 self.assign(s.target, index, inner)
             self.exec_block(s.body, inner)
             if s.kind == "while":
-                next_cond = self.eval(s.test, inner)
+                next_cond = self.eval_test(s.test, inner)
                 next_cond = self.to_bool(next_cond) if isinstance(next_cond, Value) else self.as_graph(bool(self.truth(next_cond)))
             else:
                 next_cond = cond_in

@@ -89,7 +89,7 @@ class PythonSemantics:
         raise ReturnSignal(self.eval(s.value, frame) if s.value is not None else None)
 
     def _stmt_Assert(self, s, frame):
-        test = self.test_value(self.eval(s.test, frame))
+        test = self.eval_test(s.test, frame)
         if isinstance(test, Value):
             return  # a runtime check on data: dropped, as torch.onnx does with torch._assert
         if not test:
@@ -260,29 +260,59 @@ class PythonSemantics:
         return Closure(fn, frame)
 
     def _ev_BoolOp(self, e, frame):
-        result = self.test_value(self.eval(e.values[0], frame))
+        """`a or b` is `a` when `bool(a)` else `b` (`and` the converse): one of the values,
+        not their truth. Where `bool(a)` is data, the graph chooses the value (`value_choice`)."""
+        result = self.eval(e.values[0], frame)
         for sub in e.values[1:]:
-            if isinstance(result, Value):
-                # Eager runs `sub` only when `result` lets it: its Python effects are conditional.
-                runs = self.to_bool(result)
-                if e.op == "or":
-                    runs = self.call_op("torch.logical_not", [runs], {})
-                before, snapshot = dict(frame.env), self.state_snapshot(frame)
-                other = self.test_value(self.eval(sub, frame))
-                self.check_state_kept(snapshot, f"`{e.op}`", e.span.line)
-                self.merge_conditional_names(frame, before, runs, f"the right side of this `{e.op}`")
-                if isinstance(other, bool) and result.dtype == torch.bool and result.rank == 0:
-                    # `b and False` is False and `b or True` is True whatever the bool `b`;
-                    # `b and True`, `b or False` are `b`: what eager gets, a Python bool where it is one.
-                    result = other if other is (e.op == "or") else result
-                    continue
-                op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
-                result = self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
+            truth = self.test_value(result)
+            if not isinstance(truth, Value):
+                if (e.op == "and") != bool(self.truth(truth)):
+                    return result
+                result = self.eval(sub, frame)
                 continue
-            if (e.op == "and") != bool(self.truth(result)):
-                return result
-            result = self.test_value(self.eval(sub, frame))
+            other = self._conditional_operand(e, sub, truth, frame, self.eval)
+            if isinstance(other, bool) and isinstance(result, Value) and result.dtype == torch.bool and not result.rank:
+                result = _with_known_bool(e.op, result, other)
+                continue
+            if has_varying_items(result) or has_varying_items(other):
+                raise self.refuse_varying_list(result if has_varying_items(result) else other,
+                                               f"the value of a data-dependent `{e.op}`")
+            taken, skipped = (result, other) if e.op == "or" else (other, result)
+            result = self.value_choice(truth, taken, skipped, e.op, e.span.line)
         return result
+
+    def eval_test(self, e, frame):
+        """The truth of a predicate (`if`, `while`, ternary, `assert`, filter, `not`): of
+        `a or b` it is `bool(a) or bool(b)` whatever values `a` and `b` are, a graph bool
+        when either is data."""
+        if not isinstance(e, ir.BoolOp):
+            return self.test_value(self.eval(e, frame))
+        result = self.eval_test(e.values[0], frame)
+        for sub in e.values[1:]:
+            if not isinstance(result, Value):
+                if (e.op == "and") != bool(self.truth(result)):
+                    return result
+                result = self.eval_test(sub, frame)
+                continue
+            other = self._conditional_operand(e, sub, result, frame, self.eval_test)
+            if isinstance(other, bool):
+                result = _with_known_bool(e.op, result, other)
+                continue
+            op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
+            result = self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
+        return result
+
+    def _conditional_operand(self, e, sub, truth: Value, frame, evaluate):
+        """The right side of a data-dependent `and` / `or`: eager runs it only when `truth`
+        lets it, so the names it binds are merged with their values before it."""
+        runs = self.to_bool(truth)
+        if e.op == "or":
+            runs = self.call_op("torch.logical_not", [runs], {})
+        before, snapshot = dict(frame.env), self.state_snapshot(frame)
+        other = evaluate(sub, frame)
+        self.check_state_kept(snapshot, f"`{e.op}`", e.span.line)
+        self.merge_conditional_names(frame, before, runs, f"the right side of this `{e.op}`")
+        return other
 
     def test_value(self, v):
         """A predicate's value: a NumPy array's truth is its tensor's (one element); a list
@@ -292,18 +322,17 @@ class PythonSemantics:
         return v.value if isinstance(v, NDArray) else v
 
     def _ev_UnaryOp(self, e, frame):
+        if e.op == "not":
+            v = self.eval_test(e.operand, frame)
+            if isinstance(v, Value):
+                return self.call_op("torch.logical_not", [self.to_bool(v)], {})
+            return not self.truth(v)
         v = self.eval(e.operand, frame)
         if isinstance(v, NDArray):
-            if e.op != "not":
-                return numpy_arrays.unary(self, e.op, v)
-            v = v.value
+            return numpy_arrays.unary(self, e.op, v)
         if isinstance(v, Value):
-            if e.op == "not":
-                return self.call_op("torch.logical_not", [self.to_bool(v)], {})
             name = {"-": "operator.neg", "+": "operator.pos", "~": "operator.invert"}[e.op]
             return self.call_op(name, [v], {})
-        if e.op == "not":
-            return not self.truth(v)
         return {"-": operator.neg, "+": operator.pos, "~": operator.invert}[e.op](v)
 
     def _ev_BinOp(self, e, frame):
@@ -469,3 +498,9 @@ class PythonSemantics:
         first = e.args[0] if e.args else None
         self.first_argument = expr_text(first.value) if first is not None and not first.star and first.keyword is None else None
         return self.call(func, args, kwargs)
+
+
+def _with_known_bool(op: str, b, known: bool):
+    """`b and False` is False and `b or True` is True whatever the bool `b`; `b and True`,
+    `b or False` are `b`: what eager gets, a Python bool where it is one."""
+    return known if known is (op == "or") else b
