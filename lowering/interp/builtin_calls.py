@@ -69,6 +69,8 @@ def _scalar(kind):
             return interp.python_number(interp.fresh_copy(number) if number is x else number)
         if isinstance(x, torch.Tensor):
             return kind(x)
+        if kind is bool and has_varying_items(x):
+            return interp.test_value(x)  # not empty: whether it is, the graph decides
         return kind(*args, **kwargs)
 
     return convert
