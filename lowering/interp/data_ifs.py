@@ -138,6 +138,7 @@ class DataIfs:
         envs = []
         graphs = []
         raised: list[PythonException] = []
+        refused: list[LoweringError] = []  # a side untrace cannot lower as a branch (see below)
         for block in (s.body, s.orelse):
             sub = self.g.subgraph()
             graphs.append(sub)
@@ -151,15 +152,23 @@ class DataIfs:
                 if exc.region != id(sub) or self._catching:
                     raise
                 raised.append(exc)  # this side raises in eager: a check on the input (see below)
+            except LoweringError as exc:
+                if refused:
+                    raise
+                refused.append(exc)  # lowered as the only path if the other side raises
             finally:
                 self.frames.pop()
                 self.g = saved
             self.location = (frame.path, line)
             self.check_state_kept(snapshot, "if", line)
             envs.append(branch.env)
+        if refused and not raised:
+            raise refused[0]
         if raised:
             # Eager raises on one side: for the inputs it accepts it runs the other, so the
-            # graph does, as a data `assert` is dropped. No `try` around may catch it.
+            # graph does, as a data `assert` is dropped. No `try` around may catch it. What
+            # the other side could not do as a branch (update a view of a tensor made before
+            # the `if`), it does as the one path.
             if len(raised) == 2:
                 raise raised[0]
             # What the raising side updated in place eager never updates for those inputs.
