@@ -262,24 +262,7 @@ class PythonSemantics:
     def _ev_BoolOp(self, e, frame):
         """`a or b` is `a` when `bool(a)` else `b` (`and` the converse): one of the values,
         not their truth. Where `bool(a)` is data, the graph chooses the value (`value_choice`)."""
-        result = self.eval(e.values[0], frame)
-        for sub in e.values[1:]:
-            truth = self.test_value(result)
-            if not isinstance(truth, Value):
-                if (e.op == "and") != bool(self.truth(truth)):
-                    return result
-                result = self.eval(sub, frame)
-                continue
-            other = self._conditional_operand(e, sub, truth, frame, self.eval)
-            if isinstance(other, bool) and isinstance(result, Value) and result.dtype == torch.bool and not result.rank:
-                result = _with_known_bool(e.op, result, other)
-                continue
-            if has_varying_items(result) or has_varying_items(other):
-                raise self.refuse_varying_list(result if has_varying_items(result) else other,
-                                               f"the value of a data-dependent `{e.op}`")
-            taken, skipped = (result, other) if e.op == "or" else (other, result)
-            result = self.value_choice(truth, taken, skipped, e.op, e.span.line)
-        return result
+        return self._bool_op(e, frame, truth_only=False)
 
     def eval_test(self, e, frame):
         """The truth of a predicate (`if`, `while`, ternary, `assert`, filter, `not`): of
@@ -287,32 +270,45 @@ class PythonSemantics:
         when either is data."""
         if not isinstance(e, ir.BoolOp):
             return self.test_value(self.eval(e, frame))
-        result = self.eval_test(e.values[0], frame)
+        return self._bool_op(e, frame, truth_only=True)
+
+    def _bool_op(self, e, frame, truth_only: bool):
+        """Python's short circuit over the operands; with `truth_only`, their truth values."""
+        evaluate = self.eval_test if truth_only else self.eval
+        result = evaluate(e.values[0], frame)
         for sub in e.values[1:]:
-            if not isinstance(result, Value):
-                if (e.op == "and") != bool(self.truth(result)):
+            truth = result if truth_only else self.test_value(result)
+            if not isinstance(truth, Value):
+                if (e.op == "and") != bool(self.truth(truth)):
                     return result
-                result = self.eval_test(sub, frame)
+                result = evaluate(sub, frame)
                 continue
-            other = self._conditional_operand(e, sub, result, frame, self.eval_test)
-            if isinstance(other, bool):
-                result = _with_known_bool(e.op, result, other)
-                continue
-            op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
-            result = self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
+            # Eager runs `sub` only when `truth` lets it: the names it binds are merged.
+            runs = self.to_bool(truth)
+            if e.op == "or":
+                runs = self.call_op("torch.logical_not", [runs], {})
+            before, snapshot = dict(frame.env), self.state_snapshot(frame)
+            other = evaluate(sub, frame)
+            self.check_state_kept(snapshot, f"`{e.op}`", e.span.line)
+            self.merge_conditional_names(frame, before, runs, f"the right side of this `{e.op}`")
+            result = self._joined(e, truth, result, other, truth_only)
         return result
 
-    def _conditional_operand(self, e, sub, truth: Value, frame, evaluate):
-        """The right side of a data-dependent `and` / `or`: eager runs it only when `truth`
-        lets it, so the names it binds are merged with their values before it."""
-        runs = self.to_bool(truth)
-        if e.op == "or":
-            runs = self.call_op("torch.logical_not", [runs], {})
-        before, snapshot = dict(frame.env), self.state_snapshot(frame)
-        other = evaluate(sub, frame)
-        self.check_state_kept(snapshot, f"`{e.op}`", e.span.line)
-        self.merge_conditional_names(frame, before, runs, f"the right side of this `{e.op}`")
-        return other
+    def _joined(self, e, truth: Value, result, other, truth_only: bool):
+        """`result or other` (`and`) where the truth of `result` is the graph's."""
+        if isinstance(other, bool) and (truth_only or isinstance(result, Value) and result.dtype == torch.bool
+                                        and not result.rank):
+            # `b and False` is False and `b or True` is True whatever the bool `b`;
+            # `b and True`, `b or False` are `b`: what eager gets, a Python bool where it is one.
+            return other if other is (e.op == "or") else result
+        if truth_only:
+            op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
+            return self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
+        if has_varying_items(result) or has_varying_items(other):
+            raise self.refuse_varying_list(result if has_varying_items(result) else other,
+                                           f"the value of a data-dependent `{e.op}`")
+        taken, skipped = (result, other) if e.op == "or" else (other, result)
+        return self.value_choice(truth, taken, skipped, e.op, e.span.line)
 
     def test_value(self, v):
         """A predicate's value: a NumPy array's truth is its tensor's (one element); a list
@@ -498,9 +494,3 @@ class PythonSemantics:
         first = e.args[0] if e.args else None
         self.first_argument = expr_text(first.value) if first is not None and not first.star and first.keyword is None else None
         return self.call(func, args, kwargs)
-
-
-def _with_known_bool(op: str, b, known: bool):
-    """`b and False` is False and `b or True` is True whatever the bool `b`; `b and True`,
-    `b or False` are `b`: what eager gets, a Python bool where it is one."""
-    return known if known is (op == "or") else b
