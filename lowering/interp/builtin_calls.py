@@ -16,6 +16,7 @@ from lowering.numpy_arrays import NDArray
 from lowering.errors import PythonException
 from lowering.interp.builtin_minmax import python_minmax
 from lowering.interp.graph_rows import graph_enumerate, graph_reversed, graph_zip, refuse_python_iteration
+from lowering.interp.python_state import has_varying_items
 from lowering.interp.values import BoundUserMethod, Closure, GraphChoice, GraphRange, GraphRows, Stacked, TensorMethod
 
 if TYPE_CHECKING:
@@ -68,6 +69,8 @@ def _scalar(kind):
             return interp.python_number(interp.fresh_copy(number) if number is x else number)
         if isinstance(x, torch.Tensor):
             return kind(x)
+        if kind is bool and has_varying_items(x):
+            return interp.test_value(x)  # not empty: whether it is, the graph decides
         return kind(*args, **kwargs)
 
     return convert
@@ -198,6 +201,8 @@ def _type(interp: Interpreter, args, kwargs):
 
 
 def _iter(interp: Interpreter, args, kwargs):
+    if len(args) == 1 and isinstance(args[0], (list, tuple)) and has_varying_items(args[0]):
+        raise interp.refuse_varying_list(args[0], "iter()")  # its items are not Python's to hand out one by one
     if len(args) == 1 and isinstance(args[0], (list, tuple, dict)):
         return iter(args[0])  # a Python container holding tensors: its items, as Python iterates them
     if args and isinstance(args[0], GraphRows):

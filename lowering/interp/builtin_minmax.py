@@ -86,7 +86,7 @@ def python_minmax(kind):
     compare = "operator.gt" if kind is max else "operator.lt"
 
     def pick(interp: Interpreter, args, kwargs):
-        if not _graph_args(args):
+        if not _graph_args(args) and not interp._has_graph(args, kwargs):
             return kind(*args, **kwargs)
         if kwargs:
             raise interp.error(f"{name}() with {', '.join(f'{k}=' for k in kwargs)} over graph values",

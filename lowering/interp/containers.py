@@ -14,7 +14,7 @@ from lowering.numpy_arrays import NDArray
 from lowering.interp.graph_rows import GraphRows, refuse_python_iteration, row_count, row_item
 from lowering.interp.graph_rows import rows_of as _rows_of
 from lowering.interp.python_state import has_varying_items
-from lowering.interp.values import EarlierIterations, Frame, GraphRange, Maybe, Stacked, _rank_only
+from lowering.interp.values import EarlierIterations, Frame, GraphRange, Maybe, Stacked, TensorItems, _rank_only
 
 
 _SEQUENCE_OPS = {"torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.tensor", "torch.as_tensor"}
@@ -132,8 +132,8 @@ class Containers:
         def keep(gen, valid):
             """The filters' conjunction: True/False when known, else a graph bool."""
             for c in gen.ifs:
-                cond = (self.eval(c, inner) if valid is None else
-                        self.unconditionally(lambda c=c: self.eval(c, inner), line))
+                cond = (self.eval_test(c, inner) if valid is None else
+                        self.unconditionally(lambda c=c: self.eval_test(c, inner), line))
                 if isinstance(cond, Value):
                     cond = self.to_bool(cond)
                     valid = cond if valid is None else self.call_op("torch.logical_and", [valid, cond], {})
@@ -211,7 +211,7 @@ class Containers:
     def sequence_op(self, name: str, items: list, dim: int = 0, **kwargs):
         """torch.stack / torch.cat / torch.tensor over a list that a graph loop appended to:
         the loop's scan output (iterations on axis 0) moved into place."""
-        if any(isinstance(x, EarlierIterations) for x in items):
+        if any(isinstance(x, (EarlierIterations, TensorItems)) for x in items):
             raise self.refuse_varying_list(items, f"`{name}`")
         dim = kwargs.pop("dim", dim)
         dtype = kwargs.pop("dtype", None)

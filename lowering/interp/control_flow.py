@@ -19,7 +19,7 @@ def _is_python_number(v) -> bool:
 
 class ControlFlow:
     def _stmt_If(self, s, frame):
-        test = self.test_value(self.eval(s.test, frame))
+        test = self.eval_test(s.test, frame)
         if isinstance(test, Value):
             self.emit_if(s, test, frame)
         elif self.truth(test):
@@ -53,7 +53,7 @@ class ControlFlow:
             self.exec_block(s.orelse, frame)
             return
         for _ in range(MAX_UNROLL):
-            test = self.test_value(self.eval(s.test, frame))
+            test = self.eval_test(s.test, frame)
             if isinstance(test, Value):
                 self.emit_loop(s, frame, cond=test)
                 return
@@ -65,7 +65,7 @@ class ControlFlow:
                          hint="make the loop's condition depend on a tensor (it becomes an ONNX Loop), or bound it")
 
     def _ev_IfExp(self, e, frame):
-        test = self.test_value(self.eval(e.test, frame))
+        test = self.eval_test(e.test, frame)
         if isinstance(test, Value):
             # Lazy, like Python: each side is evaluated only in its own If branch.
             def side(expr):

@@ -67,6 +67,27 @@ class DataIfs:
         note_choice(self, merged, results, region)
         return merged
 
+    def value_choice(self, test: Value, then_value, else_value, construct: str, line: int):
+        """`then_value if test else else_value` of two values computed already (the value of
+        a data-dependent `a or b`): a `Where` when they have one dtype and one static shape,
+        else an If that hands on either, as the ternary does."""
+        if all(isinstance(v, (Value, bool, int, float)) for v in (then_value, else_value)):
+            a, b = self.as_graph(then_value), self.as_graph(else_value)
+            if a.dtype == b.dtype and a.static_shape is not None and a.static_shape == b.static_shape:
+                cond = self.to_bool(test)
+                out = self.call_op("torch.where", [cond, a, b], {})
+                mark_merged(self, out, (then_value, else_value))
+                self.merge_aliases(out, (then_value, else_value), f"the `{construct}` at line {line}", cond)
+                note_choice(self, out, [then_value, else_value], f"the `{construct}` at line {line}")
+                return out
+        try:
+            return self.graph_choice(test, lambda: then_value, lambda: else_value, construct, line)
+        except LoweringError as exc:
+            raise self.error(f"the value of this data-dependent `{construct}` is one of its operands, chosen by the "
+                             f"data, and untrace cannot merge them ({exc.message})",
+                             "give both operands one dtype and rank, or test it with `bool(...)` / `torch.where` "
+                             f"where only the truth of the `{construct}` is needed", construct=construct) from None
+
     def torch_cond(self, args, kwargs):
         pred, true_fn, false_fn, operands = (list(args) + [kwargs.get(k) for k in ("pred", "true_fn", "false_fn", "operands")][len(args):])[:4]
         operands = list(operands or ())
@@ -117,6 +138,7 @@ class DataIfs:
         envs = []
         graphs = []
         raised: list[PythonException] = []
+        refused: list[LoweringError] = []  # a side untrace cannot lower as a branch (see below)
         for block in (s.body, s.orelse):
             sub = self.g.subgraph()
             graphs.append(sub)
@@ -130,15 +152,23 @@ class DataIfs:
                 if exc.region != id(sub) or self._catching:
                     raise
                 raised.append(exc)  # this side raises in eager: a check on the input (see below)
+            except LoweringError as exc:
+                if refused:
+                    raise
+                refused.append(exc)  # lowered as the only path if the other side raises
             finally:
                 self.frames.pop()
                 self.g = saved
             self.location = (frame.path, line)
             self.check_state_kept(snapshot, "if", line)
             envs.append(branch.env)
+        if refused and not raised:
+            raise refused[0]
         if raised:
             # Eager raises on one side: for the inputs it accepts it runs the other, so the
-            # graph does, as a data `assert` is dropped. No `try` around may catch it.
+            # graph does, as a data `assert` is dropped. No `try` around may catch it. What
+            # the other side could not do as a branch (update a view of a tensor made before
+            # the `if`), it does as the one path.
             if len(raised) == 2:
                 raise raised[0]
             # What the raising side updated in place eager never updates for those inputs.

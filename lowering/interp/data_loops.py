@@ -57,8 +57,12 @@ class DataLoops:
         walrus = [e.target.id for e in ir.walk_expression(s.test) if isinstance(e, ir.NamedExpr)] if s.test else []
         carried = list(dict.fromkeys([n for n in [*s.carried, *walrus, *extra] if n in frame.env or n.startswith("$")]
                                      + [n for n in mutated if isinstance(frame.env[n], Value)]))
-        # Python lists that the body appends to become scan outputs.
-        scans = [n for n in dict.fromkeys(carried + mutated) if isinstance(frame.env.get(n), list)]
+        # A list the body changes only by `lst[i] = v` keeps its length (a per-layer cache):
+        # its items are carried. The other lists the body changes are appended to: scan outputs.
+        item_lists = [n for n in mutated if type(frame.env.get(n)) is list and n not in s.carried
+                      and _items_set_only(s, n)]
+        scans = [n for n in dict.fromkeys(carried + mutated) if isinstance(frame.env.get(n), list)
+                 and n not in item_lists]
         carried = [n for n in carried if n not in scans]
         # A dict changed in place is carried: its keys stay, its values are graph values.
         for n in mutated:
@@ -68,6 +72,13 @@ class DataLoops:
                                      "holds values other than tensors and numbers",
                                      "carry the values the loop changes in local variables", construct="loop")
                 carried.append(n)
+        for n in item_lists:
+            if not all(isinstance(v, (Value, bool, int, float)) for v in _flatten(frame.env[n])[0]):
+                raise self.error(f"`{n}` (a list) has its items set inside the data-dependent loop at line {line}, "
+                                 "and holds values other than tensors and numbers (None before the first iteration?)",
+                                 f"give every item of `{n}` a tensor before the loop (`torch.zeros(...)`, or an empty "
+                                 "tensor to concatenate to), or carry the items in local variables", construct="loop")
+            carried.append(n)
         in_place = {n for n in mutated if n not in s.carried and isinstance(frame.env.get(n), (list, dict))}
         self.check_unshared(sorted(in_place), frame, "loop", line)
         for n in carried:
@@ -139,7 +150,7 @@ class DataLoops:
                 self.assign(s.target, index, inner)
             self.exec_block(s.body, inner)
             if s.kind == "while":
-                next_cond = self.eval(s.test, inner)
+                next_cond = self.eval_test(s.test, inner)
                 next_cond = self.to_bool(next_cond) if isinstance(next_cond, Value) else self.as_graph(bool(self.truth(next_cond)))
             else:
                 next_cond = cond_in
@@ -343,6 +354,21 @@ class DataLoops:
             span = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, self.call_op("operator.sub", [r.step, 1], {})], {}), r.step], {})
         span = self.g.cast(self.as_graph(span), torch.int64)
         return self.call_op("torch.clamp", [span], {"min": 0})
+
+
+def _items_set_only(loop: ir.Loop, name: str) -> bool:
+    """Whether the loop's body changes the list `name` only by `name[i] = v` (no method
+    call on it that could change its length): then its length is the same every iteration."""
+    for stmt in ir.walk_statements(loop.body):
+        for e in ir.child_expressions(stmt):
+            for sub in ir.walk_expression(e):
+                if (isinstance(sub, ir.Call) and isinstance(sub.func, ir.Attribute)
+                        and isinstance(sub.func.value, ir.Name) and sub.func.value.id == name):
+                    return False
+        if isinstance(stmt, ir.Delete) and any(isinstance(t, ir.Subscript) and isinstance(t.value, ir.Name)
+                                               and t.value.id == name for t in stmt.targets):
+            return False
+    return True
 
 
 class _CarriedViews(Exception):

@@ -18,7 +18,7 @@ import torch
 
 from lowering.graph import Value
 from lowering.interp.python_state import has_varying_items
-from lowering.interp.values import EnumerateIndex, GraphRows, Stacked, _describe
+from lowering.interp.values import EnumerateIndex, GraphRows, Stacked, TensorItems, _describe
 
 if TYPE_CHECKING:
     from lowering.interpreter import Interpreter
@@ -29,12 +29,15 @@ def refuse_python_iteration(interp: Interpreter, what: str):
                         "use the pairs in a for loop or a list comprehension, or index the tensors", construct="call")
 
 
-def rows_of(iterable, interp: Interpreter) -> Value | GraphRows | None:
+def rows_of(iterable, interp: Interpreter) -> Value | GraphRows | TensorItems | None:
     """The rows a value iterates over when their number is only known at run time: a
     tensor with a dynamic first axis, the list a graph loop appended to (its scan output),
-    or what zip / enumerate made of those; else None."""
+    `.tolist()` of a 1-d tensor of dynamic length (its items Python numbers), or what
+    zip / enumerate made of those; else None."""
     if isinstance(iterable, GraphRows):
         return iterable
+    if isinstance(iterable, list) and len(iterable) == 1 and isinstance(iterable[0], TensorItems):
+        return iterable[0]
     if isinstance(iterable, list) and len(iterable) == 1 and isinstance(iterable[0], Stacked) and iterable[0].valid is None:
         return iterable[0].value
     if isinstance(iterable, Value) and iterable.rank and isinstance(interp.g.size(iterable, 0), Value):
@@ -42,8 +45,10 @@ def rows_of(iterable, interp: Interpreter) -> Value | GraphRows | None:
     return None
 
 
-def row_count(interp: Interpreter, rows: Value | GraphRows):
+def row_count(interp: Interpreter, rows: Value | GraphRows | TensorItems):
     """How many items `rows` yields: the smallest first axis, as zip stops at the shortest."""
+    if isinstance(rows, TensorItems):
+        return interp.g.size(rows.value, 0)
     if isinstance(rows, Value):
         return interp.g.size(rows, 0)
     counts = [row_count(interp, part) for part in rows.parts if not isinstance(part, EnumerateIndex)]
@@ -53,8 +58,10 @@ def row_count(interp: Interpreter, rows: Value | GraphRows):
     return interp.python_number(graph[0] if len(graph) == 1 else interp.g.op("Min", *graph))
 
 
-def row_item(interp: Interpreter, rows: Value | GraphRows, index: Value):
+def row_item(interp: Interpreter, rows: Value | GraphRows | TensorItems, index: Value):
     """Item `index` (a 0-d int64 graph value) of `rows`."""
+    if isinstance(rows, TensorItems):
+        return interp.python_number(interp.call_op("operator.getitem", [rows.value, index], {}))
     if isinstance(rows, Value):
         return interp.call_op("operator.getitem", [rows, index], {})
     return tuple(_counter(interp, index, part.start) if isinstance(part, EnumerateIndex)

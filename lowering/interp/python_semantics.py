@@ -89,7 +89,7 @@ class PythonSemantics:
         raise ReturnSignal(self.eval(s.value, frame) if s.value is not None else None)
 
     def _stmt_Assert(self, s, frame):
-        test = self.test_value(self.eval(s.test, frame))
+        test = self.eval_test(s.test, frame)
         if isinstance(test, Value):
             return  # a runtime check on data: dropped, as torch.onnx does with torch._assert
         if not test:
@@ -260,29 +260,55 @@ class PythonSemantics:
         return Closure(fn, frame)
 
     def _ev_BoolOp(self, e, frame):
-        result = self.test_value(self.eval(e.values[0], frame))
+        """`a or b` is `a` when `bool(a)` else `b` (`and` the converse): one of the values,
+        not their truth. Where `bool(a)` is data, the graph chooses the value (`value_choice`)."""
+        return self._bool_op(e, frame, truth_only=False)
+
+    def eval_test(self, e, frame):
+        """The truth of a predicate (`if`, `while`, ternary, `assert`, filter, `not`): of
+        `a or b` it is `bool(a) or bool(b)` whatever values `a` and `b` are, a graph bool
+        when either is data."""
+        if not isinstance(e, ir.BoolOp):
+            return self.test_value(self.eval(e, frame))
+        return self._bool_op(e, frame, truth_only=True)
+
+    def _bool_op(self, e, frame, truth_only: bool):
+        """Python's short circuit over the operands; with `truth_only`, their truth values."""
+        evaluate = self.eval_test if truth_only else self.eval
+        result = evaluate(e.values[0], frame)
         for sub in e.values[1:]:
-            if isinstance(result, Value):
-                # Eager runs `sub` only when `result` lets it: its Python effects are conditional.
-                runs = self.to_bool(result)
-                if e.op == "or":
-                    runs = self.call_op("torch.logical_not", [runs], {})
-                before, snapshot = dict(frame.env), self.state_snapshot(frame)
-                other = self.test_value(self.eval(sub, frame))
-                self.check_state_kept(snapshot, f"`{e.op}`", e.span.line)
-                self.merge_conditional_names(frame, before, runs, f"the right side of this `{e.op}`")
-                if isinstance(other, bool) and result.dtype == torch.bool and result.rank == 0:
-                    # `b and False` is False and `b or True` is True whatever the bool `b`;
-                    # `b and True`, `b or False` are `b`: what eager gets, a Python bool where it is one.
-                    result = other if other is (e.op == "or") else result
-                    continue
-                op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
-                result = self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
+            truth = result if truth_only else self.test_value(result)
+            if not isinstance(truth, Value):
+                if (e.op == "and") != bool(self.truth(truth)):
+                    return result
+                result = evaluate(sub, frame)
                 continue
-            if (e.op == "and") != bool(self.truth(result)):
-                return result
-            result = self.test_value(self.eval(sub, frame))
+            # Eager runs `sub` only when `truth` lets it: the names it binds are merged.
+            runs = self.to_bool(truth)
+            if e.op == "or":
+                runs = self.call_op("torch.logical_not", [runs], {})
+            before, snapshot = dict(frame.env), self.state_snapshot(frame)
+            other = evaluate(sub, frame)
+            self.check_state_kept(snapshot, f"`{e.op}`", e.span.line)
+            self.merge_conditional_names(frame, before, runs, f"the right side of this `{e.op}`")
+            result = self._joined(e, truth, result, other, truth_only)
         return result
+
+    def _joined(self, e, truth: Value, result, other, truth_only: bool):
+        """`result or other` (`and`) where the truth of `result` is the graph's."""
+        if isinstance(other, bool) and (truth_only or isinstance(result, Value) and result.dtype == torch.bool
+                                        and not result.rank):
+            # `b and False` is False and `b or True` is True whatever the bool `b`;
+            # `b and True`, `b or False` are `b`: what eager gets, a Python bool where it is one.
+            return other if other is (e.op == "or") else result
+        if truth_only:
+            op = "torch.logical_and" if e.op == "and" else "torch.logical_or"
+            return self.call_op(op, [self.to_bool(result), self.to_bool(other)], {})
+        if has_varying_items(result) or has_varying_items(other):
+            raise self.refuse_varying_list(result if has_varying_items(result) else other,
+                                           f"the value of a data-dependent `{e.op}`")
+        taken, skipped = (result, other) if e.op == "or" else (other, result)
+        return self.value_choice(truth, taken, skipped, e.op, e.span.line)
 
     def test_value(self, v):
         """A predicate's value: a NumPy array's truth is its tensor's (one element); a list
@@ -292,18 +318,17 @@ class PythonSemantics:
         return v.value if isinstance(v, NDArray) else v
 
     def _ev_UnaryOp(self, e, frame):
+        if e.op == "not":
+            v = self.eval_test(e.operand, frame)
+            if isinstance(v, Value):
+                return self.call_op("torch.logical_not", [self.to_bool(v)], {})
+            return not self.truth(v)
         v = self.eval(e.operand, frame)
         if isinstance(v, NDArray):
-            if e.op != "not":
-                return numpy_arrays.unary(self, e.op, v)
-            v = v.value
+            return numpy_arrays.unary(self, e.op, v)
         if isinstance(v, Value):
-            if e.op == "not":
-                return self.call_op("torch.logical_not", [self.to_bool(v)], {})
             name = {"-": "operator.neg", "+": "operator.pos", "~": "operator.invert"}[e.op]
             return self.call_op(name, [v], {})
-        if e.op == "not":
-            return not self.truth(v)
         return {"-": operator.neg, "+": operator.pos, "~": operator.invert}[e.op](v)
 
     def _ev_BinOp(self, e, frame):

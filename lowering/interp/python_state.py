@@ -38,7 +38,8 @@ import torch
 
 from lowering.errors import LoweringError
 from lowering.graph import Value
-from lowering.interp.values import MISSING, EarlierIterations, Frame, Maybe, MoreOutputs, Stacked, _contains_graph
+from lowering.interp.values import (MISSING, EarlierIterations, Frame, Maybe, MoreOutputs, Stacked, TensorItems,
+                                    _contains_graph)
 
 VARYING = (Stacked, Maybe, EarlierIterations)
 
@@ -118,7 +119,7 @@ class PythonState:
         """`items[index]` for a constant index: the item when its position is known at
         export time (before the first item the graph decides, counting from the left, or
         after the last one, counting from the right); refused otherwise."""
-        if index == -1 and items and isinstance(items[-1], (Maybe, Stacked)):
+        if index == -1 and items and isinstance(items[-1], (Maybe, Stacked)) and not isinstance(items[-1], TensorItems):
             return self._last_item(items)
         positions = range(len(items)) if index >= 0 else range(len(items) - 1, -1, -1)
         want = index if index >= 0 else -index - 1
@@ -184,8 +185,17 @@ class PythonState:
 
     def refuse_varying_list(self, items, use: str) -> LoweringError:
         """The error for a use of a list whose items a graph region decides."""
-        name = self.name_of_object(items)
         marker = next(x for x in items if isinstance(x, VARYING))
+        if isinstance(marker, TensorItems):
+            return self.error(
+                f"{use}: `.tolist()` of a tensor whose number of items is not known at export time (e.g. "
+                "`torch.split(h, lengths.tolist())` over a dynamic batch): ONNX has no list of Python numbers "
+                "whose length is decided at run time",
+                "iterate over it (`for n in t.tolist()`, `enumerate`, `zip`, a comprehension: an ONNX Loop) or take "
+                "its `len()`; else keep the value as a tensor. For per-segment results use a segment reduction: "
+                "`seg = torch.repeat_interleave(torch.arange(len(lengths)), lengths)`, then "
+                "`torch.zeros(n, d).index_add(0, seg, h) / lengths[:, None]` or `scatter_reduce`", construct="tolist")
+        name = self.name_of_object(items)
         if isinstance(marker, EarlierIterations):
             where = (f"inside the data-dependent loop at line {marker.line}, which appends to it: eager PyTorch sees "
                      "the items of the earlier iterations there, which the graph does not keep")

@@ -34,7 +34,7 @@ from lowering.interp.object_state import (changes_module_tensors, is_context_var
                                           is_hook_registration)
 from lowering.interp.python_state import VARYING, has_varying_items
 from lowering.interp.values import (MISSING, BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked,
-                                    TensorMethod, _contains_graph, _hashable)
+                                    TensorItems, TensorMethod, _contains_graph, _hashable)
 
 # Pure functions safe to run for real on known arguments.
 _PURE_MODULES = ("math", "operator", "builtins", "functools", "itertools", "numbers", "collections", "typing", "enum",
@@ -333,9 +333,12 @@ class TorchCalls:
         return result
 
     def tolist(self, value: Value):
-        """`.tolist()` of a tensor with a static shape: nested lists of 0-d graph values."""
+        """`.tolist()` of a tensor with a static shape: nested lists of 0-d graph values; of a
+        1-d tensor with a dynamic length, a list whose items the graph decides (`TensorItems`)."""
         if value.rank == 0:
             return value
+        if value.rank == 1 and isinstance(self.g.size(value, 0), Value):
+            return [TensorItems(value)]
         if value.static_shape is None:
             raise self.error("`.tolist()` of a tensor whose shape is not known at export time (its number of items "
                              "is dynamic, e.g. `torch.split(h, lengths.tolist())` over a dynamic batch)",

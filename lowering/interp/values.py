@@ -24,6 +24,12 @@ class Stacked:
     valid: Value | None = None
 
 
+class TensorItems(Stacked):
+    """`.tolist()` of a 1-d tensor whose length is only known at run time: item i is
+    `value[i]`, a Python number in eager (a 0-d graph value in `python_numbers` here).
+    Iterating over it is a Loop (`graph_rows`); `len()` is the tensor's length."""
+
+
 @dataclasses.dataclass(eq=False)
 class EarlierIterations:
     """Inside a graph loop's body, what the earlier iterations appended to a list: the
