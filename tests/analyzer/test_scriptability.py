@@ -10,8 +10,8 @@ import warnings
 
 import pytest
 
-from analyzer.analyses.kinds.facts import ScriptabilityFact
 from analyzer.analyses.kinds.analysis import KindAnalyzer
+from analyzer.analyses.kinds.facts import ScriptabilityFact
 from analyzer.analyses.project.index import ClassKey, Project
 from analyzer.analyses.reach.scriptability import first_rejection
 from analyzer.engine import analyze_file

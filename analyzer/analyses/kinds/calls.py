@@ -13,18 +13,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyses.ranges import fixed_rows
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.call_values import unknown_result, view_origin
 from analyzer.analyses.kinds.external_calls import ExternalCallSemantics
 from analyzer.analyses.kinds.facts import OpFact
 from analyzer.analyses.kinds.module_state import built_here
-from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.analyses.kinds.python_calls import PythonCallSemantics
-from analyzer.analyses.ranges.submodule_sizes import inward, outward
 from analyzer.analyses.kinds.summaries import Summary
-from analyzer.analyses.ranges.keyed_ranges import into_callee
 from analyzer.analyses.kinds.values import FIXED_ROWS, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, default_value
+from analyzer.analyses.project.index import ClassKey, FunctionKey
+from analyzer.analyses.ranges import fixed_rows
+from analyzer.analyses.ranges.keyed_ranges import into_callee
+from analyzer.analyses.ranges.submodule_sizes import inward, outward
 from analyzer.frontend import expr_text, ir
 
 

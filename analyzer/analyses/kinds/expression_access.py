@@ -5,16 +5,27 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyses.ranges import index_bounds, keyed_ranges
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.call_values import index_shape_level, view_origin
 from analyzer.analyses.kinds.expression_operators import all_shape_valued
-from analyzer.analyses.ranges.fixed_rows import kept_by_slice
 from analyzer.analyses.kinds.module_state import parameter_of, state_of_unknown
 from analyzer.analyses.kinds.picks import picked_item
-from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.analyses.kinds.shapes import size_level
-from analyzer.analyses.kinds.values import DATA, FIXED_ROWS, KNOWN_WHEN_TRACED, SHAPE, STATIC, STATIC_PY, UNKNOWN, VALUES_INDICES, Value, known_level
+from analyzer.analyses.kinds.values import (
+    DATA,
+    FIXED_ROWS,
+    KNOWN_WHEN_TRACED,
+    SHAPE,
+    STATIC,
+    STATIC_PY,
+    UNKNOWN,
+    VALUES_INDICES,
+    Value,
+    known_level,
+)
+from analyzer.analyses.project.index import ClassKey, FunctionKey
+from analyzer.analyses.ranges import index_bounds, keyed_ranges
+from analyzer.analyses.ranges.fixed_rows import kept_by_slice
 from analyzer.frontend import expr_text, ir
 
 TRAINING_FLAG = Value("python", STATIC, ref="training")

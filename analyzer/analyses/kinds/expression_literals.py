@@ -8,8 +8,8 @@ from dataclasses import replace
 from analyzer.analyses.kinds.call_values import as_index_level
 from analyzer.analyses.kinds.facts import LoopFact
 from analyzer.analyses.kinds.shapes import rows_level
-from analyzer.analyses.ranges.keyed_ranges import dict_display
 from analyzer.analyses.kinds.values import DATA, NONE, STATIC, STATIC_PY, UNKNOWN, Value, join_all
+from analyzer.analyses.ranges.keyed_ranges import dict_display
 from analyzer.frontend import ir
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyses.ranges.axis_sizes import broadcast
 from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, OpFact
-from analyzer.analyses.ranges.value_ranges import arithmetic, negated, with_literal
 from analyzer.analyses.kinds.values import (
     DATA,
     KNOWN_WHEN_TRACED,
@@ -23,6 +21,8 @@ from analyzer.analyses.kinds.values import (
     known_ref,
     type_tag,
 )
+from analyzer.analyses.ranges.axis_sizes import broadcast
+from analyzer.analyses.ranges.value_ranges import arithmetic, negated, with_literal
 from analyzer.frontend import ir
 
 

@@ -4,7 +4,6 @@ they emit), numpy and math (escapes of tensor values), and the standard library.
 
 from __future__ import annotations
 
-from analyzer.analyses.ranges import fixed_rows
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.call_values import (
     as_index_level,
@@ -33,6 +32,7 @@ from analyzer.analyses.kinds.values import (
     join_all,
     known_level,
 )
+from analyzer.analyses.ranges import fixed_rows
 from analyzer.frontend import ir
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyses.ranges.size_narrowing import SizeNarrowing
 from analyzer.analyses.kinds.values import UNKNOWN, Value
+from analyzer.analyses.ranges.size_narrowing import SizeNarrowing
 from analyzer.frontend import expr_text, ir
 from analyzer.frontend.verify import assigned_names
 

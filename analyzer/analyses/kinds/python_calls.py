@@ -9,7 +9,6 @@ from dataclasses import replace
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.call_values import as_index_level, max_level, shape_valued, unknown_result
 from analyzer.analyses.kinds.facts import EscapeFact, IterationFact
-from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.analyses.kinds.shapes import row_count_level, row_of, rows_fixed_by_model
 from analyzer.analyses.kinds.values import (
     DATA,
@@ -25,6 +24,7 @@ from analyzer.analyses.kinds.values import (
     join,
     known_level,
 )
+from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.frontend import ir
 
 

@@ -7,9 +7,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyses.ranges import index_bounds
 from analyzer.analyses.kinds.levels import Level
-from analyzer.analyses.kinds.values import DATA, FIXED_ROWS, KNOWN_WHEN_TRACED, ROWS, SHAPE, SPLIT_PIECES, STATIC, VALUES_INDICES, Value
+from analyzer.analyses.kinds.values import (
+    DATA,
+    FIXED_ROWS,
+    KNOWN_WHEN_TRACED,
+    ROWS,
+    SHAPE,
+    SPLIT_PIECES,
+    STATIC,
+    VALUES_INDICES,
+    Value,
+)
+from analyzer.analyses.ranges import index_bounds
 from analyzer.frontend import ir
 
 

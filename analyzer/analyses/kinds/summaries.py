@@ -7,8 +7,8 @@ import builtins
 from dataclasses import dataclass, field
 
 from analyzer.analyses.kinds.facts import Fact
-from analyzer.analyses.project.index import ClassKey
 from analyzer.analyses.kinds.values import Value
+from analyzer.analyses.project.index import ClassKey
 from analyzer.frontend import ir
 
 MAX_CALL_DEPTH = 8

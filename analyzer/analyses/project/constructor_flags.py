@@ -16,8 +16,8 @@ decided."""
 
 from __future__ import annotations
 
-from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.engine.memo import memoized
+from analyzer.analyses.kinds import torch_api as api
 from analyzer.frontend import ir
 
 

@@ -21,8 +21,8 @@ matters. (A call from another function that leaves it unset binds the default th
 
 from __future__ import annotations
 
-from analyzer.analyses.project.constructor_flags import guards, inplace_call
 from analyzer.analyses.kinds.values import Value, default_value
+from analyzer.analyses.project.constructor_flags import guards, inplace_call
 from analyzer.frontend import ir
 
 

@@ -18,8 +18,8 @@ stay joins: the call itself may be conditional."""
 
 from __future__ import annotations
 
-from analyzer.analyses.project.index import ClassKey
 from analyzer.analyses.kinds.summaries import Frame
+from analyzer.analyses.project.index import ClassKey
 from analyzer.frontend import ir
 
 

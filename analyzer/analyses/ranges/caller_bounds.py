@@ -43,9 +43,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyses.ranges.axis_sizes import fixed_size
 from analyzer.analyses.engine.memo import memoized
 from analyzer.analyses.project.index import ClassKey
+from analyzer.analyses.ranges.axis_sizes import fixed_size
 from analyzer.analyses.ranges.submodule_sizes import class_of, same_class
 from analyzer.frontend import expr_text, ir
 

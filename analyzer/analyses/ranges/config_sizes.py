@@ -20,8 +20,8 @@ the last axis of what calling `self.<attr>` returns. Anything else stays unknown
 
 from __future__ import annotations
 
-from analyzer.analyses.ranges.axis_sizes import FACTORIES, argument, size_arguments, fixed_size
-from analyzer.analyses.ranges.submodule_sizes import single_write, attribute_reading, own_init, renamed, same_class
+from analyzer.analyses.ranges.axis_sizes import FACTORIES, argument, fixed_size, size_arguments
+from analyzer.analyses.ranges.submodule_sizes import attribute_reading, own_init, renamed, same_class, single_write
 from analyzer.frontend import expr_text, ir
 
 _LINEAR_MODULES = ("torch.nn.Linear", "torch.nn.modules.linear.Linear")

@@ -19,11 +19,10 @@ other shape of the code is left to the other analyses."""
 
 from __future__ import annotations
 
-
+from analyzer.analyses.engine.memo import per_function_cache
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.ranges.axis_sizes import argument, int_value
 from analyzer.analyses.ranges.index_bounds import zero_stays_false
-from analyzer.analyses.engine.memo import per_function_cache
 from analyzer.frontend import expr_text, ir
 from analyzer.frontend.verify import target_names
 

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 from analyzer.analyses.ranges.axis_sizes import argument as _argument
 from analyzer.analyses.ranges.axis_sizes import fixed_size as _fixed_size
-from analyzer.analyses.ranges.axis_sizes import int_value as _int
 from analyzer.analyses.ranges.axis_sizes import index_piece, sized_result
+from analyzer.analyses.ranges.axis_sizes import int_value as _int
 from analyzer.frontend import expr_text, ir
 
 _ONE_HOT = ("torch.nn.functional.one_hot",)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from analyzer.analyses.kinds.region_writes import written_names
-from analyzer.analyses.ranges.value_ranges import EMPTY, Keyed, KeysOf, plain
 from analyzer.analyses.kinds.values import UNKNOWN, Value, join_all
+from analyzer.analyses.ranges.value_ranges import EMPTY, Keyed, KeysOf, plain
 from analyzer.frontend import ir
 from analyzer.frontend.verify import assigned_names
 

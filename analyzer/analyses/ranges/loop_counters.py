@@ -15,7 +15,6 @@ must count from 0."""
 
 from __future__ import annotations
 
-
 from analyzer.analyses.engine.memo import per_function_cache
 from analyzer.analyses.kinds.region_writes import mutated_names
 from analyzer.frontend import ir

@@ -19,8 +19,8 @@ library calls), never invent one.
 
 from __future__ import annotations
 
-from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.analyses.kinds.values import UNKNOWN, Value
+from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.frontend import expr_text, ir
 from analyzer.frontend.printer import dotted_head
 

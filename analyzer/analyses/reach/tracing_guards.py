@@ -5,16 +5,16 @@ or training-only."""
 
 from __future__ import annotations
 
-from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.engine.cfg import Node
+from analyzer.analyses.kinds import torch_api as api
+from analyzer.analyses.kinds.type_tests import type_test_truth
+from analyzer.analyses.kinds.values import flag_truth
+from analyzer.analyses.project.constructor_flags import constant_flag
 from analyzer.analyses.ranges.hit_rows import emptiness_tests
 from analyzer.analyses.ranges.list_lengths import length_tests
 from analyzer.analyses.ranges.loop_counters import counter_tests
-from analyzer.analyses.project.constructor_flags import constant_flag
 from analyzer.analyses.reach.loss_targets import reads_only_for_loss
 from analyzer.analyses.reach.training_flags import is_training_flag
-from analyzer.analyses.kinds.type_tests import type_test_truth
-from analyzer.analyses.kinds.values import flag_truth
 from analyzer.frontend import expr_text, ir
 
 

@@ -22,7 +22,13 @@ from __future__ import annotations
 
 from analyzer.analyses.engine.memo import memoized
 from analyzer.analyses.project.index import ClassKey
-from analyzer.analyses.ranges.submodule_sizes import annotated_class, canonical_field, field_of_parameter, own_init, single_write
+from analyzer.analyses.ranges.submodule_sizes import (
+    annotated_class,
+    canonical_field,
+    field_of_parameter,
+    own_init,
+    single_write,
+)
 from analyzer.frontend import ir
 
 
