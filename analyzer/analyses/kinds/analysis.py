@@ -36,20 +36,20 @@ from __future__ import annotations
 import os
 import re
 
-from analyzer.analyses.ranges.caller_bounds import bounded_entry
-from analyzer.analyses.project.caller_origins import localized_entry, writes_into_inputs
-from analyzer.analyses.kinds.calls import bind_arguments
 from analyzer.analyses.engine.cfg import Cfg
-from analyzer.analyses.project.class_tables import ClassTables
-from analyzer.analyses.project.default_flags import entry_default
+from analyzer.analyses.kinds.calls import bind_arguments
+from analyzer.analyses.kinds.expressions import ExpressionEvaluator
 from analyzer.analyses.kinds.facts import Fact
 from analyzer.analyses.kinds.function_flow import FunctionAnalysis
-from analyzer.analyses.project.module_scopes import ModuleScopes
-from analyzer.analyses.project.index import ClassKey, FunctionKey, Project
-from analyzer.analyses.kinds.region_writes import mutated_names, written_names  # noqa: F401 - re-exported
 from analyzer.analyses.kinds.summaries import MAX_CALL_DEPTH, ClassInfo, Frame, Summary
-from analyzer.analyses.reach.unexported import unexported_statements
 from analyzer.analyses.kinds.values import STATIC_PY, UNKNOWN, Value, join
+from analyzer.analyses.project.caller_origins import localized_entry, writes_into_inputs
+from analyzer.analyses.project.class_tables import ClassTables
+from analyzer.analyses.project.default_flags import entry_default
+from analyzer.analyses.project.index import ClassKey, FunctionKey, Project
+from analyzer.analyses.project.module_scopes import ModuleScopes
+from analyzer.analyses.ranges.caller_bounds import bounded_entry
+from analyzer.analyses.reach.unexported import unexported_statements
 from analyzer.frontend import expr_text, ir
 
 
@@ -271,6 +271,10 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         for name, value in writes.items():
             into[name] = join(into.get(name), value)
         return summary
+
+    def evaluate(self, expr, module: ir.Module, env: dict[str, Value]) -> Value:
+        """See `ModuleScopes.evaluate`: an evaluator of no function, emitting no fact."""
+        return ExpressionEvaluator(self, None, module).ev(expr, env)
 
     def is_framework_base(self, key: ClassKey) -> bool:
         return self.find_method(key, "forward")[1] is None

@@ -10,15 +10,12 @@ call expression itself; the rest, one concern a module:
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from analyzer.analyses.ranges import axis_sizes, config_sizes, index_bounds, keyed_ranges, value_ranges
-
-from analyzer.analyses.project import init_writes
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.arity import has_star
 from analyzer.analyses.kinds.call_values import as_attribute, written_kind
 from analyzer.analyses.kinds.calls import CallSemantics
+from analyzer.analyses.kinds.driver import Driver
 from analyzer.analyses.kinds.expression_access import AccessSemantics, has_tensor
 from analyzer.analyses.kinds.expression_literals import LiteralSemantics
 from analyzer.analyses.kinds.expression_operators import OperatorSemantics
@@ -41,16 +38,15 @@ from analyzer.analyses.kinds.values import (
     join,
     type_tag,
 )
+from analyzer.analyses.project import init_writes
+from analyzer.analyses.ranges import axis_sizes, config_sizes, index_bounds, keyed_ranges, value_ranges
 from analyzer.frontend import expr_text, ir
-
-if TYPE_CHECKING:
-    from analyzer.analyses.kinds.analysis import KindAnalyzer
 
 
 class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, CallSemantics):
     """Evaluates IR expressions to abstract values; emits facts when `sink` is set."""
 
-    def __init__(self, analyzer: KindAnalyzer, frame: Frame | None, module: ir.Module, function=None):
+    def __init__(self, analyzer: Driver, frame: Frame | None, module: ir.Module, function=None):
         self.analyzer = analyzer
         self.frame = frame
         self.module = module
@@ -312,21 +308,6 @@ def _indices_bounded(func: Value, args, node, result: Value) -> Value:
     elems = [result.elem, result.elem]
     elems[piece[0]] = replace(result.elem, bound=piece[1])
     return replace(result, elems=tuple(elems))
-
-
-def view_base(expr) -> str | None:
-    """The name whose storage ``expr`` views, for `y[0]`, `y.view(-1)`, `y.T[1:]`; None
-    for anything else (a copy, a temporary's view)."""
-    if isinstance(expr, ir.Subscript):
-        inner = expr.value
-    elif isinstance(expr, ir.Attribute) and expr.attr in api.VIEW_ATTRIBUTES:
-        inner = expr.value
-    elif (isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attribute) and expr.func.attr in api.VIEW_METHODS
-          and expr.func.attr not in api.TUPLE_METHODS):
-        inner = expr.func.value
-    else:
-        return None
-    return inner.id if isinstance(inner, ir.Name) else view_base(inner)
 
 
 def multi_axis(index) -> bool:

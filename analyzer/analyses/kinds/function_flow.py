@@ -7,31 +7,28 @@ a region writes is `region_writes`."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from analyzer.analyses.kinds import torch_api as api
-from analyzer.analyses.kinds.arity import fixed_arity_iterables
 from analyzer.analyses.engine.cfg import Node
 from analyzer.analyses.engine.dataflow import Analysis, node_uses_defs, solve
-from analyzer.analyses.kinds.expressions import ExpressionEvaluator, multi_axis, view_base
+from analyzer.analyses.kinds import torch_api as api
+from analyzer.analyses.kinds.arity import fixed_arity_iterables
+from analyzer.analyses.kinds.driver import Driver
+from analyzer.analyses.kinds.expressions import ExpressionEvaluator, multi_axis
 from analyzer.analyses.kinds.facts import BranchFact, Fact, LoopFact, OpFact, Site, TrainingOnlyFact
 from analyzer.analyses.kinds.foreign_runtimes import entered
 from analyzer.analyses.kinds.levels import Level
-from analyzer.analyses.reach.log_only import only_logs
 from analyzer.analyses.kinds.narrowing import TypeNarrowing
 from analyzer.analyses.kinds.region_writes import written_names
 from analyzer.analyses.kinds.shapes import rows_level
 from analyzer.analyses.kinds.summaries import RETURN, Frame, Summary
-from analyzer.analyses.reach.tracing_guards import TracingGuards
+from analyzer.analyses.kinds.values import DATA, MAYBE_SHARED, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
+from analyzer.analyses.kinds.view_bases import UnreadBases, view_base
 from analyzer.analyses.ranges.keyed_ranges import KeyedCases, leaving
 from analyzer.analyses.ranges.value_ranges import with_literal
-from analyzer.analyses.kinds.values import DATA, MAYBE_SHARED, NONE, SHAPE, STATIC, UNKNOWN, Value, join, type_tag
-from analyzer.analyses.kinds.view_bases import UnreadBases
+from analyzer.analyses.reach.log_only import only_logs
+from analyzer.analyses.reach.tracing_guards import TracingGuards
 from analyzer.frontend import ir
 from analyzer.frontend.verify import assigned_names
-
-if TYPE_CHECKING:
-    from analyzer.analyses.kinds.analysis import KindAnalyzer
 
 
 class FunctionAnalysis(TracingGuards):
@@ -42,7 +39,7 @@ class FunctionAnalysis(TracingGuards):
     with it live (``training_run``), which keeps only the facts found there, wrapped as
     `TrainingOnlyFact` (UT106)."""
 
-    def __init__(self, analyzer: KindAnalyzer, frame: Frame, args: dict[str, Value], training_run: bool = False):
+    def __init__(self, analyzer: Driver, frame: Frame, args: dict[str, Value], training_run: bool = False):
         self.analyzer = analyzer
         self.training_run = training_run
         self.dead: set[int] = set()  # ids of statements a trace never runs

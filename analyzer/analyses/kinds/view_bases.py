@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from analyzer.analyses.kinds.expressions import view_base
+from analyzer.analyses.kinds import torch_api as api
 from analyzer.frontend import ir
 
 
@@ -83,3 +83,18 @@ def _root(target) -> str | None:
     while isinstance(target, ir.Subscript):
         target = target.value
     return target.id if isinstance(target, ir.Name) else None
+
+
+def view_base(expr) -> str | None:
+    """The name whose storage ``expr`` views, for `y[0]`, `y.view(-1)`, `y.T[1:]`; None
+    for anything else (a copy, a temporary's view)."""
+    if isinstance(expr, ir.Subscript):
+        inner = expr.value
+    elif isinstance(expr, ir.Attribute) and expr.attr in api.VIEW_ATTRIBUTES:
+        inner = expr.value
+    elif (isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attribute) and expr.func.attr in api.VIEW_METHODS
+          and expr.func.attr not in api.TUPLE_METHODS):
+        inner = expr.func.value
+    else:
+        return None
+    return inner.id if isinstance(inner, ir.Name) else view_base(inner)

@@ -37,12 +37,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyses.ranges.caller_bounds import caller_arguments
 from analyzer.analyses.engine.memo import memoized
-from analyzer.analyses.kinds.expressions import view_base
 from analyzer.analyses.kinds.facts import InplaceFact
-from analyzer.analyses.project.index import ClassKey
 from analyzer.analyses.kinds.values import PASSED_LOCAL
+from analyzer.analyses.kinds.view_bases import view_base
+from analyzer.analyses.project.index import ClassKey
+from analyzer.analyses.ranges.caller_bounds import caller_arguments
 from analyzer.frontend import ir
 
 _MADE_BY_CALLER = (None, "copy", PASSED_LOCAL)  # origins of tensors no caller's caller shares

@@ -4,10 +4,9 @@ class-level assignments and `__init__` fill."""
 
 from __future__ import annotations
 
-from analyzer.analyses.kinds.expressions import ExpressionEvaluator
-from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.analyses.kinds.summaries import ClassInfo
 from analyzer.analyses.kinds.values import STATIC_PY, UNKNOWN, Value
+from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.frontend import ir
 
 
@@ -26,7 +25,7 @@ class ClassTables:
             if node is None:
                 return None
             env = self.globals_of(module)
-            bases = [ExpressionEvaluator(self, None, module).ev(b, env) for b in node.bases]
+            bases = [self.evaluate(b, module, env) for b in node.bases]
         finally:
             reads = self._end_reads()
         info = ClassInfo(key, node, bases, reads=reads)
@@ -96,7 +95,7 @@ class ClassTables:
                         # forward hardly ever reads.
                         value = env[stmt.value.id]
                     else:
-                        value = ExpressionEvaluator(self, None, module).ev(stmt.value, env)
+                        value = self.evaluate(stmt.value, module, env)
                     for t in stmt.targets:
                         if isinstance(t, ir.Name):
                             attrs[t.id] = value
@@ -108,7 +107,7 @@ class ClassTables:
                 if i == 0:
                     args[p.name] = Value("module", ref=key)
                 elif p.default is not None:
-                    args[p.name] = ExpressionEvaluator(self, None, module).ev(p.default, self.globals_of(module))
+                    args[p.name] = self.evaluate(p.default, module, self.globals_of(module))
                     if args[p.name].type == "none":
                         args[p.name] = UNKNOWN
                 elif p.kind in ("vararg", "kwarg"):

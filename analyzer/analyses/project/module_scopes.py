@@ -6,15 +6,22 @@ from __future__ import annotations
 
 import os
 
-from analyzer.analyses.kinds.expressions import ExpressionEvaluator
-from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.analyses.kinds.summaries import BUILTIN_NAMES, STAR_SEARCH_LIMIT
 from analyzer.analyses.kinds.values import UNKNOWN, Value, join_all
+from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.frontend import ir
 
 
 class ModuleScopes:
     """The module scopes of `KindAnalyzer` (a mixin over its state and caches)."""
+
+    def evaluate(self, expr, module: ir.Module, env: dict[str, Value]) -> Value:
+        """The value of ``expr`` outside any function body (a module-level assignment, a
+        class body, a base class, a parameter default), with names bound by ``env``.
+
+        The semantics of expressions are the value-kind analysis's, which is built on these
+        scopes: the analysis that combines the mixins supplies them (`KindAnalyzer`)."""
+        raise NotImplementedError
 
     def module_ir(self, path: str) -> ir.Module | None:
         self._reads[-1].add(os.path.abspath(path))
@@ -55,7 +62,7 @@ class ModuleScopes:
                     self._deferred.setdefault(key, []).append((stmt, module))
                     env[t.id] = Value("deferred", ref=key)
                 return
-            value = ExpressionEvaluator(self, None, module).ev(stmt.value, env)
+            value = self.evaluate(stmt.value, module, env)
             for t in stmt.targets:
                 if isinstance(t, ir.Name):
                     env[t.id] = value
@@ -151,7 +158,7 @@ class ModuleScopes:
         self._in_progress.add(key)
         self._begin_reads()
         try:
-            value = join_all(self.resolve(ExpressionEvaluator(self, None, module).ev(stmt.value, self.globals_of(module)))
+            value = join_all(self.resolve(self.evaluate(stmt.value, module, self.globals_of(module)))
                              for stmt, module in self._deferred[key]) or UNKNOWN
         finally:
             reads = self._end_reads()
