@@ -12,12 +12,12 @@ import re
 import tokenize
 from dataclasses import replace
 
-from analyzer.analyses.facts import BranchFact, Fact, LoopFact, ParseErrorFact, ScriptabilityFact, Site
-from analyzer.analyses.kinds import KindAnalyzer
-from analyzer.analyses.project import ClassKey, Project
-from analyzer.analyses.scriptability import first_rejection
-from analyzer.analyses.training_mode import own_mode_matters
-from analyzer.analyses.values import UNKNOWN
+from analyzer.analyses.kinds.facts import BranchFact, Fact, LoopFact, ParseErrorFact, ScriptabilityFact, Site
+from analyzer.analyses.kinds.analysis import KindAnalyzer
+from analyzer.analyses.project.index import ClassKey, Project
+from analyzer.analyses.reach.scriptability import first_rejection
+from analyzer.analyses.reach.training_mode import own_mode_matters
+from analyzer.analyses.kinds.values import UNKNOWN
 from analyzer.diagnostics import path_ref
 from analyzer.fixes.callsite_fact import CallSiteFact
 from analyzer.fixes.branches import attach_fixes

@@ -166,6 +166,6 @@ def _analyze_source(path: str, data: bytes | str, project, opset: int) -> Outcom
 
 
 def _target_fact(path: str, opset: int):
-    from analyzer.analyses.facts import Site, TargetFact
+    from analyzer.analyses.kinds.facts import Site, TargetFact
 
     return TargetFact(Site(path, 1, 1, 1, 1), opset)

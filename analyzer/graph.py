@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import os
 
-from analyzer.analyses.cfg import Cfg
-from analyzer.analyses.facts import BranchFact, IterationFact, LoopFact
-from analyzer.analyses.levels import Level
-from analyzer.analyses.project import Project
-from analyzer.analyses.regions import annotate_regions
+from analyzer.analyses.engine.cfg import Cfg
+from analyzer.analyses.engine.regions import annotate_regions
+from analyzer.analyses.kinds.facts import BranchFact, IterationFact, LoopFact
+from analyzer.analyses.kinds.levels import Level
+from analyzer.analyses.project.index import Project
 from analyzer.engine import analyze_file
 from analyzer.frontend import expr_text, ir, parse_module, print_function
 from analyzer.frontend.nesting import stack_room

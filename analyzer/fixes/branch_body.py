@@ -12,7 +12,7 @@ value from ``.item()`` cannot decide anything inside a graph). Calls are allowed
 where the callee is known: ``torch.*`` functions, Tensor methods that are not in place,
 and submodules (``self.proj(x)``: their own hazards are reported at their own sites).
 
-``types`` maps names and ``self.attr`` to ``analyzer.analyses.values.type_tag`` strings
+``types`` maps names and ``self.attr`` to ``analyzer.analyses.kinds.values.type_tag`` strings
 (``BranchFact.types``).
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from analyzer.analyses import torch_api as api
+from analyzer.analyses.kinds import torch_api as api
 from analyzer.frontend import expr_text, ir
 
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})

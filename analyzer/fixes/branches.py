@@ -34,8 +34,8 @@ from dataclasses import replace
 
 import libcst as cst
 
-from analyzer.analyses.facts import BranchFact
-from analyzer.analyses.levels import Level
+from analyzer.analyses.kinds.facts import BranchFact
+from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
 from analyzer.fixes.source import FixSource, loses_comments

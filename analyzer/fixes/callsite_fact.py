@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analyzer.analyses.facts import BranchFact, EscapeFact, IterationFact, LoopFact, Site
-from analyzer.analyses.levels import Level
+from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, IterationFact, LoopFact, Site
+from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import path_ref
 
 
@@ -31,7 +31,7 @@ class CallSiteFact:
     could not, so that rules can tell "no hazards" from "unknown".
     own_flag: the module is in training mode by its own flag only (built here, handed no
     module in training mode, never `.train()`-ed); own_mode_matters: whether that flag
-    changes what the engine's resolved class computes (`analyzer.analyses.training_mode`;
+    changes what the engine's resolved class computes (`analyzer.analyses.reach.training_mode`;
     True when unknown).
     """
 
@@ -73,7 +73,7 @@ def forward_hazards(callsite: CallSiteFact, *, shape: bool) -> list:
 
 def forward_ops(callsite: CallSiteFact) -> list:
     """The op facts (``OpFact``) of the exported class's ``forward`` and what it calls."""
-    from analyzer.analyses.facts import OpFact
+    from analyzer.analyses.kinds.facts import OpFact
 
     return [f for f in callsite.class_facts or () if isinstance(f, OpFact)]
 

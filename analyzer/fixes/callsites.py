@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analyzer.analyses.facts import Site
+from analyzer.analyses.kinds.facts import Site
 from analyzer.fixes.callsite_fact import CallSiteFact
 from analyzer.frontend import ir
 

@@ -14,12 +14,12 @@ branch (``if p: return a`` / ``return b`` -> ``return torch.cond(p, ...)``).
 from the libcst tree, keeping the branches' own text.
 
 Results (block form) are ``If.results``: assigned in a branch and live after it
-(``analyses.regions``). Operands are what each branch reads before writing, given that
+(``analyses.engine.regions``). Operands are what each branch reads before writing, given that
 it ends by returning the results: the live-in set of
 
     branch body ; return (results...)
 
-(``analyses.liveness``), restricted to the function's locals. An operand that is a
+(``analyses.engine.liveness``), restricted to the function's locals. An operand that is a
 tensor is passed to ``torch.cond``; any other local (``self``, a Python float) is read
 by the nested function from the enclosing scope, which is only sound when no branch
 assigns it. A result that a branch does not assign is the incoming value: it must be an
@@ -41,9 +41,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from analyzer.analyses.cfg import Cfg
-from analyzer.analyses.liveness import Liveness
-from analyzer.analyses.regions import annotate_regions
+from analyzer.analyses.engine.cfg import Cfg
+from analyzer.analyses.engine.liveness import Liveness
+from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.source import FixSource, reindent
 from analyzer.frontend import ir

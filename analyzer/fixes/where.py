@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from analyzer.analyses import torch_api as api
+from analyzer.analyses.kinds import torch_api as api
 from analyzer.fixes.torch_name import ModuleTorch, globals_in_tree, torch_name
 from analyzer.frontend.positions import dotted_name as dotted
 
@@ -215,8 +215,8 @@ def rewrite_where(source: str, lines: Iterable[int]) -> WhereRewrite:
 
 def where_lines(facts, path: str) -> list[int]:
     """The UT101 `if` sites in file `path` among its facts (the candidates)."""
-    from analyzer.analyses.facts import BranchFact
-    from analyzer.analyses.levels import Level
+    from analyzer.analyses.kinds.facts import BranchFact
+    from analyzer.analyses.kinds.levels import Level
 
     return sorted({f.site.line for f in facts if isinstance(f, BranchFact) and f.construct == "if"
                    and f.level == Level.DATA and not f.exits_loop and f.site.path == path})

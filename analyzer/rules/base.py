@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from analyzer.analyses.facts import Fact, Site
+from analyzer.analyses.kinds.facts import Fact, Site
 from analyzer.diagnostics import Diagnostic, Fix
 
 

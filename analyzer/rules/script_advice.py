@@ -4,7 +4,7 @@ the engine found no construct `torch.jit.script` rejects in the class (a
 
 from __future__ import annotations
 
-from analyzer.analyses.facts import ScriptabilityFact
+from analyzer.analyses.kinds.facts import ScriptabilityFact
 
 
 def script_advice(facts, fact) -> str:

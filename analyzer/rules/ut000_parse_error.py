@@ -1,6 +1,6 @@
 """UT000 parse-error."""
 
-from analyzer.analyses.facts import ParseErrorFact
+from analyzer.analyses.kinds.facts import ParseErrorFact
 from analyzer.rules.base import Rule
 
 

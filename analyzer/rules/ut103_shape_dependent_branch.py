@@ -1,7 +1,7 @@
 """UT103 shape-dependent-branch (off by default)."""
 
-from analyzer.analyses.facts import BranchFact
-from analyzer.analyses.levels import Level
+from analyzer.analyses.kinds.facts import BranchFact
+from analyzer.analyses.kinds.levels import Level
 from analyzer.rules.base import Rule
 from analyzer.rules.script_advice import script_advice
 

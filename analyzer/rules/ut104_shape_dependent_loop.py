@@ -1,7 +1,7 @@
 """UT104 shape-dependent-loop (off by default)."""
 
-from analyzer.analyses.facts import LoopFact
-from analyzer.analyses.levels import Level
+from analyzer.analyses.kinds.facts import LoopFact
+from analyzer.analyses.kinds.levels import Level
 from analyzer.rules.base import Rule
 from analyzer.rules.script_advice import script_advice
 

@@ -1,6 +1,6 @@
 """UT105 tensor-iteration."""
 
-from analyzer.analyses.facts import IterationFact
+from analyzer.analyses.kinds.facts import IterationFact
 from analyzer.rules.base import Rule
 
 

@@ -1,6 +1,6 @@
 """UT106 training-only-hazard (off by default)."""
 
-from analyzer.analyses.facts import TrainingOnlyFact
+from analyzer.analyses.kinds.facts import TrainingOnlyFact
 from analyzer.rules.base import Rule
 
 # The hazard rules whose findings in training-only code this rule reports instead.

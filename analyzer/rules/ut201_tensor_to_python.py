@@ -1,6 +1,6 @@
 """UT201 tensor-to-python."""
 
-from analyzer.analyses.facts import EscapeFact
+from analyzer.analyses.kinds.facts import EscapeFact
 from analyzer.rules.base import Rule
 
 

@@ -1,6 +1,6 @@
 """UT301 inplace-index-assignment."""
 
-from analyzer.analyses.facts import InplaceFact
+from analyzer.analyses.kinds.facts import InplaceFact
 from analyzer.rules.base import Rule
 
 _INTO = {"input": "a forward input", "parameter": "a parameter or buffer", "view": "a view of another tensor"}

@@ -1,7 +1,7 @@
 """UT302 op-not-lowered."""
 
-from analyzer.analyses import op_table
-from analyzer.analyses.facts import OpFact, TargetFact
+from analyzer.analyses.kinds import op_table
+from analyzer.analyses.kinds.facts import OpFact, TargetFact
 from analyzer.rules.base import Rule
 
 DEFAULT_OPSET = 18  # when no TargetFact says otherwise (the runner always adds one)

@@ -12,8 +12,8 @@ PyTorch each (N, C) plane) is not listed either: no exporter emits it with PyTor
 indices: the legacy one and untrace refuse, the torch.export-based one decomposes it.
 """
 
-from analyzer.analyses import op_table
-from analyzer.analyses.facts import OpFact
+from analyzer.analyses.kinds import op_table
+from analyzer.analyses.kinds.facts import OpFact
 from analyzer.rules.base import Rule
 
 # op -> (what differs, what to do instead)

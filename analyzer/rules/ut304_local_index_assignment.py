@@ -1,6 +1,6 @@
 """UT304 local-index-assignment (off by default)."""
 
-from analyzer.analyses.facts import InplaceFact
+from analyzer.analyses.kinds.facts import InplaceFact
 from analyzer.rules.base import Rule
 
 

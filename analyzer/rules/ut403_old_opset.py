@@ -6,7 +6,7 @@ torch.onnx lowers each op of the exported class's `forward` (from the generated 
 only when the class was resolved in the scanned tree and the op's aten op is certain).
 """
 
-from analyzer.analyses import op_table
+from analyzer.analyses.kinds import op_table
 from analyzer.diagnostics import path_ref
 from analyzer.fixes.callsite_fact import CallSiteFact, forward_ops
 from analyzer.rules.base import Rule

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from analyzer.analyses.kinds import mutated_names
+from analyzer.analyses.kinds.region_writes import mutated_names
 from analyzer.frontend import ir
 from lowering.graph import Value
 from lowering import numpy_arrays

@@ -10,7 +10,7 @@ import sysconfig
 
 import torch
 
-from analyzer.analyses.regions import annotate_regions
+from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.frontend import ParseError, ir
 from analyzer.frontend.function_source import SourceFile
 from analyzer.frontend.structure import structure_control_flow

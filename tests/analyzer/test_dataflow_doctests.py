@@ -4,7 +4,7 @@ import doctest
 
 import pytest
 
-from analyzer.analyses import liveness, reaching, regions
+from analyzer.analyses.engine import liveness, reaching, regions
 
 
 @pytest.mark.parametrize("module", [liveness, reaching, regions], ids=lambda m: m.__name__)

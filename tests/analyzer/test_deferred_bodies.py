@@ -111,7 +111,7 @@ def test_a_body_nobody_reads_is_never_parsed():
 def test_findings_and_fixes_in_deferred_functions_are_those_of_the_whole_parse(monkeypatch):
     source = HELPERS.replace("return used(x)", "return unused(x)")
     deferred = check_source(source, "m.py", select=["ALL"])
-    monkeypatch.setattr("analyzer.analyses.project.parse_module",
+    monkeypatch.setattr("analyzer.analyses.project.index.parse_module",
                         lambda s, p, defer_functions=False: parse_module(s, p))
     whole = check_source(source, "m.py", select=["ALL"])
     assert [(d.code, d.line, d.column) for d in deferred] == [("UT101", 11, 5)]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.analyses.regions import annotate_regions
+from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.frontend import ParseError, Unmodelled, ir, parse_module, print_function, verify
 
 HERE = Path(__file__).parent

@@ -1,7 +1,7 @@
 """Which calls become `OpFact`s: only those resolved to PyTorch with certainty, and only
 those an eval-mode export runs."""
 
-from analyzer.analyses.facts import OpFact
+from analyzer.analyses.kinds.facts import OpFact
 from analyzer.engine import analyze_file
 
 

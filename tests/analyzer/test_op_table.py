@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.analyses import op_table
+from analyzer.analyses.kinds import op_table
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "analyzer" / "data" / "onnx_ops.py"

@@ -1,7 +1,7 @@
 """A range check on a number bounded by construction (issue 12, seeds 3 and 5:
 torchvision's `adjust_saturation` / `adjust_sharpness` reached from AutoAugment): every
 value that reaches `if factor < 0:` is in [0.1, 1.9], so the trace's side is eager's for
-every input (`analyzer.analyses.value_ranges`). Each program marks what must be reported;
+every input (`analyzer.analyses.ranges.value_ranges`). Each program marks what must be reported;
 the draw itself (UT201) and the op picked at random (UT101 on `op_name == ...`) stay."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from analyzer.analyses import value_ranges as vr
+from analyzer.analyses.ranges import value_ranges as vr
 from tests.analyzer.marked_cases import MarkedCases
 
 CASES = MarkedCases()

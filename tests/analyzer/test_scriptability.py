@@ -10,10 +10,10 @@ import warnings
 
 import pytest
 
-from analyzer.analyses.facts import ScriptabilityFact
-from analyzer.analyses.kinds import KindAnalyzer
-from analyzer.analyses.project import ClassKey, Project
-from analyzer.analyses.scriptability import first_rejection
+from analyzer.analyses.kinds.analysis import KindAnalyzer
+from analyzer.analyses.kinds.facts import ScriptabilityFact
+from analyzer.analyses.project.index import ClassKey, Project
+from analyzer.analyses.reach.scriptability import first_rejection
 from analyzer.engine import analyze_file
 from analyzer.frontend import parse_module
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.analyses import torch_api as api
+from analyzer.analyses.kinds import torch_api as api
 
 REAL = Path(__file__).resolve().parents[2] / ".real-trees"
 MISSING = "needs the unpacked wheels under .real-trees (make real-trees)"

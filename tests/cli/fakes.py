@@ -30,8 +30,8 @@ REPO = HERE.parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from analyzer.analyses.facts import BranchFact, EscapeFact, ParseErrorFact, Site  # noqa: E402
-from analyzer.analyses.levels import Level  # noqa: E402
+from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, ParseErrorFact, Site  # noqa: E402
+from analyzer.analyses.kinds.levels import Level  # noqa: E402
 from analyzer.diagnostics import Edit, Fix  # noqa: E402
 from analyzer.rules.base import Rule  # noqa: E402
 

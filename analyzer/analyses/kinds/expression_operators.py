@@ -1,0 +1,140 @@
+"""Python semantics of operators, for the value-kind analysis: arithmetic, unary
+operators, comparisons, `and` / `or` and conditional expressions."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, OpFact
+from analyzer.analyses.kinds.values import (
+    DATA,
+    KNOWN_WHEN_TRACED,
+    SHAPE,
+    STATIC,
+    STATIC_PY,
+    UNKNOWN,
+    Value,
+    as_setting,
+    join,
+    join_all,
+    known_python_level,
+    known_ref,
+    type_tag,
+)
+from analyzer.analyses.ranges.axis_sizes import broadcast
+from analyzer.analyses.ranges.value_ranges import arithmetic, negated, with_literal
+from analyzer.frontend import ir
+
+
+class OperatorSemantics:
+    """The operators of `ExpressionEvaluator` (a mixin over its state)."""
+
+    def _ev_BinOp(self, e, state):
+        left, right = self.ev(e.left, state), self.ev(e.right, state)
+        left, right = with_literal(left, e.left, right), with_literal(right, e.right, left)
+        if e.op == "//" and (left.is_certain_tensor or right.is_certain_tensor) and not self.unexported:
+            self.emit(OpFact(self.site(e.span), "operator.floordiv", "//"))
+        return self.binop(e.op, left, right)
+
+    def binop(self, op: str, a: Value, b: Value) -> Value:
+        out = self._binop_kind(op, a, b)
+        if a.interval is not None and b.interval is not None and out.type == "python":
+            out = replace(out, interval=arithmetic(op, a.interval, b.interval))
+        return out
+
+    def _binop_kind(self, op: str, a: Value, b: Value) -> Value:
+        a, b = as_setting(a), as_setting(b)  # `orig_width / self.patch_width` is arithmetic
+        if a.type == "tensor" or b.type == "tensor":
+            tensors = [v for v in (a, b) if v.type == "tensor"]
+            certain = any(v.certain for v in tensors)
+            others = [v for v in (a, b) if v.type != "tensor"]
+            if not certain and any(v.type in ("unknown",) for v in others):
+                return UNKNOWN.tainted(max(a.ctl, b.ctl))
+            ref = "bool" if op in ("&", "|", "^") and all(v.ref == "bool" for v in tensors) else None
+            ref = all_shape_valued(tensors, others) or ref
+            bound = broadcast([v.bound for v in tensors]) if op in ("+", "-", "*", "/") else None
+            return replace(Value.tensor(certain, max(v.shape_level for v in tensors), ref=ref), bound=bound)
+        if a.type == "container" and b.type == "container" and op == "+":
+            elems = a.elems + b.elems if a.elems is not None and b.elems is not None else None
+            return Value.container(join(a.elem, b.elem), elems=elems, level=max(a.level, b.level), ref=a.ref)
+        if a.type == "container" and op == "*":
+            return Value.container(a.elem, level=max(a.level, b.level))
+        if a.type in ("python", "none") and b.type in ("python", "none"):
+            return Value.python(max(a.level, b.level))
+        if a.type == "unknown" or b.type == "unknown":
+            return Value("unknown", max(a.level, b.level))
+        return Value("unknown", max(a.level, b.level))
+
+    def _ev_UnaryOp(self, e, state):
+        v = self.ev(e.operand, state)
+        if e.op == "not":
+            if v.is_certain_tensor:
+                self.emit(EscapeFact(self.site(e.span), "bool", "python", self.text(e)))
+            return Value.python(v.truth_level())
+        if v.type == "tensor" and v.bound is not None and v.bound[0] != "axis":
+            v = replace(v, bound=None)  # same shape, other values: a size stays, a bound on values does not
+        if v.interval is not None and e.op != "+":
+            v = replace(v, interval=negated(v.interval) if e.op == "-" else None)
+        if v.type == "tensor" and e.op == "~":
+            return v
+        return v if v.type in ("tensor", "python", "unknown") else UNKNOWN
+
+    def _ev_Compare(self, e, state):
+        values = [self.ev(e.left, state)] + [self.ev(c, state) for c in e.comparators]
+        if all(op in ("is", "is not") for op in e.ops):
+            if any(isinstance(x, ir.Const) and x.value is None for x in [e.left, *e.comparators]):
+                # Never data: where None-ness was decided by data, that decision (the
+                # branch that bound the value) is the hazard, reported where it is.
+                return STATIC_PY
+            return Value.python(max(v.identity_level() for v in values))
+        if any(op in ("in", "not in") for op in e.ops):
+            if any(v.type == "tensor" for v in values):
+                return UNKNOWN
+            return Value.python(max((v.level for v in values if v.type in ("python", "container")), default=STATIC))
+        tensors = [v for v in values if v.type == "tensor"]
+        if tensors:
+            certain = any(v.certain for v in tensors)
+            if not certain and any(v.type == "unknown" for v in values):
+                return UNKNOWN
+            shape_valued = all_shape_valued(tensors, [v for v in values if v.type != "tensor"])
+            return Value.tensor(certain, max(v.shape_level for v in tensors), ref=shape_valued or "bool")
+        if any(v.type == "unknown" for v in values):
+            return Value("unknown", max(v.level for v in values))
+        return Value.python(max(max(v.level for v in values), max(v.ctl for v in values)))
+
+    def _ev_BoolOp(self, e, state):
+        values = []
+        level = STATIC
+        for i, sub in enumerate(e.values):
+            v = self.ev(sub, state)
+            values.append(v)
+            if i < len(e.values) - 1:
+                truth = v.truth_level()
+                level = max(level, truth)
+                if truth >= DATA and v.is_certain_tensor:
+                    self.emit(BranchFact(self.site(e.span), e.op, DATA, self.text(e)))
+        result = join_all(values) or UNKNOWN
+        return result.tainted(level) if result.type != "tensor" else result
+
+    def _ev_IfExp(self, e, state):
+        truth = self.function.traced_truth(e.test, state, training=False) if self.function is not None else None
+        if truth is not None:
+            return self.ev(e.body if truth else e.orelse, state)  # decided when traced: one side runs
+        level = self.predicate(e.test, state, "ifexp", e.span, report=True)
+        emitted = len(self.sink) - 1 if self.sink and level >= SHAPE else None
+        body = self.ev(e.body, state)
+        orelse = self.ev(e.orelse, state)
+        body, orelse = with_literal(body, e.body, orelse), with_literal(orelse, e.orelse, body)
+        if emitted is not None and isinstance(self.sink[emitted], BranchFact):
+            fact = self.sink[emitted]  # the sides' types, for the torch.where fix
+            self.sink[emitted] = replace(fact, types=fact.types + (("$else", type_tag(orelse)), ("$then", type_tag(body))))
+        return (join(body, orelse) or UNKNOWN).tainted(level)
+
+
+def all_shape_valued(tensors, others) -> str | None:
+    """The `ref` of an operation on tensors known when traced (shape- or param-valued) and
+    Python values of at most shape level (an unresolved attribute such as
+    `self.padding_right` counts as one: quiet when unsure); None for anything else."""
+    if all(v.ref in KNOWN_WHEN_TRACED for v in tensors) and all(known_python_level(v) <= SHAPE for v in others):
+        return known_ref({v.ref for v in tensors}, max((known_python_level(v) for v in others), default=STATIC))
+    return None
