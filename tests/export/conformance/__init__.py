@@ -89,3 +89,16 @@ def all_entries() -> list[Entry]:
         group = module.__name__.rsplit(".", 1)[-1]
         out += [dataclasses.replace(e, group=group) for e in module.ENTRIES]
     return out
+
+
+_GROUP_TITLES = {"statements": "statement", "expressions": "expression", "functions": "function",
+                 "builtins_numbers": "builtin", "builtins_containers": "builtin", "builtins_objects": "builtin",
+                 "builtins_refused": "builtin, never run", "static_calls": "call"}
+
+
+def refused_list() -> str:
+    """The README's list of what `untrace export` refuses: the corpus's entries refused in
+    every context they are written in (a test keeps the two the same)."""
+    lines = [f"- {e.name} ({_GROUP_TITLES[e.group]})" for e in all_entries()
+             if e.refused is not None and not e.xfail]
+    return "\n".join(lines) + "\n"

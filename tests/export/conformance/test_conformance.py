@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from lowering import LoweringError, export
-from tests.export.conformance import CONTEXTS, all_entries, forward_source
+from tests.export.conformance import CONTEXTS, all_entries, forward_source, refused_list
 from tests.export.harness import assert_session_matches
 
 # x.sum() is -0.5, 0.75, 1.75, 3.5, 6.75: the `if` takes both sides, the `while` runs
@@ -93,3 +93,9 @@ def test_every_entry_has_a_context():
     assert all(any(e.applies(c) for c in CONTEXTS) for e in ENTRIES)
     names = [(e.group, e.name) for e in ENTRIES]
     assert len(names) == len(set(names)), "entry names repeat"
+
+
+def test_the_readme_lists_what_the_corpus_refuses():
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "README.md")).read()
+    listed = readme.split("<!-- refused:start -->\n", 1)[1].split("<!-- refused:end -->", 1)[0]
+    assert listed == refused_list(), "regenerate the README's list with tests.export.conformance.refused_list()"
