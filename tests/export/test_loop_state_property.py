@@ -27,7 +27,7 @@ from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
 
 from lowering import LoweringError, export
-from tests.export.harness import assert_session_matches
+from tests.export.harness import LOOP_INPUTS, assert_session_matches
 
 EXAMPLES = int(os.environ.get("UNTRACE_FUZZ_EXAMPLES", "150"))
 SEED = os.environ.get("UNTRACE_FUZZ_SEED")
@@ -41,13 +41,7 @@ SETTINGS = settings(
 
 # x has 3 elements; s = x.sum() drives every while loop (each iteration ends with s = s - 1),
 # so these inputs run a `while s > 0` loop 0, 1, 2, 4 and 7 times, and order x[0], x[1] both ways.
-INPUTS = [
-    torch.tensor([-1.0, 0.0, 0.5]),
-    torch.tensor([0.25, 0.5, 0.0]),
-    torch.tensor([1.0, 0.5, 0.25]),
-    torch.tensor([0.5, 2.0, 1.0]),
-    torch.tensor([3.0, 2.5, 1.25]),
-]
+INPUTS = LOOP_INPUTS
 
 TENSOR_PREDICATES = ["s > 1", "s > 2.5", "x[0] > x[1]", "s.abs() < 2", "x[1] > 0"]
 # Python state read in conditions (the length of the list being built most often: issue 11).

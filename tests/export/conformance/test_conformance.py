@@ -17,18 +17,9 @@ import torch
 
 from lowering import LoweringError, export
 from tests.export.conformance import CONTEXTS, all_entries, forward_source, refused_list
-from tests.export.harness import assert_session_matches
+from tests.export.harness import LOOP_INPUTS, assert_session_matches
 
-# x.sum() is -0.5, 0.75, 1.75, 3.5, 6.75: the `if` takes both sides, the `while` runs
-# 0, 1, 2, 4 and 7 times; x[0] is negative, zero, fractional and above 1.
-INPUTS = [
-    torch.tensor([-1.0, 0.0, 0.5]),
-    torch.tensor([0.0, 0.5, 0.25]),
-    torch.tensor([1.0, 0.5, 0.25]),
-    torch.tensor([0.5, 2.0, 1.0]),
-    torch.tensor([3.0, 2.5, 1.25]),
-]
-
+INPUTS = LOOP_INPUTS
 ENTRIES = all_entries()
 _DIR = tempfile.mkdtemp(prefix="untrace_conformance_")
 
