@@ -13,10 +13,16 @@ A call runs as Python when
   and the attributes of plain objects;
 - its code does not name torch (what it reads of torch's state, such as
   `torch.compiler.is_exporting()`, is the exporter's, not eager's: it is read from source);
+- it cannot change anything outside itself (`state_scan`: a bytecode scan of its code and
+  of what it calls, for stores into globals, cells it does not own, attributes and items of
+  objects it did not build, and calls of methods that change their receiver): a change
+  made for real would be neither recorded nor undone by the interpreter, nor refused under
+  a data-dependent branch, where both sides are lowered; such a call is interpreted from
+  source, where every change is;
 - and its result carries no tensor: it runs under a `TorchFunctionMode` that stops it at
   the first torch operation, and such a call, or one whose result holds a tensor, is
-  interpreted from its source instead (what it did before is plain Python on values of
-  its own: a helper that changes state before it reaches torch is run again from source).
+  interpreted from its source instead (by the rule above, what it did before it was
+  stopped changed nothing outside it, so nothing happens twice).
 
 So `functools.partial(...)`, `math.*`, `to_2tuple(3)`-like helpers, config properties,
 `dataclasses.replace`, `itertools`, a generator or a `match` in a helper on static values
@@ -43,6 +49,7 @@ from torch.overrides import TorchFunctionMode
 from lowering.graph import Value
 from lowering.numpy_arrays import NDArray
 from lowering.interp.python_state import VARYING
+from lowering.interp.state_scan import may_change_state
 from lowering.interp.values import (BoundUserMethod, Closure, GraphChoice, GraphRange, GraphRows, Stacked,
                                     TensorMethod)
 
@@ -219,6 +226,8 @@ def run_static_call(interp, func, args, kwargs):
         return NOT_STATIC
     if any(_names_torch(f.__code__, f.__globals__) for f in _python_code(func)):
         return NOT_STATIC
+    if may_change_state(func, owner, args, kwargs) is not None:
+        return NOT_STATIC  # interpreted from source, where each change is recorded, undone or refused
     try:
         with _NoTorch():
             result = func(*args, **kwargs)
