@@ -224,6 +224,39 @@ def _super(interp: Interpreter, args, kwargs):
     return super(frame.env["__class__"], frame.env[frame.first_param])
 
 
+def _next(interp: Interpreter, args, kwargs):
+    if args and isinstance(args[0], (Value, NDArray, Stacked, GraphRows)):
+        raise interp.error("next() of a tensor", "iterate over `t.unbind(0)` or index the rows", construct="next")
+    return next(*args)
+
+
+def _pow(interp: Interpreter, args, kwargs):
+    """`pow(a, b)` is `a ** b`; with a modulus, Python's on Python ints only."""
+    if len(args) == 2 and not kwargs:
+        return interp.binop("**", *args)
+    if interp._has_graph(args, kwargs):
+        raise interp.error("pow(a, b, mod) of a tensor value", "write `(a ** b) % mod`", construct="pow")
+    return pow(*args, **kwargs)
+
+
+def _divmod(interp: Interpreter, args, kwargs):
+    a, b = args
+    if isinstance(a, Value) and a not in interp.python_numbers or isinstance(b, Value) and b not in interp.python_numbers:
+        raise interp.error("divmod() of a tensor (eager raises: tensors have no __divmod__)",
+                           "write `(a // b, a % b)`", construct="divmod")
+    if isinstance(a, Value) or isinstance(b, Value):
+        return interp.binop("//", a, b), interp.binop("%", a, b)  # of Python numbers the graph holds
+    return divmod(a, b)
+
+
+def _dict(interp: Interpreter, args, kwargs):
+    """`dict(...)` only arranges its arguments: tensors may be its values, not its keys."""
+    made = dict(*args, **kwargs)
+    for key in made:
+        interp.check_key(made, key)
+    return made
+
+
 _BUILTIN_HANDLERS = {
     math.ceil: _rounding("Ceil", math.ceil), math.floor: _rounding("Floor", math.floor),
     round: _round, sum: _sum, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
@@ -232,5 +265,5 @@ _BUILTIN_HANDLERS = {
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: python_minmax(max), min: python_minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
     abs: _abs, any: _any_all(any), all: _any_all(all), super: _super, callable: _callable, hasattr: _hasattr,
-    type: _type, iter: _iter,
+    type: _type, iter: _iter, next: _next, pow: _pow, divmod: _divmod, dict: _dict,
 }

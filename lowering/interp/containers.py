@@ -31,6 +31,17 @@ def _copy_containers(env: dict) -> dict:
     return {k: (list(v) if type(v) is list else dict(v) if type(v) is dict else v) for k, v in env.items()}
 
 
+class GeneratorItems(list):
+    """A generator expression's items, computed when it is made: a list wherever a list
+    is taken (`sum`, `torch.stack`, a `for`), and an iterator for `next()`, which hands
+    out the items left, as the generator would."""
+
+    def __next__(self):
+        if not self:
+            raise StopIteration
+        return self.pop(0)
+
+
 class Containers:
     def iterate(self, iterable):
         if isinstance(iterable, NDArray):
@@ -184,6 +195,12 @@ class Containers:
                 run(level + 1, None if present is True else present)
 
         run(0, None)
+        walrus = {x.target.id for x in ir.walk_expression(e) if isinstance(x, ir.NamedExpr)}
+        if walrus and any(isinstance(x, Stacked) for x in results):
+            raise self.error("`:=` in a comprehension over the rows of a dynamic axis (a graph loop)",
+                             "assign the name in a for loop", construct="comprehension")
+        for name in walrus & inner.env.keys():
+            frame.env[name] = inner.env[name]  # `:=` binds in the enclosing scope, as Python's does
         if e.kind == "list":
             return results
         if any(isinstance(x, (Maybe, Stacked)) and not (isinstance(x, Stacked) and x.valid is None) for x in results):
@@ -194,7 +211,7 @@ class Containers:
             return set(results)
         if e.kind == "dict":
             return dict(results)
-        return results  # a generator consumed once behaves as its list
+        return GeneratorItems(results)
 
     def unconditionally(self, fn, line: int):
         """Run `fn` for an item that a filter on tensor values may drop: the graph computes

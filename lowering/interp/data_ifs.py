@@ -161,6 +161,7 @@ class DataIfs:
                 self.g = saved
             self.location = (frame.path, line)
             self.check_state_kept(snapshot, "if", line)
+            self.check_copies_kept(frame.env, branch.env, names, "if", line)
             envs.append(branch.env)
         if refused and not raised:
             raise refused[0]

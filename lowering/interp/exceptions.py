@@ -51,6 +51,11 @@ class Exceptions:
             except Exception:  # noqa: BLE001 - an exception class that needs arguments: keep the class
                 pass
         exception = raised if isinstance(raised, BaseException) else None
+        if s.cause is not None and exception is not None:
+            cause = self.eval(s.cause, frame)  # `raise E from C`: C is E.__cause__, as Python sets it
+            if isinstance(cause, type) and issubclass(cause, BaseException):
+                cause = cause()
+            exception.__cause__ = cause
         raise self.python_exception(exception, f"`raise {expr_text(s.exc)}` is reached at export time for these inputs",
                                     construct="raise")
 

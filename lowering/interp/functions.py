@@ -106,11 +106,6 @@ def is_stdlib_path(path: str) -> bool:
     return path.startswith(_STDLIB_DIR) and "site-packages" not in path
 
 
-def is_stdlib_function(fn) -> bool:
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    return code is not None and (is_stdlib_path(code.co_filename) or code.co_filename.startswith("<frozen "))
-
-
 @dataclasses.dataclass
 class ReadSources:
     """The files read and the functions parsed, structured and annotated from them: shared

@@ -37,6 +37,14 @@ def _is(func, candidates) -> bool:
     return any(func is c for c in candidates)
 
 
+def takes_a_message(func) -> bool:
+    """Whether the arguments of a call to `func` are a message only: an exception being
+    built, output, a logger's method. An f-string there may show a tensor (by its name)."""
+    if _is(func, _OUTPUT_FUNCTIONS) or isinstance(getattr(func, "__self__", None), _LOGGERS):
+        return True
+    return isinstance(func, type) and issubclass(func, BaseException)
+
+
 def call_without_graph_effect(interp, func, args, kwargs):
     """The call's value when `func` is output or a type hint, else NOT_HANDLED."""
     if _is(func, _OUTPUT_FUNCTIONS):

@@ -21,6 +21,7 @@ from lowering.interp.python_numbers import refuse_first_iteration_alias
 from lowering.interp.python_state import _CONTAINERS, has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
 from lowering.interp.object_state import changes_module_tensors
+from lowering.interp.output_calls import takes_a_message
 from lowering.interp.values import (MISSING, BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked,
                                     TensorMethod)
 
@@ -30,6 +31,20 @@ _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
 
 
 _PY_BIN = {k: getattr(operator, v) for k, v in _BINOPS.items()}
+
+
+# Statements and expressions refused by name, with the way out (the conformance corpus
+# holds an entry for each: tests/export/conformance).
+_UNLOWERED_STATEMENTS = {
+    "Match": ("a `match` statement is", "rewrite it with if / elif, or move it into a helper called with static "
+                                        "values (run as Python at export time)"),
+    "ClassDef": ("a `class` statement inside forward is", "define the class at module level"),
+}
+_UNLOWERED_EXPRESSIONS = {
+    "yield": ("`yield` (a generator) in code untrace reads", "build and return a list; a generator helper called "
+                                                            "with static values runs as Python at export time"),
+    "await": ("`await`", "call the function without `async` / `await`"),
+}
 
 
 class PythonSemantics:
@@ -42,8 +57,12 @@ class PythonSemantics:
         with self.g.location(frame.path, s.span.line):
             method = getattr(self, "_stmt_" + type(s).__name__, None)
             if method is None:
-                raise self.error(f"`{type(s).__name__}` statements are not supported in forward", construct=type(s).__name__,
-                                 hint="move it out of forward, or rewrite it with supported statements")
+                what, hint = _UNLOWERED_STATEMENTS.get(type(s).__name__, (
+                    f"`{type(s).__name__}` statements are", "move it out of forward, or rewrite it with supported "
+                                                            "statements"))
+                if isinstance(s, ir.Opaque):
+                    what = f"a statement untrace does not model ({s.reason}) is"
+                raise self.error(f"{what} not supported in forward", construct=type(s).__name__, hint=hint)
             method(s, frame)
 
     def _stmt_Pass(self, s, frame):
@@ -97,6 +116,9 @@ class PythonSemantics:
                              hint="export with inputs that pass the assertion")
 
     def _stmt_FunctionDef(self, s, frame):
+        if s.is_async:
+            raise self.error(f"`async def {s.name}` inside forward: a coroutine, which no graph runs",
+                             "define it with `def`", construct="async def")
         defaults = {p.name: self.eval(p.default, frame) for p in s.params if p.default is not None}
         frame.env[s.name] = Closure(annotate_and_structure(s), frame, defaults)
 
@@ -210,6 +232,11 @@ class PythonSemantics:
                              hint="rewrite the expression with supported constructs (calls, operators, comprehensions)")
         return method(e, frame)
 
+    def _ev_OpaqueExpr(self, e, frame):
+        what, hint = _UNLOWERED_EXPRESSIONS.get(e.reason, (f"the expression `{expr_text(e)}`", "rewrite the "
+                                                           "expression with supported constructs"))
+        raise self.error(f"{what} is not supported by untrace", hint, construct=e.reason)
+
     def _ev_Const(self, e, frame):
         return e.value
 
@@ -224,7 +251,13 @@ class PythonSemantics:
                 out.append(part)
                 continue
             index, conversion, spec = part
-            value = self.eval(e.values[index], frame)  # a graph value shows its name: messages only
+            value = self.eval(e.values[index], frame)
+            if isinstance(value, Value) and not self.building_message:
+                # its text would be the graph value's name, not the number eager prints
+                raise self.error(f"an f-string of a tensor value (`{expr_text(e.values[index])}`) outside a message: "
+                                 "its text is known only at run time", "keep the value as a tensor; an f-string of "
+                                 "a tensor is lowered only as the message of an exception, a warning or a log "
+                                 "call, where it names the value", construct="f-string")
             value = {"r": repr, "s": str, "a": ascii}[conversion](value) if conversion else value
             out.append(format(value, spec) if not isinstance(value, Value) else str(value))
         return "".join(out)
@@ -477,19 +510,25 @@ class PythonSemantics:
             raise self.refuse_varying_list(v, "the truth value")
         return bool(v)
 
+    building_message = False  # evaluating the arguments of an exception, a warning or a log call
+
     def _ev_Call(self, e, frame):
         func = self.eval(e.func, frame)
         args, kwargs = [], {}
-        for a in e.args:
-            v = self.eval(a.value, frame)
-            if a.star == "*":
-                args.extend(self.unpack(v, 0, True))
-            elif a.star == "**":
-                kwargs.update(v)
-            elif a.keyword is not None:
-                kwargs[a.keyword] = v
-            else:
-                args.append(v)
+        outer, self.building_message = self.building_message, takes_a_message(func)
+        try:
+            for a in e.args:
+                v = self.eval(a.value, frame)
+                if a.star == "*":
+                    args.extend(self.unpack(v, 0, True))
+                elif a.star == "**":
+                    kwargs.update(v)
+                elif a.keyword is not None:
+                    kwargs[a.keyword] = v
+                else:
+                    args.append(v)
+        finally:
+            self.building_message = outer
         # `lst.append(v)` etc. mutate known lists in place.
         first = e.args[0] if e.args else None
         self.first_argument = expr_text(first.value) if first is not None and not first.star and first.keyword is None else None

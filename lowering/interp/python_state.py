@@ -287,6 +287,21 @@ class PythonState:
                     f"or a list built with `append` and `torch.stack` after the {region}",
                     construct=region)
 
+    def check_copies_kept(self, before: dict, inside: dict, carried, region: str, line: int) -> None:
+        """A list or dict a region holds as its own copy, changed there but not carried out
+        by name (a helper it calls changed it): refuse, as `check_state_kept` does."""
+        for n, v in before.items():
+            mine = inside.get(n)
+            if n in carried or type(v) not in (list, dict) or mine is v or type(mine) is not type(v):
+                continue
+            if _contents(mine) != _contents(v):
+                raise self.error(
+                    f"`{n}` (a {type(v).__name__}) is changed inside the data-dependent {region} at line {line} by a "
+                    "function it calls, where untrace cannot carry the change (it carries lists and dicts that the "
+                    "region itself changes by name)",
+                    f"change `{n}` in the {region} itself (`{n}.append(...)`), or return the new items from the "
+                    "function and add them after it", construct=region)
+
     def check_unshared(self, names, frame: Frame, region: str, line: int) -> None:
         """A container a region changes in place is copied for the region and written back
         after it: refuse when the region could also reach it under another name."""

@@ -23,7 +23,8 @@ from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.autograd_functions import call_function_apply, is_function_apply
-from lowering.interp.functions import _is_user_function, is_stdlib_function
+from lowering.interp.functions import _is_user_function
+from lowering.interp.static_calls import NOT_STATIC, run_static_call
 from lowering.interp.module_methods import is_module_method
 from lowering.interp.context_managers import made_at_export
 from lowering.interp.output_calls import NOT_HANDLED, call_without_graph_effect
@@ -35,11 +36,6 @@ from lowering.interp.object_state import (changes_module_tensors, is_context_var
 from lowering.interp.python_state import VARYING, has_varying_items
 from lowering.interp.values import (MISSING, BoundUserMethod, Closure, EarlierIterations, GraphChoice, Stacked,
                                     TensorItems, TensorMethod, _contains_graph, _hashable)
-
-# Pure functions safe to run for real on known arguments.
-_PURE_MODULES = ("math", "operator", "builtins", "functools", "itertools", "numbers", "collections", "typing", "enum",
-                 "contextlib")
-
 
 # Pure restructuring of containers, safe to run for real even with graph values as leaves.
 _PURE_WITH_GRAPH = {"torch.utils._pytree.tree_flatten", "torch.utils._pytree.tree_unflatten",
@@ -110,8 +106,6 @@ class TorchCalls:
             func = getattr(func, "__original_fn")  # torch.jit._script_if_tracing: the function itself outside a tracer
         if inspect.isclass(func) and issubclass(func, torch.nn.Module):
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
-        if inspect.isclass(func) and _is_user_function(func):
-            return self.instantiate(func, args, kwargs)
         if made_at_export(func) and not self._has_graph(args, kwargs):
             return func(*args, **kwargs)  # a `with` statement's manager, made as Python makes it (context_managers)
         if isinstance(func, functools._lru_cache_wrapper) and _is_user_function(func.__wrapped__):
@@ -128,8 +122,6 @@ class TorchCalls:
             return self.register_hook(func, args, kwargs)
         if is_context_var_method(func):
             return self.context_var_call(func, func.__self__, args, kwargs)
-        if inspect.ismethod(func) and _is_user_function(func.__func__):
-            return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
         result = call_without_graph_effect(self, func, args, kwargs)
         if result is not NOT_HANDLED:
             return result
@@ -199,6 +191,15 @@ class TorchCalls:
             return self.set_attribute(*args, describe=f"setattr({owner_text}, {args[1]!r})")
         if func is delattr and len(args) == 2:
             return self.delete_attribute(*args, describe=f"delattr({owner_text}, {args[1]!r})")
+        # Static Python runs as Python: the one rule (`static_calls`), after the calls the
+        # interpreter gives a meaning of its own above (output, guards, attribute writes, ...).
+        result = run_static_call(self, func, args, kwargs)
+        if result is not NOT_STATIC:
+            return result
+        if inspect.isclass(func) and _is_user_function(func):
+            return self.instantiate(func, args, kwargs)
+        if inspect.ismethod(func) and _is_user_function(func.__func__):
+            return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
         name = registry.canonical_name(func) if callable(func) else None
         if name is not None:
             if name in ("torch.cond",):
@@ -235,10 +236,9 @@ class TorchCalls:
                          hint="register a lowering for it (lowering.register_lowering), or call it outside forward")
 
     def _is_pure(self, func, name: str) -> bool:
-        module = getattr(func, "__module__", None) or ""
-        if name in _PURE_TORCH or is_stdlib_function(func):
-            return True
-        return module.split(".")[0] in _PURE_MODULES or isinstance(func, type) and func in (int, float, bool, str, tuple, list, dict, set, slice, range)
+        """torch's own functions of static values (`torch.finfo`, `torch.device`): every
+        other call on static values is decided by `static_calls`."""
+        return name in _PURE_TORCH
 
     def _has_graph(self, args, kwargs) -> bool:
         return any(_contains_graph(a) for a in args) or any(_contains_graph(v) for v in kwargs.values())

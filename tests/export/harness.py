@@ -13,6 +13,17 @@ import torch
 from lowering import export
 from lowering.interpreter import _flatten
 
+# Inputs of three elements whose sum is -0.5, 0.75, 1.75, 3.5 and 6.75: a `while s > 0`
+# with `s = s - 1` runs 0, 1, 2, 4 and 7 times, an `if s > 0` takes both sides, and
+# x[0], x[1] come in both orders (the generated programs of the property and corpus tests).
+LOOP_INPUTS = [
+    torch.tensor([-1.0, 0.0, 0.5]),
+    torch.tensor([0.25, 0.5, 0.0]),
+    torch.tensor([1.0, 0.5, 0.25]),
+    torch.tensor([0.5, 2.0, 1.0]),
+    torch.tensor([3.0, 2.5, 1.25]),
+]
+
 
 def export_and_compare(model: torch.nn.Module, example: tuple, inputs: list[tuple] | None = None, *,
                        dynamic_shapes=None, rtol=1e-4, atol=1e-5) -> list:

@@ -27,7 +27,7 @@ from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
 
 from lowering import LoweringError, export
-from tests.export.harness import assert_session_matches
+from tests.export.harness import LOOP_INPUTS, assert_session_matches
 
 EXAMPLES = int(os.environ.get("UNTRACE_FUZZ_EXAMPLES", "150"))
 SEED = os.environ.get("UNTRACE_FUZZ_SEED")
@@ -41,13 +41,7 @@ SETTINGS = settings(
 
 # x has 3 elements; s = x.sum() drives every while loop (each iteration ends with s = s - 1),
 # so these inputs run a `while s > 0` loop 0, 1, 2, 4 and 7 times, and order x[0], x[1] both ways.
-INPUTS = [
-    torch.tensor([-1.0, 0.0, 0.5]),
-    torch.tensor([0.25, 0.5, 0.0]),
-    torch.tensor([1.0, 0.5, 0.25]),
-    torch.tensor([0.5, 2.0, 1.0]),
-    torch.tensor([3.0, 2.5, 1.25]),
-]
+INPUTS = LOOP_INPUTS
 
 TENSOR_PREDICATES = ["s > 1", "s > 2.5", "x[0] > x[1]", "s.abs() < 2", "x[1] > 0"]
 # Python state read in conditions (the length of the list being built most often: issue 11).
@@ -63,13 +57,22 @@ FLOATS = ["t += float(s)", "t += float(x[0]) if s > 1 else 0.5", "t = float(s) i
           "t += round(float(s))", "t += abs(float(x[1]))", "t += s", "t = t + s", "u = t", "y = y + u"]
 
 
+# Constructs of the conformance corpus (tests/export/conformance) among the state changes:
+# comprehensions, a walrus, augmented assignment of a tuple, the min / max / sum builtins.
+CONSTRUCTS = ["y = y + sum([s * i for i in range(3)])", "y = y + sum(s * i for i in range(2))",
+              "y = y + (w := s + 1) - w", "tp += (s,)", "y = y + tp[-1] + len(tp)", "y = y + max(s, x[1])",
+              "y = y + min(x[0], x[2])", "y = y + sum([x[0], s])", "n = max(n, len(out))", "n = min(n + 1, 3)",
+              "y = y + sum([o * 2 for o in out])", "y = y + len({k: 0 for k in d})"]
+
+
 @st.composite
 def blocks(draw, depth: int, in_loop: bool):
     """A list of statement lines (unindented: nested lines carry their own indent)."""
     lines: list[str] = []
     for _ in range(draw(st.integers(1, 2 if depth else 3))):
-        kind = draw(st.sampled_from(["append", "append", "count", "dict", "read", "float", "if", "loop"] if depth < 2
-                                    else ["append", "append", "count", "dict", "read", "float"]))
+        kind = draw(st.sampled_from(["append", "append", "count", "dict", "read", "float", "construct", "if", "loop"]
+                                    if depth < 2 else ["append", "append", "count", "dict", "read", "float",
+                                                       "construct"]))
         if kind == "append":
             lines.append(f"out.append({draw(st.sampled_from(VALUES))})")
         elif kind == "count":
@@ -81,6 +84,8 @@ def blocks(draw, depth: int, in_loop: bool):
                                                "d[len(out)] = s", "d.pop('k0', None)"])))
         elif kind == "float":
             lines.append(draw(st.sampled_from(FLOATS)))
+        elif kind == "construct":
+            lines.append(draw(st.sampled_from(CONSTRUCTS)))
         elif kind == "read":
             lines.append(f"y = y + {draw(st.sampled_from(READS))}")
         elif kind == "if":
@@ -125,6 +130,7 @@ def programs(draw) -> str:
              "y = x[0] * 0",
              "t = 0.0",
              "u = 0.0",
+             "tp = (x[0] * 0,)",
              "def bump():",  # a closure that changes `n` (nonlocal)
              "    nonlocal n",
              "    n += 1"]

@@ -235,9 +235,8 @@ class SuperOutsideAMethod(nn.Module):
 
 
 def test_super_outside_a_method_is_refused():
-    with pytest.raises(LoweringError, match=re.escape(
-            "zero-argument `super()` outside a method defined in a class\n"
-            "call `super(Class, self)` with explicit arguments")):
+    # a helper of static arguments runs as Python (static_calls): Python's own error, as eager's
+    with pytest.raises(LoweringError, match=re.escape("RuntimeError('super(): no arguments')")):
         export(SuperOutsideAMethod(), (torch.randn(2, 3),))
 
 
@@ -428,7 +427,8 @@ class MissingField(nn.Module):
 
 
 def test_a_dataclass_built_without_a_field_is_refused():
-    with pytest.raises(LoweringError, match=re.escape("cannot build a Output: missing field `hidden`\npass every field of Output that has no default")):
+    # built from static arguments, it runs as Python (static_calls): Python's own error, as eager's
+    with pytest.raises(LoweringError, match=re.escape("missing 1 required positional argument: 'hidden'")):
         export(MissingField(), (torch.randn(2, 3),))
 
 

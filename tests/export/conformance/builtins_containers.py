@@ -1,0 +1,35 @@
+"""Builtin functions on containers and iterables."""
+
+from tests.export.conformance import Entry
+
+ENTRIES = [
+    Entry("all", "r = int(all([v > 0, True]))"),
+    Entry("any", "r = int(any([v > 1, False]))"),
+    Entry("all / any of a generator", "r = int(any(v > i for i in range(3))) + int(all(v > i for i in range(-2, 0)))"),
+    Entry("dict", "d = dict(a=v, b=2)\nd2 = dict([('c', 1)], **d)\nr = d2['a'] + d2['c'] + len(d2)"),
+    Entry("enumerate", "r = 0\nfor i, a in enumerate([v, 2], start=1):\n    r = r + i * a"),
+    Entry("filter", "r = v * len(list(filter(None, [0, 1, 2, 0])))"),
+    Entry("filter with a lambda", "r = sum(filter(lambda a: a > 1, [1, 2, 3])) * v"),
+    Entry("frozenset", "r = v * len(frozenset([1, 2, 2]))"),
+    Entry("iter / next", "it = iter([v, 2, 3])\nr = next(it) + next(it)"),
+    Entry("next with a default", "r = v + next(iter([]), 5)"),
+    Entry("len", "r = len(v) * 2", static="[1, 2, 3]", tensor="x"),
+    Entry("list", "a = list((v, 1))\nr = a[0] + len(a)"),
+    Entry("list of a tensor", "a = list(v)\nr = a[0] + a[2] + len(a)", static="[1.0, 2.0, 3.0]", tensor="x"),
+    Entry("map", "r = sum(map(abs, [-1, 2, -3])) * v"),
+    Entry("map with a lambda", "r = v * sum(map(lambda a: a * 2, [3, 1]))"),
+    Entry("map over tensor values", "r = sum(map(lambda a: a * 2, [v, 1]))", static=None,
+          refused=r"no lowering for `builtins\.map`"),
+    Entry("range", "r = v * sum(range(1, 7, 2)) + len(range(5))"),
+    Entry("range of a tensor's size", "r = 0\nfor i in range(len(v)):\n    r = r + v[i]", static="[1, 2, 3]",
+          tensor="x"),
+    Entry("reversed", "a = list(reversed([v, 1, 2]))\nr = a[0] * 10 + a[2]"),
+    Entry("set", "r = v * len(set([1, 2, 2, 3]))"),
+    Entry("slice", "a = [v, 1, 2, 3]\nr = a[slice(1, None)][0] + v"),
+    Entry("sorted", "a = sorted([3, 1, 2], reverse=True)\nr = v * a[0] + a[2]"),
+    Entry("sorted with a key", "a = sorted(['bb', 'a', 'ccc'], key=len)\nr = v * len(a[2])"),
+    Entry("sorted of tensor values", "a = sorted([v, 1.0])\nr = a[0]", static=None, refused=r"sorted"),
+    Entry("tuple", "a = tuple([v, 1])\nr = a[0] + len(a)"),
+    Entry("zip", "r = 0\nfor a, b in zip([v, 2], [3, 4, 5]):\n    r = r + a * b"),
+    Entry("zip strict", "r = sum(a * b for a, b in zip([v, 2], [3, 4], strict=True))"),
+]
