@@ -28,6 +28,9 @@ NOT_HANDLED = object()
 
 _OUTPUT_FUNCTIONS = (print, warnings.warn, warnings.warn_explicit)
 _IDENTITIES = (torch.jit.annotate, typing.cast)
+# Runtime checks whose message argument is only shown when the check fails.
+_CHECKS = tuple(getattr(torch, name) for name in ("_assert", "_check", "_check_with", "_check_is_size")
+                if hasattr(torch, name))
 _LOGGERS = (logging.Logger, logging.LoggerAdapter)
 # The methods of Python's logging API that emit a record and return None.
 _EMITTING = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
@@ -39,8 +42,9 @@ def _is(func, candidates) -> bool:
 
 def takes_a_message(func) -> bool:
     """Whether the arguments of a call to `func` are a message only: an exception being
-    built, output, a logger's method. An f-string there may show a tensor (by its name)."""
-    if _is(func, _OUTPUT_FUNCTIONS) or isinstance(getattr(func, "__self__", None), _LOGGERS):
+    built, output, a logger's method, a runtime check (`torch._assert(cond, message)`). An
+    f-string there may show a tensor (by its name)."""
+    if _is(func, _OUTPUT_FUNCTIONS + _CHECKS) or isinstance(getattr(func, "__self__", None), _LOGGERS):
         return True
     return isinstance(func, type) and issubclass(func, BaseException)
 

@@ -558,6 +558,20 @@ class _Scan:
         return sorted(dunders | self.names)
 
 
+# Builtins that call what they are given (`map(cls, xs)`, `sorted(xs, key=cls)`): a class
+# passed to one is constructed, so its constructors are scanned.
+_CALLS_ITS_ARGUMENTS = frozenset({"map", "filter", "sorted", "min", "max", "iter", "next", "reduce",
+                                  "starmap", "accumulate", "groupby", "partial", "getattr", "hasattr"})
+
+
+def _only_reads_its_arguments(func) -> bool:
+    """A builtin function or type (`str`, `repr`, `isinstance`, `len`, `hash`, `type`) that
+    only looks at a class given to it, never calls it."""
+    return (getattr(func, "__module__", None) == "builtins"
+            and isinstance(func, (types.BuiltinFunctionType, type))
+            and getattr(func, "__name__", "") not in _CALLS_ITS_ARGUMENTS)
+
+
 def may_change_state(func, owner, args, kwargs) -> str | None:
     """Why a call of `func` on these arguments might change state outside itself (None:
     it cannot, by the scan above)."""
@@ -578,6 +592,11 @@ def may_change_state(func, owner, args, kwargs) -> str | None:
         if owner is not None:
             scan.value(owner)
         for a in (*args, *kwargs.values()):
+            if inspect.isclass(a) and _only_reads_its_arguments(func):
+                # `str(cls)`, `isinstance(x, cls)`: the class is looked at, not built; what
+                # may run is its metaclass's dunders (`type.__repr__` for most)
+                scan.add_object(type(a))
+                continue
             scan.value(a)
         scan.methods()
     except _MayChange as exc:

@@ -100,7 +100,17 @@ class JitDecorated(nn.Module):
         return y
 
 
-@pytest.mark.parametrize("model", [Output(), UnderADataIf(), InsideADataLoop(), JitDecorated()],
+class RuntimeCheckMessage(nn.Module):
+    """A runtime check's message is shown only when it fails: an f-string of a size there
+    names the value, as in a raise."""
+
+    def forward(self, x):
+        batch = x.shape[0]
+        torch._assert(batch > 0, f"an empty batch ({batch} rows) of {x.shape}")
+        return x * 2
+
+
+@pytest.mark.parametrize("model", [Output(), UnderADataIf(), InsideADataLoop(), JitDecorated(), RuntimeCheckMessage()],
                          ids=lambda m: type(m).__name__)
 def test_calls_without_graph_effect_match_eager(model, capsys):
     with warnings.catch_warnings(record=True) as caught:

@@ -53,6 +53,12 @@ def bump_then_relu(x):
     return torch.relu(x) + COUNTER
 
 
+class Bumps:
+    def __init__(self, n):
+        global COUNTER
+        COUNTER += n
+
+
 def push(items: list, n: int) -> int:
     items.append(n)
     return len(items)
@@ -228,6 +234,24 @@ def test_pure_helpers_still_run_as_python():
     assert _outcome(Pure()) == "lowered"
 
 
+SCALES = {}  # keyed by class, as a registry of per-class settings is
+
+
+class ByItsClassName(torch.nn.Module):
+    """`str(self.__class__)` looks at a module class, which is not built: a registry read
+    keyed by it runs as Python."""
+
+    def forward(self, x):
+        scale = SCALES.get(str(self.__class__), 2.0)
+        if x.sum() > 0:
+            return x * scale
+        return x - scale
+
+
+def test_a_class_that_is_only_looked_at_is_not_built():
+    assert _outcome(ByItsClassName()) == "lowered"
+
+
 @pytest.mark.parametrize("call", [
     lambda: (to_2tuple, None, (3,), {}),
     lambda: (functools.partial, None, (max, 2), {}),
@@ -237,6 +261,8 @@ def test_pure_helpers_still_run_as_python():
     lambda: (Dims, None, (8, 2), {}),
     lambda: (scaled, None, (3, 2), {}),
     lambda: (sorted, None, ([3, 1, 2],), {"key": lambda a: -a}),
+    lambda: (str, None, (ByItsClassName,), {}),
+    lambda: (isinstance, None, (1, ByItsClassName), {}),
 ])
 def test_the_scan_lets_pure_calls_run(call):
     assert may_change_state(*call()) is None
@@ -249,6 +275,7 @@ def test_the_scan_lets_pure_calls_run(call):
     (lambda: (enable, None, (Config(),), {}), r"\.flag"),
     (lambda: (bump_then_relu, None, (1,), {}), "global `COUNTER`"),
     (lambda: (functools.partial(push, []), None, (1,), {}), r"\.append\(\)"),
+    (lambda: (map, None, (Bumps, [1]), {}), "global `COUNTER`"),  # map builds the class it is given
 ])
 def test_the_scan_finds_changes_of_shared_state(call, why):
     assert re.search(why, may_change_state(*call()) or "")
