@@ -72,6 +72,18 @@ _NOT_IMPLICIT = frozenset({"__repr__", "__str__", "__format__", "__dir__", "__si
                            "__subclasshook__", "__class_getitem__", "__weakref__", "__dict__", "__module__",
                            "__doc__", "__annotations__", "__dataclass_fields__", "__dataclass_params__",
                            "__match_args__", "__slots__", "__qualname__", "__hash__"})
+# The operator dunders: run only by an operator in the scanned code, or by a builtin it
+# calls (`sum`, `sorted`, `max` compare and add), so scanned only then. A mapping's
+# `__and__` (from `collections.abc.Set` on its views) is never run by `d.get(k)`.
+_OPERATOR_DUNDERS = frozenset(
+    f"__{side}{name}__" for name in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow",
+                                     "lshift", "rshift", "and", "xor", "or") for side in ("", "r", "i")
+) | frozenset({"__lt__", "__le__", "__gt__", "__ge__", "__neg__", "__pos__", "__invert__", "__abs__",
+               "__round__", "__trunc__", "__floor__", "__ceil__"})
+_OPERATOR_OPS = frozenset({"BINARY_OP", "UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT"})
+_ORDERINGS = frozenset({"<", "<=", ">", ">="})  # `==` and `!=` run `__eq__` / `__ne__`, always scanned
+_C_CALLABLES = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodDescriptorType,
+                types.WrapperDescriptorType, type)
 _UNKNOWN = object()
 _MAX_FUNCTIONS = 400
 
@@ -352,6 +364,7 @@ class _Scan:
     def __init__(self):
         self.seen: set = set()
         self.names: set[str] = set()  # attribute names the scanned code reads
+        self.operators = False  # whether it applies an operator, or calls a builtin that may
         self.objects: list = []  # instances and classes whose methods those names may run
         self.object_ids: set[int] = set()
         self.count = 0
@@ -506,8 +519,12 @@ class _Scan:
                         self.fail(f"`{code.co_name}` calls `{getattr(v, '__name__', v)}`")
                     if not mutating:
                         self.value(v, 1)
+            if op in _OPERATOR_OPS or op == "COMPARE_OP" and x.argval in _ORDERINGS:
+                self.operators = True
             if op == "CALL":
                 callee = c.callee(i, x.arg)
+                if callee is None or callee[0] != "value" or isinstance(callee[1], _C_CALLABLES):
+                    self.operators = True  # a builtin (`sum`, `sorted`) may apply operators to what it gets
                 if callee is None:
                     self.fail(f"`{code.co_name}` calls a function the scan cannot resolve")
                 if callee[0] == "method" and callee[1] not in _BUILTIN_METHOD_NAMES | MUTATORS:
@@ -555,6 +572,8 @@ class _Scan:
                    if n.startswith("__") and n.endswith("__")} - _NOT_IMPLICIT - {"__setattr__", "__delattr__", "__del__",
                                                                    "__init_subclass__", "__set_name__", "__setitem__",
                                                                    "__delitem__", *_CONSTRUCTORS}
+        if not self.operators:
+            dunders -= _OPERATOR_DUNDERS
         return sorted(dunders | self.names)
 
 

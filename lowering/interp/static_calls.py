@@ -49,6 +49,7 @@ from torch.overrides import TorchFunctionMode
 from lowering.graph import Value
 from lowering.numpy_arrays import NDArray
 from lowering.interp.python_state import VARYING
+from lowering.interp.functions import is_stdlib_path
 from lowering.interp.state_scan import may_change_state
 from lowering.interp.values import (BoundUserMethod, Closure, GraphChoice, GraphRange, GraphRows, Stacked,
                                     TensorMethod)
@@ -195,6 +196,27 @@ def call_on_frame(interp, func, args, kwargs):
     return NOT_STATIC
 
 
+# The standard library's pure modules, run as Python on static arguments before the scan
+# existed, and still: the scan follows every dunder of the objects reachable from a call,
+# and a mapping's `get` reached `collections.abc.Set.__and__` through `__eq__`, so it
+# refused what 23 real transformers models call (`super().get(name, default)` of a registry).
+# Known gap: a standard-library function that changes its argument (`heapq.heappush`) is
+# run for real, as it always was.
+_STANDARD_MODULES = ("math", "operator", "builtins", "functools", "itertools", "numbers", "collections",
+                     "_collections_abc", "typing", "enum", "contextlib")
+
+
+def _standard_library(func) -> bool:
+    module = getattr(getattr(func, "__func__", func), "__module__", None) or ""
+    code = getattr(getattr(func, "__func__", func), "__code__", None)
+    in_stdlib = code is not None and (is_stdlib_path(code.co_filename) or code.co_filename.startswith("<frozen "))
+    return module.partition(".")[0] in _STANDARD_MODULES or in_stdlib
+
+
+def _real_method(v):
+    return types.MethodType(v.function, v.obj) if isinstance(v, BoundUserMethod) else v
+
+
 def run_static_call(interp, func, args, kwargs):
     """The call's value when the rule runs it as Python (see the module doc); NOT_STATIC
     when it is not static; refuses the calls that are never run."""
@@ -220,13 +242,18 @@ def run_static_call(interp, func, args, kwargs):
                 for a in args]
         kwargs = {k: interp.real_function(v, f"a function passed to `{name}()`") if isinstance(v, Closure) else v
                   for k, v in kwargs.items()}
+    if getattr(func, "__module__", None) == "inspect":
+        # `inspect.signature(self.forward_chunk)`: introspection reads a method, never
+        # calls it, so it is given the method as Python's own
+        args = [_real_method(a) for a in args]
+        kwargs = {k: _real_method(v) for k, v in kwargs.items()}
     if holds_interpreter_value([owner, args, kwargs]):
         return NOT_STATIC
     if dataclasses.is_dataclass(func) and not isinstance(func, type):
         return NOT_STATIC
     if any(_names_torch(f.__code__, f.__globals__) for f in _python_code(func)):
         return NOT_STATIC
-    if may_change_state(func, owner, args, kwargs) is not None:
+    if not _standard_library(func) and may_change_state(func, owner, args, kwargs) is not None:
         return NOT_STATIC  # interpreted from source, where each change is recorded, undone or refused
     try:
         with _NoTorch():

@@ -11,9 +11,11 @@ refused with a message that names what it does. Never silently wrong."""
 
 from __future__ import annotations
 
+import collections.abc
 import copy
 import dataclasses
 import functools
+import inspect
 import math
 import re
 
@@ -250,6 +252,45 @@ class ByItsClassName(torch.nn.Module):
 
 def test_a_class_that_is_only_looked_at_is_not_built():
     assert _outcome(ByItsClassName()) == "lowered"
+
+
+class Registry(collections.abc.Mapping):
+    """A registry as libraries write them: `get` checks the name, then asks the mapping's own."""
+
+    def __init__(self):
+        self._items = {"double": 2.0}
+
+    def __getitem__(self, key):
+        return self._items[key]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self):
+        return len(self._items)
+
+    def get(self, key, default=None):
+        if key != "double" and key not in self:
+            raise KeyError(key)
+        return super().get(key, default)
+
+
+REGISTRY = Registry()
+
+
+class ReadsARegistry(torch.nn.Module):
+    def half(self, x):
+        return x / 2
+
+    def forward(self, x):
+        scale = REGISTRY.get("double", 1.0) + len(inspect.signature(self.half).parameters)
+        if x.sum() > 0:
+            return x * scale
+        return self.half(x)
+
+
+def test_a_registry_read_and_a_signature_run_as_python():
+    assert _outcome(ReadsARegistry()) == "lowered"
 
 
 @pytest.mark.parametrize("call", [
