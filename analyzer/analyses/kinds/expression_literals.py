@@ -8,7 +8,7 @@ from dataclasses import replace
 from analyzer.analyses.kinds.call_values import as_index_level
 from analyzer.analyses.kinds.facts import LoopFact
 from analyzer.analyses.kinds.shapes import rows_level
-from analyzer.analyses.kinds.values import DATA, NONE, STATIC, STATIC_PY, UNKNOWN, Value, join_all
+from analyzer.analyses.kinds.values import DATA, NONE, STATIC, STATIC_PY, UNKNOWN, Value, default_value, join_all
 from analyzer.analyses.ranges.keyed_ranges import dict_display
 from analyzer.frontend import ir
 
@@ -17,7 +17,9 @@ class LiteralSemantics:
     """The literals and displays of `ExpressionEvaluator` (a mixin over its state)."""
 
     def _ev_Const(self, e, state):
-        return NONE if e.value is None else STATIC_PY
+        # `True` / `False` are known flags: a helper every call passes `validate=False`
+        # runs with its test decided (`tracing_guards.traced_truth`), one run per value.
+        return default_value(e) if e.value is None or type(e.value) is bool else STATIC_PY
 
     def _ev_FormattedString(self, e, state):
         for v in e.values:

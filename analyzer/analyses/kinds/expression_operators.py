@@ -8,13 +8,16 @@ from dataclasses import replace
 from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, OpFact
 from analyzer.analyses.kinds.values import (
     DATA,
+    FALSE_FLAG,
     KNOWN_WHEN_TRACED,
     SHAPE,
     STATIC,
     STATIC_PY,
+    TRUE_FLAG,
     UNKNOWN,
     Value,
     as_setting,
+    flag_truth,
     join,
     join_all,
     known_python_level,
@@ -70,6 +73,9 @@ class OperatorSemantics:
         if e.op == "not":
             if v.is_certain_tensor:
                 self.emit(EscapeFact(self.site(e.span), "bool", "python", self.text(e)))
+            truth = flag_truth(v)
+            if truth is not None and v.level == STATIC:
+                return Value("python", STATIC, ref=FALSE_FLAG if truth else TRUE_FLAG)  # `not exporting()`: a known flag
             return Value.python(v.truth_level())
         if v.type == "tensor" and v.bound is not None and v.bound[0] != "axis":
             v = replace(v, bound=None)  # same shape, other values: a size stays, a bound on values does not
@@ -120,7 +126,9 @@ class OperatorSemantics:
         truth = self.function.traced_truth(e.test, state, training=False) if self.function is not None else None
         if truth is not None:
             return self.ev(e.body if truth else e.orelse, state)  # decided when traced: one side runs
-        level = self.predicate(e.test, state, "ifexp", e.span, report=True)
+        # a choice of message text (`log_only.message_choices`) is no hazard
+        report = self.function is None or id(e) not in self.function.message_choices
+        level = self.predicate(e.test, state, "ifexp", e.span, report=report)
         emitted = len(self.sink) - 1 if self.sink and level >= SHAPE else None
         body = self.ev(e.body, state)
         orelse = self.ev(e.orelse, state)

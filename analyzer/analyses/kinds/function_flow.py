@@ -7,6 +7,7 @@ a region writes is `region_writes`."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cached_property
 
 from analyzer.analyses.engine.cfg import Node
 from analyzer.analyses.engine.dataflow import Analysis, node_uses_defs, solve
@@ -25,7 +26,7 @@ from analyzer.analyses.kinds.values import DATA, MAYBE_SHARED, NONE, SHAPE, STAT
 from analyzer.analyses.kinds.view_bases import UnreadBases, view_base
 from analyzer.analyses.ranges.keyed_ranges import KeyedCases, leaving
 from analyzer.analyses.ranges.value_ranges import with_literal
-from analyzer.analyses.reach.log_only import only_logs
+from analyzer.analyses.reach.log_only import message_choices, only_logs
 from analyzer.analyses.reach.tracing_guards import TracingGuards
 from analyzer.frontend import ir
 from analyzer.frontend.verify import assigned_names
@@ -61,6 +62,11 @@ class FunctionAnalysis(TracingGuards):
         self.unread_bases = UnreadBases(frame.fn)
         self.narrowing = TypeNarrowing()
         self.key_cases = KeyedCases(frame.path, frame.qualname, args)  # `value_ranges` keyed on a name
+
+    @cached_property
+    def message_choices(self) -> frozenset[int]:
+        """The conditional expressions that only pick a message's text (`log_only`)."""
+        return message_choices(self.frame.fn)
 
     # ------------------------------------------------------------------ solving
 

@@ -5,7 +5,7 @@ class-level assignments and `__init__` fill."""
 from __future__ import annotations
 
 from analyzer.analyses.kinds.summaries import ClassInfo
-from analyzer.analyses.kinds.values import STATIC_PY, UNKNOWN, Value
+from analyzer.analyses.kinds.values import STATIC_PY, UNKNOWN, Value, flag_truth
 from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.frontend import ir
 
@@ -116,3 +116,9 @@ class ClassTables:
                     args[p.name] = STATIC_PY
             self.call_function(FunctionKey(owner.key.path, init.qualname), init, module, args,
                                Value("module", ref=key), owner.key, collect=attrs)
+        # An attribute holding `True`/`False` is no known flag: other constructions pass
+        # other values (`Swish(inplace=True)`) and other methods rebind it (`self.fused =
+        # True`); `constructor_flags` decides the attributes every construction fixes.
+        for name, value in attrs.items():
+            if flag_truth(value) is not None:
+                attrs[name] = STATIC_PY

@@ -39,3 +39,58 @@ def _is_log_call(call: ir.Call) -> bool:
         return False
     owner = expr_text(func.value).rsplit(".", 1)[-1].lower()
     return owner in ("warnings", "logging") or owner.endswith("logger") or owner in ("log", "_log")
+
+
+def message_choices(fn: ir.FunctionDef) -> frozenset[int]:
+    """ids of the conditional expressions of ``fn`` whose value only reaches a message:
+    the expression form of `only_logs`. One inside what a `raise`, an `assert`'s message
+    or a log call evaluates (`raise ValueError(f"{'a' if t.any() else 'b'}")`), or one
+    bound to a name that only such messages read, directly or through other such names
+    (`msg = "x" if cond else "y"; warnings.warn(msg)`). Which text the message has changes
+    nothing a trace records, whatever the test reads. Solved as a greatest fixpoint: a
+    name is a message name until a read of it outside a message (or outside the
+    definition of another message name) is found."""
+    statements = list(ir.walk_statements(fn.body, into_defs=True))
+    sinks = [e for s in statements for e in _message_expressions(s)]
+    # name -> the expressions bound to it (single-name assignments only)
+    bound: dict[str, list] = {}
+    written: set[int] = set()  # the target names of those bindings: writes, not reads
+    for s in statements:
+        target = s.targets[0] if isinstance(s, ir.Assign) and len(s.targets) == 1 else getattr(s, "target", None)
+        if isinstance(s, (ir.Assign, ir.AugAssign)) and isinstance(target, ir.Name):
+            bound.setdefault(target.id, []).append(s.value)
+            written.add(id(target))
+    in_sinks = {id(x) for e in sinks for x in ir.walk_expression(e)}
+    if not bound and not in_sinks:
+        return frozenset()
+    reads: dict[str, list[int]] = {name: [] for name in bound}
+    for s in statements:
+        for e in ir.child_expressions(s):
+            for x in ir.walk_expression(e):
+                if isinstance(x, ir.Name) and x.id in reads and id(x) not in written:
+                    reads[x.id].append(id(x))
+    candidates = set(bound) - {p.name for p in fn.params}
+    while True:
+        allowed = set(in_sinks)
+        for name in candidates:
+            allowed.update(id(x) for v in bound[name] for x in ir.walk_expression(v))
+        kept = {name for name in candidates if all(i in allowed for i in reads[name])}
+        if kept == candidates:
+            break
+        candidates = kept
+    out = {id(x) for e in sinks for x in ir.walk_expression(e) if isinstance(x, ir.IfExp)}
+    out.update(id(x) for name in candidates for v in bound[name] for x in ir.walk_expression(v)
+               if isinstance(x, ir.IfExp))
+    return frozenset(out)
+
+
+def _message_expressions(s) -> list:
+    """What ``s`` evaluates only to build a message: a raise's exception, an assert's
+    message, the arguments of a log call."""
+    if isinstance(s, ir.Raise):
+        return [e for e in (s.exc, s.cause) if e is not None]
+    if isinstance(s, ir.Assert):
+        return [s.msg] if s.msg is not None else []
+    if isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call) and _is_log_call(s.value):
+        return [a.value for a in s.value.args]
+    return []

@@ -16,6 +16,7 @@ such as SAM's `input_labels` (read by the prompt encoder) is not one."""
 
 from __future__ import annotations
 
+from analyzer.analyses.kinds import torch_api as api
 from analyzer.frontend import expr_text, ir
 
 _LOSS_WORDS = ("loss", "criterion")
@@ -133,3 +134,45 @@ def _other_reads_of(e, names: set[str]) -> tuple[bool, bool]:
         o, l_ = _other_reads_of(child, names)
         other, loss = other or o, loss or l_
     return other, loss
+
+
+# The reductions a loss returns (`loss.mean()`, `torch.sum(loss)`, `F.cross_entropy(...)`).
+_REDUCTIONS = frozenset({"mean", "sum", "nanmean", "nansum"})
+
+
+def is_loss_class(analyzer, key) -> bool:
+    """Whether the project class ``key`` is a loss, which an export of a model does not
+    run as its own entry point: by PyTorch's own base (`torch.nn.modules.loss._Loss`) or
+    naming convention (a class whose name, or a base's, ends in `Loss`: `nn.MSELoss`,
+    `FocalLoss`), or by its `forward`: one that takes a training target (a required
+    parameter `target`, `labels`, ...) and returns a loss (a reduction, a call of a loss
+    function, or a name `loss`). What a model's `forward` reaches of it is still checked
+    along that call path."""
+    infos = list(analyzer.mro(key))
+    if not infos:
+        return False
+    if any(info.key.name.endswith("Loss") for info in infos):
+        return True
+    if any(b.rsplit(".", 1)[-1] == "_Loss" or b.endswith("Loss") for b in analyzer.external_bases(key)):
+        return True
+    forward = next((info.node.methods()["forward"] for info in infos if "forward" in info.node.methods()), None)
+    if forward is None:
+        return False
+    required = [p.name for p in forward.params[1:] if p.default is None and p.kind in ("positional", "posonly", "kwonly")]
+    if not any(name in api.TRAINING_TARGET_PARAMETERS for name in required):
+        return False
+    returns = [s.value for s in ir.walk_statements(forward.body) if isinstance(s, ir.Return)]
+    return bool(returns) and all(v is not None and _is_loss_value(v) for v in returns)
+
+
+def _is_loss_value(e) -> bool:
+    if isinstance(e, ir.Tuple) and e.elts:
+        return _is_loss_value(e.elts[0])  # `return loss, stats`
+    if isinstance(e, ir.BinOp):
+        return _is_loss_value(e.left) or _is_loss_value(e.right)  # `loss * self.weight`
+    if isinstance(e, ir.Call):
+        name = expr_text(e.func).rsplit(".", 1)[-1]
+        return name in _REDUCTIONS or _is_loss(e.func)
+    if isinstance(e, ir.Dict):
+        return any(v is not None and _is_loss_value(v) for kv in e.items for v in kv[1:])  # `{"loss": total_loss, ...}`
+    return isinstance(e, (ir.Name, ir.Attribute)) and _is_loss(e)

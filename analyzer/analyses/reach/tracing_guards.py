@@ -8,7 +8,7 @@ from __future__ import annotations
 from analyzer.analyses.engine.cfg import Node
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.type_tests import type_test_truth
-from analyzer.analyses.kinds.values import flag_truth
+from analyzer.analyses.kinds.values import STATIC, flag_truth
 from analyzer.analyses.project.constructor_flags import constant_flag
 from analyzer.analyses.ranges.hit_rows import emptiness_tests
 from analyzer.analyses.ranges.list_lengths import length_tests
@@ -59,7 +59,8 @@ nonzeros of a row visited because it has some is False (`hit_rows`)."""
                 return True
             if name in api.FALSE_WHEN_TRACING:
                 return False
-            return type_test_truth(test, name, state)
+            known = type_test_truth(test, name, state)
+            return known if known is not None else self._returned_flag(test, state)
         if isinstance(test, ir.Attribute) and isinstance(test.value, ir.Name) and test.value.id == "self" \
                 and test.attr != "training" and (flag := constant_flag(self.analyzer, self.frame.self_value, test.attr)) is not None:
             return flag
@@ -78,6 +79,27 @@ nonzeros of a row visited because it has some is False (`hit_rows`)."""
                 and test.comparators[0].value is None and self._unset_training_target(test.left.id, state):
             return test.ops[0] == "is"
         return None
+
+    def _returned_flag(self, call: ir.Call, state: dict) -> bool | None:
+        """What a call of a function of the tree returns when traced, when its run returns
+        a known flag: a helper deciding under a tracing guard (`if torch.jit.is_tracing():
+        return True`) or returning a flag its caller passed decides its callers' tests too.
+        The call's own facts are kept when it decides the test (the test is then not
+        evaluated again)."""
+        func = call.func
+        if not (isinstance(func, ir.Name) or (isinstance(func, ir.Attribute) and isinstance(func.value, ir.Name)
+                                              and func.value.id == "self")):
+            return None
+        ev = self.evaluator
+        outer, ev.sink = ev.sink, ([] if ev.sink is not None else None)
+        try:
+            value = ev.ev(call, dict(state))
+        finally:
+            inner, ev.sink = ev.sink, outer
+        truth = flag_truth(value) if value.level == STATIC and value.ctl == STATIC else None
+        if truth is not None and outer is not None:
+            outer.extend(inner)
+        return truth
 
     def _unset_training_target(self, name: str, state: dict) -> bool:
         """A training target (by its name, or read only by a loss) still at its default None."""
