@@ -20,8 +20,17 @@ def start(*argv: str, cwd, script: str | None = None) -> subprocess.Popen:
     command = [PYTHON, script, *argv] if script else [PYTHON, "-m", "analyzer.cli", *argv]
     return subprocess.Popen(
         command, cwd=cwd, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=_take_ctrl_c,
     )
+
+
+def _take_ctrl_c() -> None:
+    """In the child: Ctrl-C and SIGTERM as a terminal's foreground command gets them,
+    whatever the test process' own state: a command keeps a signal it was started ignoring
+    (and a mask it was started with), and in one CI run the Ctrl-C tests of one pytest
+    worker all saw the run go on to the end, as an ignored SIGINT does."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
 
 
 def _stat(pid: int) -> list[str] | None:
