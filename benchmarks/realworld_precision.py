@@ -54,7 +54,10 @@ DEFAULT_PACKAGES = [str(REAL_TREES / name) for name in
 
 
 def package_tree(package_dir: Path) -> Path:
-    """The importable package inside an unpacked wheel."""
+    """The importable package inside an unpacked wheel (or the package folder itself, for a
+    wheel that holds several, such as open_clip_torch's `open_clip` and `open_clip_train`)."""
+    if (package_dir / "__init__.py").exists():
+        return package_dir
     candidates = sorted(p for p in package_dir.iterdir()
                         if p.is_dir() and (p / "__init__.py").exists() and not p.name.endswith((".dist-info", ".libs")))
     if len(candidates) != 1:
