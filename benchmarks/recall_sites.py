@@ -245,10 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draw", type=int, required=True, metavar="N", help="draw N sites to label")
     parser.add_argument("--seed", type=int, required=True, help="seed of the draw")
     parser.add_argument("--out", help="labels file to write (default benchmarks/data/recall_labels_seedS.json)")
+    parser.add_argument("--kinds", help="draw only sites of these kinds (comma-separated: a stratum where hazards are "
+                        "denser than among all sites, most of which are `if x is not None`)")
     args = parser.parse_args(argv)
     population = []
     for d in args.packages:
         population.extend(sites(Path(d)))
+    if args.kinds:
+        kinds = set(args.kinds.split(","))
+        population = [s for s in population if s["kind"] in kinds]
     sample = random.Random(args.seed).sample(population, min(args.draw, len(population)))
     sample.sort(key=lambda s: (s["package"], s["path"], s["line"], s["column"], s["kind"]))
     for s in sample:
@@ -259,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     per_kind: dict[str, int] = {}
     for s in population:
         per_kind[s["kind"]] = per_kind.get(s["kind"], 0) + 1
-    data = {"seed": args.seed, "packages": [Path(p).name for p in args.packages], "population": len(population),
+    data = {"seed": args.seed, "packages": [Path(p).name for p in args.packages], "kinds": args.kinds or "all",
+            "population": len(population),
             "population_per_kind": dict(sorted(per_kind.items())), "labels": sample}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
