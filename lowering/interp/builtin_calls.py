@@ -80,10 +80,22 @@ def _isinstance(interp: Interpreter, args, kwargs):
     obj, classes = args
     if isinstance(obj, NDArray):
         return isinstance(np.ones(()) if not obj.scalar else np.float32(0), classes)
+    if isinstance(obj, Value) and obj in interp.python_numbers:
+        # A Python number the graph holds (`total += v` in a graph loop): its Python type.
+        return isinstance(_python_type(obj)(), classes)
     if isinstance(obj, Value):
         classes = classes if isinstance(classes, tuple) else (classes,)
         return any(c is torch.Tensor or (isinstance(c, type) and issubclass(torch.Tensor, c)) for c in classes)
     return isinstance(obj, classes)
+
+
+def _python_type(number: Value) -> type:
+    return bool if number.dtype == torch.bool else float if number.dtype.is_floating_point else int
+
+
+def _is_tensor(interp: Interpreter, args, kwargs):
+    """`torch.is_tensor(obj)` is `isinstance(obj, torch.Tensor)`."""
+    return _isinstance(interp, [*args, *kwargs.values(), torch.Tensor], {})
 
 
 def _list(kind):
@@ -281,4 +293,5 @@ _BUILTIN_HANDLERS = {
     max: python_minmax(max), min: python_minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
     abs: _abs, any: _any_all(any), all: _any_all(all), super: _super, callable: _callable, hasattr: _hasattr,
     type: _type, iter: _iter, next: _next, pow: _pow, divmod: _divmod, dict: _dict, map: _map,
+    torch.is_tensor: _is_tensor,
 }
