@@ -81,16 +81,20 @@ def _isinstance(interp: Interpreter, args, kwargs):
     if isinstance(obj, NDArray):
         return isinstance(np.ones(()) if not obj.scalar else np.float32(0), classes)
     if isinstance(obj, Value) and obj in interp.python_numbers:
-        # A Python number the graph holds (`total += v` in a graph loop): its Python type.
-        return isinstance(_python_type(obj)(), classes)
+        # A number the graph holds (a dynamic size, `total += v` in a graph loop) is what
+        # torch.export makes of it: a SymInt / SymFloat / SymBool, not an `int` and not a
+        # tensor. Library code tests `isinstance(length, int)` to skip checks on such sizes.
+        classes = classes if isinstance(classes, tuple) else (classes,)
+        return any(isinstance(c, type) and issubclass(_symbolic_type(obj), c) for c in classes)
     if isinstance(obj, Value):
         classes = classes if isinstance(classes, tuple) else (classes,)
         return any(c is torch.Tensor or (isinstance(c, type) and issubclass(torch.Tensor, c)) for c in classes)
     return isinstance(obj, classes)
 
 
-def _python_type(number: Value) -> type:
-    return bool if number.dtype == torch.bool else float if number.dtype.is_floating_point else int
+def _symbolic_type(number: Value) -> type:
+    return torch.SymBool if number.dtype == torch.bool else torch.SymFloat if number.dtype.is_floating_point \
+        else torch.SymInt
 
 
 def _is_tensor(interp: Interpreter, args, kwargs):

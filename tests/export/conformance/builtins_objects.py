@@ -11,7 +11,7 @@ ENTRIES = [
     Entry("delattr", "ns = types.SimpleNamespace(a=1, b=2)\ndelattr(ns, 'a')\nr = v * ns.b + hasattr(ns, 'a')"),
     Entry("isinstance", "r = isinstance(v, torch.Tensor) * 10 + isinstance(v, (int, float))"),
     Entry("isinstance of a number from a tensor",
-          "n = v.sum().item() if torch.is_tensor(v) else float(v)\nr = v * 0 + isinstance(n, float) * 10 + isinstance(n, torch.Tensor)"),
+          "n = v.sum().item() if torch.is_tensor(v) else float(v)\nr = v * 0 + isinstance(n, torch.Tensor) + torch.is_tensor(n) * 2"),
     Entry("torch.is_tensor", "r = v * 1 + torch.is_tensor(v) * 10 + torch.is_tensor(3) * 100"),
     Entry("issubclass", "r = v * (issubclass(bool, int) + issubclass(type(v), object))"),
     Entry("type", "r = v * (type(v) is torch.Tensor) + (type(3) is int)"),
