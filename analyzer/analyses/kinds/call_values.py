@@ -18,6 +18,7 @@ from analyzer.analyses.kinds.values import (
     Value,
     known_python_level,
     known_ref,
+    unknown_level,
 )
 
 
@@ -58,7 +59,7 @@ def as_index_level(v: Value) -> Level:
     if v.type in ("python", "container"):
         return max(v.level, v.ctl)
     if v.type == "unknown":
-        return v.level if v.level < DATA else STATIC
+        return unknown_level(v)
     return STATIC
 
 
@@ -110,7 +111,12 @@ def shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
 
 
 def max_level(args, kwargs) -> Level:
-    return max([a.level for a in list(args) + list(kwargs.values()) if a.type in ("python", "container")] + [STATIC])
+    """What a Python function of ``args`` (`math.ceil`, `max`, `np.prod` of no tensor)
+    depends on: the levels of its Python arguments, an unresolved one's included
+    (`unknown_level`: `math.ceil(H / patch_h)` is a size whatever `patch_h` is)."""
+    values = list(args) + list(kwargs.values())
+    return max([a.level for a in values if a.type in ("python", "container")]
+               + [unknown_level(a) for a in values if a.type == "unknown"] + [STATIC])
 
 
 def unknown_result(args, kwargs) -> Value:

@@ -103,6 +103,8 @@ class Value:
             return DATA if self.certain else self.ctl
         if self.type in ("python", "container", "none"):
             return max(self.level, self.ctl)
+        if self.type == "unknown":
+            return max(unknown_level(self), self.ctl)
         return self.ctl
 
     def identity_level(self) -> Level:
@@ -110,6 +112,14 @@ class Value:
         if self.type in ("python", "none", "container"):
             return max(self.level, self.ctl)
         return self.ctl
+
+
+def unknown_level(v: Value) -> Level:
+    """What an `unknown` value is known to depend on: the shapes and Python values it was
+    computed from (`H / self.patch_h` with the attribute unresolved is still a size), but
+    not data: an unresolved call fed by tensors may return anything (a constant, a None,
+    a module), so the rules stay quiet on it."""
+    return v.level if v.level < DATA else STATIC
 
 
 # `ref` of a tensor whose values were computed from shapes and constants only
