@@ -75,6 +75,81 @@ case("unknown-attribute-against-a-shape", """
             return self.small(x) + self.plain(x)
 """)
 
+# Tuples and lists of sizes are sizes: compared, tested for membership, or used as a key.
+# A tuple of constants stays static.
+case("sizes-in-containers", """
+    import torch
+    import torch.nn as nn
+
+    class Cached(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cache = {}
+            self.size = [8, 8]
+            self.kernel = (3, 3)
+
+        def forward(self, x):
+            h, w = x.shape[-2:]
+            if [h, w] != self.size:  # expect: UT103
+                x = x + 1
+            if (h, w) == (4, 4):  # expect: UT103
+                x = x * 2
+            key = (h, w)
+            if key not in self.cache:  # expect: UT103
+                self.cache[key] = torch.zeros(h, w)
+            sizes = (x.shape[2], x.shape[3])
+            if sizes == (1, 1):  # expect: UT103
+                x = x - 1
+            if self.kernel == (3, 3):
+                x = x / 2
+            if "a" in ("a", "b"):
+                x = x + 3
+            return x + self.cache[key]
+""")
+
+# Values that escaped into Python keep their data level through tuples, membership tests,
+# dict keys (`setdefault`, `dict(zip(...))`), `list.index`, `groupby` and `sorted`.
+case("escaped-values-in-containers", """
+    import itertools
+    import torch
+    import torch.nn as nn
+
+    class Buckets(nn.Module):
+        def forward(self, x, ids):
+            a = ids[0].item()  # expect: UT201
+            t = (a, 3)
+            if t == (1, 3):  # expect: UT101
+                x = x + 1
+            vals = ids.tolist()  # expect: UT201
+            if 3 in vals:  # expect: UT101
+                x = x + 1
+            if 4 not in vals:  # expect: UT101
+                x = x + 2
+            d = {}
+            for v in vals:  # expect: UT104
+                d.setdefault(v, []).append(1)
+            if len(d) > 2:  # expect: UT101
+                x = x + 3
+            pos = dict(zip(vals, range(len(vals))))
+            if 5 in pos:  # expect: UT101
+                x = x + 4
+            if vals.index(2) > 0:  # expect: UT101
+                x = x + 5
+            runs = [k for k, g in itertools.groupby(vals)]
+            if len(runs) > 1:  # expect: UT101
+                x = x + 6
+            ordered = sorted(vals)
+            if ordered[0] > 0:  # expect: UT101
+                x = x + 7
+            names = ["a", "b"]
+            if names.index("b") == 1:
+                x = x + 8
+            opts = dict(a=1)
+            if "a" in opts:
+                x = x + 9
+            return x
+""")
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_recall(name):

@@ -23,7 +23,9 @@ from analyzer.analyses.kinds.values import (
     known_python_level,
     known_ref,
     type_tag,
+    unknown_level,
 )
+from analyzer.analyses.kinds.levels import Level
 from analyzer.analyses.ranges.axis_sizes import broadcast
 from analyzer.analyses.ranges.value_ranges import arithmetic, negated, with_literal
 from analyzer.frontend import ir
@@ -96,7 +98,8 @@ class OperatorSemantics:
         if any(op in ("in", "not in") for op in e.ops):
             if any(v.type == "tensor" for v in values):
                 return UNKNOWN
-            return Value.python(max((v.level for v in values if v.type in ("python", "container")), default=STATIC))
+            # `x in c` looks at x's value and at c's items (a dict's keys: its level).
+            return Value.python(max([compared_level(v) for v in values[:-1]] + [member_level(values[-1])]))
         tensors = [v for v in values if v.type == "tensor"]
         if tensors:
             certain = any(v.certain for v in tensors)
@@ -105,8 +108,9 @@ class OperatorSemantics:
             shape_valued = all_shape_valued(tensors, [v for v in values if v.type != "tensor"])
             return Value.tensor(certain, max(v.shape_level for v in tensors), ref=shape_valued or "bool")
         if any(v.type == "unknown" for v in values):
-            return Value("unknown", max(v.level for v in values))
-        return Value.python(max(max(v.level for v in values), max(v.ctl for v in values)))
+            known = [compared_level(v) for v in values if v.type != "unknown"]
+            return Value("unknown", max([v.level for v in values] + known))
+        return Value("python", max(compared_level(v) for v in values), ctl=max(v.ctl for v in values))
 
     def _ev_BoolOp(self, e, state):
         values = []
@@ -137,6 +141,36 @@ class OperatorSemantics:
             fact = self.sink[emitted]  # the sides' types, for the torch.where fix
             self.sink[emitted] = replace(fact, types=fact.types + (("$else", type_tag(orelse)), ("$then", type_tag(body))))
         return (join(body, orelse) or UNKNOWN).tainted(level)
+
+
+def compared_level(v: Value) -> Level:
+    """What comparing ``v`` (`==`, `<`, `in`) depends on: a Python value's level, and for a
+    tuple or list its items' too (`(h, w) == self.size` of sizes is a shape test, `pair ==
+    (1, 3)` of escaped values a data test). Tensor items are left out (quiet when unsure);
+    an unresolved item counts up to shape (`unknown_level`)."""
+    if v.type == "unknown":
+        return max(unknown_level(v), v.ctl)
+    if v.type not in ("python", "none", "container"):
+        return v.ctl
+    level = max(v.level, v.ctl)
+    if v.type == "container" and v.ref != "dict":
+        items = v.elems if v.elems is not None else (v.elem,) if v.elem is not None else ()
+        level = max([level] + [compared_level(i) for i in items if i.type != "tensor"])
+    return level
+
+
+def member_level(container: Value) -> Level:
+    """What `x in container` depends on besides ``x``: the items of a list, tuple or set
+    (`3 in ids.tolist()` is data), the keys of a dict (its level: `d[t.item()] = v`)."""
+    if container.type == "container" and container.ref == "dict":
+        return max(container.level, container.ctl)
+    return compared_level(container)
+
+
+def key_level(key: Value) -> Level:
+    """What the keys of a dict (the items of a set) depend on once ``key`` is added: its
+    value, a tuple's items included (`cache[(h, w)] = v` keys it by sizes)."""
+    return key.level if key.type == "unknown" else max(key.level, compared_level(key))
 
 
 def all_shape_valued(tensors, others) -> str | None:

@@ -18,7 +18,7 @@ from analyzer.analyses.kinds.calls import CallSemantics
 from analyzer.analyses.kinds.driver import Driver
 from analyzer.analyses.kinds.expression_access import AccessSemantics, has_tensor
 from analyzer.analyses.kinds.expression_literals import LiteralSemantics
-from analyzer.analyses.kinds.expression_operators import OperatorSemantics
+from analyzer.analyses.kinds.expression_operators import OperatorSemantics, key_level, member_level
 from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, Site
 from analyzer.analyses.kinds.levels import Level
 from analyzer.analyses.kinds.module_state import submodule_items
@@ -157,7 +157,7 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             elif base.type == "container" and isinstance(target.value, ir.Name):
                 level = base.level
                 if base.ref == "dict" and index.type in ("python", "container", "unknown"):
-                    level = max(level, index.level)  # keys from data (`d[t.item()] = v`): which keys exist is data
+                    level = max(level, key_level(index))  # keys from data (`d[t.item()] = v`): which keys exist is data
                 state[target.value.id] = replace(base, elem=join(base.elem, value), elems=None, level=level)
         elif isinstance(target, ir.Attribute):
             owner = self.ev(target.value, state)
@@ -259,12 +259,22 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             owner = state.get(e.func.value.id)
             if owner is not None and owner.type == "container":
                 added = args[-1] if args else UNKNOWN
+                level = owner.level
                 if e.func.attr == "extend" and added.type == "container":
                     added = added.elem or UNKNOWN
                 elif e.func.attr == "update" and owner.interval is not None:
                     added = keyed_ranges.update_items(owner, added) or added  # one dict display into another
-                state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added))
-                return NONE
+                if e.func.attr in ("setdefault", "add") and args:
+                    # A new key (a set's item) only when no equal one is there: how many there
+                    # are is as dynamic as the keys' values (`d.setdefault(t.item(), [])`).
+                    level = max(level, key_level(args[0]))
+                elif e.func.attr == "update" and args:
+                    level = max(level, member_level(args[0]))
+                if e.func.attr == "setdefault":
+                    added = args[1] if len(args) > 1 else NONE
+                state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added), level=level)
+                # `setdefault` returns what the key holds: the default or an earlier item
+                return join(owner.elem, added) if e.func.attr == "setdefault" else NONE
         result = value_ranges.after_call(func, args, e, self.call(func, args, kwargs, e, state))
         if result.type == "tensor" and (result.bound is not None or func.type in ("ext", "method")):
             result = replace(result, bound=_bound_after(func, args, e))
