@@ -150,6 +150,35 @@ case("escaped-values-in-containers", """
             return x
 """)
 
+# Random fills are drawn at run time: the values of `torch.empty(n).uniform_()`, and of
+# every tensor filled so in place, are data, whatever the tensor held. A constant fill
+# (`fill_`) of a tensor of known sizes is still known when traced (a shape matter).
+case("random-fills", """
+    import torch
+    import torch.nn as nn
+
+    class Noise(nn.Module):
+        def forward(self, x):
+            r = torch.empty(1).uniform_(0, 1)
+            if r < 0.5:  # expect: UT101
+                x = x + 1
+            if torch.empty(1).normal_().item() > 0:  # expect: UT101, UT201
+                x = x + 2
+            keep = torch.empty(4).bernoulli_(0.5)
+            if keep.sum() > 0:  # expect: UT101
+                x = x * 2
+            v = torch.empty(()).random_(0, 10).item()  # expect: UT201
+            e = torch.empty(3)
+            e.exponential_()
+            if e.max() > 1:  # expect: UT101
+                x = x + 1
+            z = torch.zeros(3)
+            z.fill_(2.0)
+            if z.sum() > 0:  # expect: UT103
+                x = x + 1
+            return x, v
+""", select=["UT1", "UT2"])  # no UT302: `untrace export` has no lowering of random fills
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_recall(name):

@@ -285,9 +285,11 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         if (isinstance(e.func, ir.Attribute) and isinstance(e.func.value, ir.Name) and func.type == "method"
                 and (api.is_inplace_method(e.func.attr) or e.func.attr in api.INDEX_PUT_METHODS)):
             owner = state.get(e.func.value.id)
-            if owner is not None and owner.type == "tensor" and owner.ref in KNOWN_WHEN_TRACED \
-                    and not all(a.ref in KNOWN_WHEN_TRACED or a.type in ("python", "none") for a in args):
-                state[e.func.value.id] = replace(owner, ref=None)  # `acc.add_(x)`: no longer shape-valued
+            if owner is not None and owner.type == "tensor" and owner.ref in KNOWN_WHEN_TRACED and (
+                    api.is_random(e.func.attr)
+                    or not all(a.ref in KNOWN_WHEN_TRACED or a.type in ("python", "none") for a in args)):
+                # `acc.add_(x)`, `noise.normal_()`: no longer shape-valued
+                state[e.func.value.id] = replace(owner, ref=None, interval=None)
             if owner is not None and owner.type == "tensor" and owner.bound is not None:
                 state[e.func.value.id] = replace(state[e.func.value.id], bound=None)  # written: no longer bounded
         return result

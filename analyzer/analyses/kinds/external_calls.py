@@ -4,6 +4,8 @@ they emit), numpy and math (escapes of tensor values), and the standard library.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.call_values import (
     as_index_level,
@@ -160,6 +162,9 @@ class ExternalCallSemantics:
         if api.is_inplace_method(name):
             if written_kind(recv) in ("input", "view"):
                 self.emit(InplaceFact(self.site(node.span), "inplace-input", self.text(node), written_kind(recv)))
+            if api.is_random(name):
+                # `torch.empty(n).uniform_()`: values drawn at run time, whatever the receiver held.
+                return replace(recv, ref=None, bound=None, interval=None)
             return recv
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         sizing = args
