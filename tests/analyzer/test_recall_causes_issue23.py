@@ -179,6 +179,65 @@ case("random-fills", """
             return x, v
 """, select=["UT1", "UT2"])  # no UT302: `untrace export` has no lowering of random fills
 
+# A call with `*args` / `**kwargs` is followed as any other: the parameters it does not
+# name take what the mapping may hold, or their defaults.
+case("star-arguments-followed", """
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def scaled(self, x, scale=1.0, **kwargs):
+            if x.sum() > 0:  # expect: UT101
+                x = x * scale
+            return x
+
+        def masked(self, x, mask=None, **kwargs):
+            if mask is not None:
+                x = x * mask
+            return x
+
+        def spread(self, *tensors):
+            total = tensors[0]
+            if total.mean() > 0:  # expect: UT101
+                total = total + 1
+            return total
+
+        def forward(self, x, *args, **kwargs):
+            x = self.scaled(x, scale=2.0, **kwargs)
+            x = self.masked(x, **kwargs)
+            return self.spread(x, *args)
+""")
+
+# `super().__init__(*args, **kwargs)` runs the base's constructor: the submodules it
+# builds are the subclass's, so `self.lin(x)` returns a tensor and `self.inner(...)` is
+# followed into.
+case("super-init-with-star-arguments", """
+    import torch
+    import torch.nn as nn
+
+    class Inner(nn.Module):
+        def forward(self, x, n):
+            for i in range(n):  # expect: UT104
+                x = x + 1
+            return x
+
+    class Base(nn.Module):
+        def __init__(self, dim, hidden=4):
+            super().__init__()
+            self.lin = nn.Linear(dim, hidden)
+            self.inner = Inner()
+
+    class Child(Base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+
+        def forward(self, x):
+            y = self.lin(x)
+            if y.sum() > 0:  # expect: UT101
+                y = y + 1
+            return self.inner(y, 2) + self.inner(y, y.shape[0])
+""")
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_recall(name):

@@ -20,7 +20,17 @@ from analyzer.analyses.kinds.facts import OpFact
 from analyzer.analyses.kinds.module_state import built_here
 from analyzer.analyses.kinds.python_calls import PythonCallSemantics
 from analyzer.analyses.kinds.summaries import Summary
-from analyzer.analyses.kinds.values import FIXED_ROWS, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, default_value
+from analyzer.analyses.kinds.values import (
+    FIXED_ROWS,
+    SHAPE,
+    STATIC,
+    STATIC_PY,
+    UNKNOWN,
+    Value,
+    default_value,
+    join,
+    join_all,
+)
 from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.analyses.ranges import fixed_rows
 from analyzer.analyses.ranges.keyed_ranges import into_callee
@@ -111,10 +121,6 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         return self.invoke(ref, fn, class_key, func.elem, args, kwargs, node)
 
     def invoke(self, key: FunctionKey, fn: ir.FunctionDef, class_key, self_value, args, kwargs, node) -> Value:
-        if any(a.type == "starred" for a in args) or "**" in kwargs:
-            if not any(a.type == "starred" for a in args):
-                self._record(node, explicit_arguments(fn, args, kwargs, self_value))
-            return unknown_result(args, kwargs)
         collect = self.frame.collect_attributes if self.frame is not None else None
         collecting = collect is not None and self_value is not None and self.frame.self_value == self_value
         if (collecting and class_key is not None and self_value.type == "module" and class_key != self_value.ref
@@ -204,34 +210,68 @@ def explicit_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self
 
 
 def bind_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self_value: Value | None) -> dict[str, Value]:
+    """The values of ``fn``'s parameters for a call with ``args`` (a `*iterable` among them
+    as a "starred" value) and ``kwargs`` (a `**mapping` under the key "**"), as Python
+    binds them. An iterable of known items fills the positions one by one; one of unknown
+    length may fill any position from its own on (its item, or the default); a mapping
+    may fill any parameter the call does not name (its item, or the default)."""
     params = list(fn.params)
     positional = list(args)
     if self_value is not None and params and params[0].kind in ("positional", "posonly"):
         positional = [self_value] + positional
+    positional, spread = _spread(positional)
+    mapping = kwargs.get("**")
+    named = {k: v for k, v in kwargs.items() if k != "**"}
+    from_mapping = None if mapping is None else mapping.elem if mapping.type == "container" and mapping.elem is not None \
+        else UNKNOWN
     bound: dict[str, Value] = {}
     i = 0
     for p in params:
+        default = (default_value(p.default) if isinstance(p.default, ir.Const) else STATIC_PY) if p.default is not None else None
         if p.kind in ("positional", "posonly"):
             if i < len(positional):
                 bound[p.name] = positional[i]
                 i += 1
-            elif p.name in kwargs:
-                bound[p.name] = kwargs[p.name]
-            elif p.default is not None:
-                bound[p.name] = default_value(p.default) if isinstance(p.default, ir.Const) else STATIC_PY
+            elif p.name in named:
+                bound[p.name] = named[p.name]
+            elif spread is not None or from_mapping is not None:
+                bound[p.name] = join(join(spread, from_mapping), default) or UNKNOWN
+            elif default is not None:
+                bound[p.name] = default
             else:
                 bound[p.name] = UNKNOWN
         elif p.kind == "vararg":
-            bound[p.name] = Value.container(elems=tuple(positional[i:]))
+            rest = tuple(positional[i:])
+            bound[p.name] = Value.container(elems=rest) if spread is None else Value.container(join_all((*rest, spread)))
             i = len(positional)
         elif p.kind == "kwonly":
-            if p.name in kwargs:
-                bound[p.name] = kwargs[p.name]
+            if p.name in named:
+                bound[p.name] = named[p.name]
+            elif from_mapping is not None:
+                bound[p.name] = join(from_mapping, default) or UNKNOWN
             else:
-                bound[p.name] = default_value(p.default) if isinstance(p.default, ir.Const) else STATIC_PY
+                bound[p.name] = default if default is not None else STATIC_PY
         elif p.kind == "kwarg":
-            bound[p.name] = Value.container(UNKNOWN, ref="dict")
+            bound[p.name] = Value.container(from_mapping or UNKNOWN, ref="dict")
     return bound
+
+
+def _spread(positional: list[Value]) -> tuple[list[Value], Value | None]:
+    """The positional arguments with each `*iterable` of known items spread out, up to the
+    first of unknown length, and that one's item (None when there is none)."""
+    out: list[Value] = []
+    for a in positional:
+        if a.type != "starred":
+            out.append(a)
+            continue
+        inner = a.elem
+        if inner is not None and inner.type == "container" and inner.elems is not None:
+            out.extend(inner.elems)
+            continue
+        item = inner.elem if inner is not None and inner.type in ("container", "modules") and inner.elem is not None \
+            else UNKNOWN
+        return out, item
+    return out, None
 
 
 def _find_function(module: ir.Module, qualname: str) -> ir.FunctionDef | None:
