@@ -208,6 +208,25 @@ case("star-arguments-followed", """
             return self.spread(x, *args)
 """)
 
+# Annotations never override what the code does: a parameter annotated as a dict and
+# used as only a tensor is used is a tensor; one used as a dict stays quiet.
+case("annotation-against-use", """
+    from typing import Any
+
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def forward(self, x, batch: dict[str, Any], opts: dict[str, Any] = None, n: int = 3):
+            if batch.sum() > 0:  # expect: UT101
+                x = x + 1
+            if opts is not None and opts.get("flag"):
+                x = x + 2
+            if n > 2:
+                x = x * 2
+            return x
+""")
+
 # `super().__init__(*args, **kwargs)` runs the base's constructor: the submodules it
 # builds are the subclass's, so `self.lin(x)` returns a tensor and `self.inner(...)` is
 # followed into.

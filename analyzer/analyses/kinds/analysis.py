@@ -40,7 +40,7 @@ from analyzer.analyses.engine.cfg import Cfg
 from analyzer.analyses.kinds.calls import bind_arguments
 from analyzer.analyses.kinds.expressions import ExpressionEvaluator
 from analyzer.analyses.kinds.facts import Fact
-from analyzer.analyses.kinds.function_flow import FunctionAnalysis
+from analyzer.analyses.kinds.function_flow import FunctionAnalysis, used_as_tensor
 from analyzer.analyses.kinds.summaries import MAX_CALL_DEPTH, ClassInfo, Frame, Summary
 from analyzer.analyses.kinds.values import STATIC_PY, UNKNOWN, Value, join
 from analyzer.analyses.project.caller_origins import localized_entry, writes_into_inputs
@@ -209,6 +209,10 @@ class KindAnalyzer(ModuleScopes, ClassTables):
                 scalar = any(m.strip() in ("int", "float", "bool", "str", "Number")
                              for m in re.split(r"[|,()\[\]]", ann))
                 return Value.tensor(certain=not scalar, origin="input")
+            if used_as_tensor(p.name, frame.fn.body):
+                # The annotation says otherwise (`batch: dict[str, Any]`), but the code uses it
+                # as only a tensor is used (`batch.sum()`, `batch[:, 0]`): what the code does wins.
+                return Value.tensor(certain=False, origin="input")
             if ann in ("int", "float", "bool", "str") or ann.startswith(("Optional[int", "Optional[bool", "Optional[float", "Optional[str")):
                 return STATIC_PY
             return Value("unknown")

@@ -199,7 +199,7 @@ class FunctionAnalysis(TracingGuards):
         tensors (feature maps) is not."""
         if not (isinstance(loop.target, ir.Name) and isinstance(loop.iter, ir.Name)):
             return False
-        return _used_as_tensor(loop.target.id, loop.body) and _used_as_tensor(loop.iter.id, self.frame.fn.body)
+        return used_as_tensor(loop.target.id, loop.body) and used_as_tensor(loop.iter.id, self.frame.fn.body)
 
     def ctl_level(self, node: Node) -> Level:
         return max((self.region_level.get(id(r), STATIC) for r in node.regions), default=STATIC)
@@ -340,7 +340,7 @@ class FunctionAnalysis(TracingGuards):
                 ev.ev(e, state)
 
 
-def _used_as_tensor(name: str, body) -> bool:
+def used_as_tensor(name: str, body) -> bool:
     """Whether ``body`` uses ``name`` as only a tensor is used: a tensor attribute or
     method that Python sequences lack (`.shape`, `.sum()`), or a multi-axis index."""
     for s in ir.walk_statements(body):
