@@ -257,6 +257,32 @@ case("super-init-with-star-arguments", """
             return self.inner(y, 2) + self.inner(y, y.shape[0])
 """)
 
+# In-place methods that write at positions (`index_add_`, `scatter_`, `masked_fill_`,
+# `copy_`) are index writes: into a tensor made here they are UT304 (off by default), as
+# `t[idx] = v` is; arithmetic in place (`add_`) on such a tensor is not.
+IN_PLACE = """
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def forward(self, x, idx, src, mask):
+            out = torch.zeros(10, 4)
+            out.index_add_(0, idx, src)  # expect-local: UT304
+            s = torch.zeros(10, 4)
+            s.scatter_(0, idx.unsqueeze(1).expand(-1, 4), src)  # expect-local: UT304
+            m = x.clone()
+            m.masked_fill_(mask, 0.0)  # expect-local: UT304
+            c = torch.empty(3)
+            c.copy_(x[:3])  # expect-local: UT304
+            w = torch.zeros(10, 4)
+            w[idx] = src  # expect-local: UT304
+            w.add_(1)
+            x.masked_fill_(mask, 1.0)  # expect: UT301
+            return out, s, m, c, w
+"""
+case("position-writes-local", IN_PLACE.replace("# expect-local:", "# expect:"))
+case("position-writes-default", IN_PLACE.replace("  # expect-local: UT304", ""), select=None)
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_recall(name):

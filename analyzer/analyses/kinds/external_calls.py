@@ -156,7 +156,9 @@ class ExternalCallSemantics:
                 return Value("python", known_level(recv.ref), shape_level=shape_level, ref=NDARRAY)
             self.emit(EscapeFact(self.site(node.span), name, "numpy", self.text(node)))
             return Value("python", DATA, shape_level=shape_level, ref=NDARRAY)
-        if name in api.INDEX_PUT_METHODS and name.endswith("_"):
+        if name in api.POSITION_WRITE_METHODS and (name in api.INDEX_PUT_METHODS
+                                                   or written_kind(recv) not in ("input", "view")):
+            # Into an input or a view, any in-place method is the finding (below).
             self.emit(InplaceFact(self.site(node.span), "index_put_", self.text(node), written_kind(recv)))
             return recv
         if api.is_inplace_method(name):
