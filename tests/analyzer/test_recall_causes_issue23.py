@@ -283,6 +283,33 @@ IN_PLACE = """
 case("position-writes-local", IN_PLACE.replace("# expect-local:", "# expect:"))
 case("position-writes-default", IN_PLACE.replace("  # expect-local: UT304", ""), select=None)
 
+# An `if` on a value of its own that leaves a loop (`n` of `for n in t.tolist()`, an
+# escape computed in the body) is UT101 at its line, besides the loop's UT102; a counter
+# of the loop's own passes is data only because the loop is, and stays quiet.
+case("loop-exit-on-own-value", """
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def forward(self, x, lens):
+            total = 0
+            for n in lens.tolist():  # expect: UT102, UT201
+                if n == 0:  # expect: UT101
+                    break
+                total += n
+            for i in range(4):  # expect: UT102
+                v = x[i].sum().item()  # expect: UT201
+                if v > 0:  # expect: UT101
+                    break
+            steps = 0
+            while x.norm() > 1:  # expect: UT102
+                steps += 1
+                if steps == 10:
+                    break
+                x = x / 2
+            return x[:total]
+""")
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_recall(name):

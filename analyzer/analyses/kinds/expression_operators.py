@@ -65,7 +65,8 @@ class OperatorSemantics:
         if a.type == "container" and op == "*":
             return Value.container(a.elem, level=max(a.level, b.level))
         if a.type in ("python", "none") and b.type in ("python", "none"):
-            return Value.python(max(a.level, b.level))
+            # bound under the branches its operands were (`steps + 1` of a counter of a data loop)
+            return Value("python", max(a.level, b.level), ctl=max(a.ctl, b.ctl))
         if a.type == "unknown" or b.type == "unknown":
             return Value("unknown", max(a.level, b.level))
         return Value("unknown", max(a.level, b.level))

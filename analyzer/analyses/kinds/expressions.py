@@ -102,9 +102,24 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
                 outer.append(f)
             if report and level >= SHAPE:
                 site = self.site(span)
+                by_control = exits_loop and level >= DATA and self._by_control(test, state)
                 outer.append(BranchFact(site, construct, level, self.text(test), exits_loop,
-                                        types=(("$pred", type_tag(value)),)))
+                                        types=(("$pred", type_tag(value)),), by_control=by_control))
         return level
+
+    def _by_control(self, test, state) -> bool:
+        """Whether the Python predicate ``test`` is data only through the branches its
+        values were bound under (`BranchFact.by_control`), every operand of `and`/`or`."""
+        if isinstance(test, ir.BoolOp):
+            return all(self._by_control(v, state) for v in test.values)
+        if isinstance(test, ir.UnaryOp) and test.op == "not":
+            return self._by_control(test.operand, state)
+        sink, self.sink = self.sink, None
+        try:
+            value = self.ev(test, dict(state))
+        finally:
+            self.sink = sink
+        return value.type == "python" and value.ctl >= value.level
 
     def _decided_by_bound(self, test, state) -> bool:
         if not isinstance(test, ir.Compare):
