@@ -257,6 +257,44 @@ case("super-init-with-star-arguments", """
             return self.inner(y, 2) + self.inner(y, y.shape[0])
 """)
 
+# What an object of a plain class holds (a model output built from tensors) is not
+# followed: it is what an unresolved call returns, not a static value, whether the call
+# that returns it is followed (`self.encoder(x, **kwargs)`) or not. A configuration
+# object built from constants stays static.
+case("object-holding-tensors", """
+    from dataclasses import dataclass
+
+    import torch
+    import torch.nn as nn
+
+    @dataclass
+    class Output:
+        last_hidden_state: torch.Tensor
+
+    @dataclass
+    class Settings:
+        depth: int
+
+    class Encoder(nn.Module):
+        def forward(self, x, **kwargs):
+            return Output(x * 2)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = Encoder()
+
+        def forward(self, x, **kwargs):
+            hidden = self.encoder(x, **kwargs)[0]
+            n, length = hidden.shape[:2]
+            if length > 4:  # expect: UT103
+                hidden = hidden[:, :4]
+            settings = Settings(2)
+            if settings.depth > 1:
+                hidden = hidden * 2
+            return hidden
+""")
+
 # In-place methods that write at positions (`index_add_`, `scatter_`, `masked_fill_`,
 # `copy_`) are index writes: into a tensor made here they are UT304 (off by default), as
 # `t[idx] = v` is; arithmetic in place (`add_`) on such a tensor is not.
@@ -309,6 +347,7 @@ case("loop-exit-on-own-value", """
                 x = x / 2
             return x[:total]
 """)
+
 
 
 @pytest.mark.parametrize("name", CASES.names())

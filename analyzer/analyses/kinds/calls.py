@@ -93,6 +93,10 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         if isinstance(key, ClassKey):
             if self.analyzer.is_module_class(key):
                 return built_here(key)
+            if any(v.type == "tensor" for v in (*args, *kwargs.values())):
+                # An object holding tensors (a model output): its fields are not followed, so
+                # it is what an unresolved call's result is, not a static Python value.
+                return unknown_result(args, kwargs)
             return STATIC_PY
         return UNKNOWN
 
