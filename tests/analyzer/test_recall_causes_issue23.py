@@ -227,6 +227,31 @@ case("annotation-against-use", """
             return x
 """)
 
+# An annotation of a tuple or list of tensors says what its items are: unpacked, each is
+# an assumed tensor, as an item of `*args` is. A tuple of other things stays unknown.
+case("annotated-tuple-of-tensors", """
+    from typing import List, Optional, Tuple
+
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def forward(self, x, pair: Optional[Tuple[torch.Tensor, torch.Tensor]], feats: list[torch.Tensor],
+                    sizes: Tuple[int, int], names: List[str]):
+            a, b = pair
+            if a.sum() > b.sum():  # expect: UT101
+                x = x + 1
+            for f in feats:
+                if f.mean() > 0:  # expect: UT101
+                    x = x * 2
+            h, w = sizes
+            if h > w:
+                x = x - 1
+            for n in names:
+                x = x + len(n)
+            return x
+""")
+
 # `super().__init__(*args, **kwargs)` runs the base's constructor: the submodules it
 # builds are the subclass's, so `self.lin(x)` returns a tensor and `self.inner(...)` is
 # followed into.
