@@ -6,7 +6,7 @@ from analyzer.rules.base import Rule
 
 def detect(facts):
     for fact in facts:
-        if isinstance(fact, InplaceFact) and fact.target == "local":
+        if isinstance(fact, InplaceFact) and fact.target == "local" and fact.how != "mask-lower-rank":
             yield RULE.diagnostic(
                 fact.site, f"in-place index assignment into a tensor made here (`{fact.expression}`)",
                 "fine for the legacy exporter; `torch.where` / `index_put` out of place avoid the ScatterND chain")

@@ -227,6 +227,103 @@ case("annotation-against-use", """
             return x
 """)
 
+# A write through a boolean mask of fewer dimensions than its target, the mask first, of a
+# value that does not hold the masked rows (a number, a vector), is a graph onnxruntime
+# rejects (benchmarks/data/mask_writes.md): UT301 even into a tensor made here. The rank
+# is what the code fixes: a factory's sizes, an embedding of ids, an unpacked shape,
+# `torch.cat` with a padding of known rank (on either side of an `if`), and the ranks a
+# helper returns relative to its arguments (of the items of a tuple of tensors, here). Full-rank masks, the masked rows written
+# back, augmented writes and a slice before the mask stay UT304.
+MASKS = """
+    from __future__ import annotations
+
+    import torch
+    import torch.nn as nn
+
+    class Prompt(nn.Module):
+        def __init__(self, size, dim=8, scale=None):
+            super().__init__()
+            if scale is None or scale <= 0.0:
+                scale = 1.0
+            self.register_buffer("gauss", scale * torch.randn((2, dim // 2)))
+            self.embed = nn.Embedding(100, dim)
+            self.eoi = nn.Parameter(torch.zeros(8))
+            self.sized = nn.Parameter(torch.zeros(size))  # a name may hold a tuple: rank not known
+            self.not_a_point = nn.Embedding(1, dim)
+
+        def encode(self, coords):
+            coords = coords @ self.gauss
+            return torch.cat([torch.sin(coords), torch.cos(coords)], dim=-1)
+
+        def points(self, points, labels, pad: bool):
+            if pad:
+                padding_point = torch.zeros((points.shape[0], 1, 2))
+                padding_label = -torch.ones((labels.shape[0], 1))
+                points = torch.cat([points, padding_point], dim=1)
+                labels = torch.cat([labels, padding_label], dim=1)
+            emb = self.encode(points.clone())
+            emb[labels == -1] = 0.0  # expect: UT301
+            emb[labels == -1] += self.not_a_point.weight  # expect-local: UT304
+            return emb
+
+        def forward(self, prompts: tuple[torch.Tensor, torch.Tensor] | None, ids, x, flag: bool):
+            points, labels = prompts
+            e = self.points(points, labels, flag)
+            h = self.embed(ids)
+            h[ids == 3] = self.eoi  # expect: UT301
+            h[ids == 4] = self.sized  # expect-local: UT304
+            y = x.clone()
+            y[y > 0] = 0.0  # expect-local: UT304
+            m = y[:, 0] > 0
+            y[m] = 1.0  # expect: UT301
+            y[m, :] = 2.0  # expect: UT301
+            y[m] = x[m]  # expect-local: UT304
+            y[:, m] = 0.0  # expect-local: UT304
+            y.index_put_((m,), torch.tensor(0.0))  # expect: UT301
+            b, n, c = x.shape
+            z = torch.zeros(b, n)
+            z[z > 1] = 2.0  # expect-local: UT304
+            w = torch.zeros(b, n, c)
+            w[z > 1] = 3.0  # expect: UT301
+            w[torch.arange(b) < 2] = 4.0  # expect: UT301
+            return e, h, y, w
+"""
+case("lower-rank-mask-writes", MASKS.replace("# expect-local:", "# expect:"))
+case("lower-rank-mask-writes-default", MASKS.replace("  # expect-local: UT304", ""), select=None)
+
+# Ranks through the ops: a reduction over a named dimension drops it (not with keepdim),
+# `unsqueeze` adds one, `flatten(1)` leaves two, a linear layer keeps its input's, a
+# `view` has as many as its sizes, an integer index drops one, None adds one. Where the
+# code does not fix a rank (`view(*shape)`, a reduction over a computed dimension), the
+# write stays UT304.
+case("ranks-through-ops", """
+    import torch
+    import torch.nn as nn
+
+    class Ranks(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, x, shape, d: int):
+            y = self.proj(x).clone()
+            y[x.sum(-1) > 0] = 0.0  # expect: UT301
+            y[x.mean(-1, keepdim=True) > 0] = 0.0  # expect: UT304
+            y[x.amax(dim=(1, 2)) > 0] = 0.0  # expect: UT301
+            y[x.sum(d) > 0] = 0.0  # expect: UT304
+            f = x.flatten(1).clone()
+            f[f[:, 0] > 0] = 1.0  # expect: UT301
+            v = x.view(2, -1).clone()
+            v[v > 0] = 1.0  # expect: UT304
+            v[v[:, None, 0] > 0] = 1.0  # expect: UT304
+            v[v[:, 0] > 0] = 1.0  # expect: UT301
+            u = x.view(*shape).clone()
+            u[u[:, 0] > 0] = 1.0  # expect: UT304
+            e = x[:, 0].unsqueeze(-1).clone()
+            e[e > 0] = 2.0  # expect: UT304
+            return y, f, v, u, e
+""")
+
 # An annotation of a tuple or list of tensors says what its items are: unpacked, each is
 # an assumed tensor, as an item of `*args` is. A tuple of other things stays unknown.
 case("annotated-tuple-of-tensors", """
@@ -372,7 +469,6 @@ case("loop-exit-on-own-value", """
                 x = x / 2
             return x[:total]
 """)
-
 
 
 @pytest.mark.parametrize("name", CASES.names())

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from analyzer.analyses.kinds.levels import Level
 from analyzer.analyses.kinds.module_state import as_state
+from analyzer.analyses.kinds.ranks import absolute_only
 from analyzer.analyses.kinds.values import (
     DATA,
     KNOWN_WHEN_TRACED,
@@ -29,7 +30,8 @@ def as_attribute(value: Value, item: bool = False) -> Value:
     if value.type == "tensor":
         # Its size survives (`nn.Parameter(torch.zeros(n, h))`: `index_bounds`); values do not.
         size = value.bound if value.bound is not None and value.bound[0] == "axis" else None
-        return replace(Value.tensor(True, SHAPE, origin="parameter", ref=PARAM_VALUED), bound=size)
+        return replace(Value.tensor(True, SHAPE, origin="parameter", ref=PARAM_VALUED), bound=size,
+                       rank=absolute_only(value.rank))
     if value.type in ("python", "none", "container"):
         # A range does not survive: another method may set the attribute again.
         return replace(value, level=STATIC, ctl=STATIC, interval=None) if value.type != "container" else replace(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from analyzer.analyses.kinds import ranks
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.call_values import unknown_result, view_origin
 from analyzer.analyses.kinds.external_calls import ExternalCallSemantics
@@ -138,10 +139,15 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
             caller = self.frame.self_value.ref if self.frame is not None and self.frame.self_value is not None else None
             args = [inward(self.analyzer, caller, accessor, self_value.ref, a) for a in args]
             kwargs = {k: inward(self.analyzer, caller, accessor, self_value.ref, v) for k, v in kwargs.items()}
-        bound = into_callee(bind_arguments(fn, args, kwargs, self_value), fn, key.path, node, self_value, self.frame,
-                            bind_arguments)
-        self._record(node, bound)
+        bound = bind_arguments(fn, args, kwargs, self_value)
         module = self.analyzer.module_ir(key.path)
+        # Ranks are passed as the callee's own parameters' (`ranks`): its summaries are
+        # shared by every caller, and what it returns relative to them is translated back.
+        passed = {ranks.param_token(module.path if module is not None else key.path, fn.qualname, name): v.rank
+                  for name, v in bound.items() if v.type == "tensor"}
+        bound = into_callee({name: ranks.strip(v) for name, v in bound.items()}, fn, key.path, node, self_value,
+                            self.frame, bind_arguments)
+        self._record(node, bound)
         if collecting:
             # A helper called from __init__ (`self._build()`): its `self.x = ...` count too.
             summary = self.analyzer.call_function(key, fn, module, bound, self_value, class_key, collect=collect)
@@ -151,7 +157,8 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         # branches and loops are kept; only the ops it exports are facts.
         scripted = any(expr_text(d).rsplit(".", 1)[-1] in api.SCRIPTED_WHEN_TRACING_DECORATORS for d in fn.decorators)
         self._forward_facts(summary, ops_only=scripted)
-        return outward(summary.returns, accessor) if crossing else summary.returns
+        returns = ranks.substitute(summary.returns, passed)
+        return outward(returns, accessor) if crossing else returns
 
     def _other_self(self, self_value) -> bool:
         """Whether the call runs a method of a module that is not this frame's `self`

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from analyzer.analyses.kinds import ranks
 from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, OpFact
 from analyzer.analyses.kinds.values import (
     DATA,
@@ -58,7 +59,9 @@ class OperatorSemantics:
             ref = "bool" if op in ("&", "|", "^") and all(v.ref == "bool" for v in tensors) else None
             ref = all_shape_valued(tensors, others) or ref
             bound = broadcast([v.bound for v in tensors]) if op in ("+", "-", "*", "/") else None
-            return replace(Value.tensor(certain, max(v.shape_level for v in tensors), ref=ref), bound=bound)
+            rank = ranks.matmul(a, b) if op == "@" else ranks.broadcast(
+                [v.rank for v in tensors] + [None for v in others if not ranks.number_like(v)])
+            return replace(Value.tensor(certain, max(v.shape_level for v in tensors), ref=ref), bound=bound, rank=rank)
         if a.type == "container" and b.type == "container" and op == "+":
             elems = a.elems + b.elems if a.elems is not None and b.elems is not None else None
             return Value.container(join(a.elem, b.elem), elems=elems, level=max(a.level, b.level), ref=a.ref)
@@ -107,7 +110,9 @@ class OperatorSemantics:
             if not certain and any(v.type == "unknown" for v in values):
                 return UNKNOWN
             shape_valued = all_shape_valued(tensors, [v for v in values if v.type != "tensor"])
-            return Value.tensor(certain, max(v.shape_level for v in tensors), ref=shape_valued or "bool")
+            return replace(Value.tensor(certain, max(v.shape_level for v in tensors), ref=shape_valued or "bool"),
+                           rank=ranks.broadcast([v.rank for v in tensors] + [
+                               None for v in values if v.type != "tensor" and not ranks.number_like(v)]))
         if any(v.type == "unknown" for v in values):
             known = [compared_level(v) for v in values if v.type != "unknown"]
             return Value("unknown", max([v.level for v in values] + known))

@@ -21,6 +21,7 @@ from analyzer.analyses.kinds.expression_literals import LiteralSemantics
 from analyzer.analyses.kinds.expression_operators import OperatorSemantics, key_level, member_level
 from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, Site
 from analyzer.analyses.kinds.levels import Level
+from analyzer.analyses.kinds import ranks
 from analyzer.analyses.kinds.module_state import submodule_items
 from analyzer.analyses.kinds.shapes import row_count_level, row_of, rows_fixed_by_model
 from analyzer.analyses.kinds.summaries import Frame
@@ -58,6 +59,11 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         self.check_conditions: set[int] = set()  # ids of `p.item()` calls that only feed torch._check
         self.fixed_arity: set[int] = set()  # ids of iterables unpacked into a fixed number of names (`arity`)
         self.in_comprehension = 0  # how many comprehensions the expression being evaluated is in
+
+    @property
+    def rank_facts(self):
+        """What the function body being evaluated proves of its parameters' ranks."""
+        return self.function.rank_facts if self.function is not None else None
 
     # ------------------------------------------------------------------ facts
 
@@ -165,7 +171,10 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             if base.type == "tensor":
                 # An assumed tensor may be a list (`feature_maps[i] = ...`); a tensor index or
                 # a multi-axis index (`state[1][:, :, i] = ...`) says it is not.
-                if base.certain or has_tensor(index) or multi_axis(target.index):
+                if ranks.lower_rank_mask(base, index, target.index, value, self.rank_facts):
+                    self.emit(InplaceFact(self.site(target.span), "mask-lower-rank", self.text(target),
+                                          written_kind(base)))
+                elif base.certain or has_tensor(index) or multi_axis(target.index):
                     self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target), written_kind(base)))
                 if base.ref in KNOWN_WHEN_TRACED and isinstance(target.value, ir.Name) and value.ref not in KNOWN_WHEN_TRACED:
                     state[target.value.id] = replace(base, ref=None)  # written with other values
@@ -291,6 +300,11 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
                 # `setdefault` returns what the key holds: the default or an earlier item
                 return join(owner.elem, added) if e.func.attr == "setdefault" else NONE
         result = value_ranges.after_call(func, args, e, self.call(func, args, kwargs, e, state))
+        if result.type == "tensor" and result.rank is None and func.type in ("ext", "method", "module"):
+            result = replace(result, rank=ranks.of_call(func, args, kwargs, e, self.rank_facts))
+        elif result.type == "container" and result.ref == "shape" and func.type == "method" \
+                and func.elem is not None and func.elem.type == "tensor":
+            result = replace(result, rank=func.elem.rank)  # `x.size()`: as many sizes as x has dimensions
         if result.type == "tensor" and (result.bound is not None or func.type in ("ext", "method")):
             result = replace(result, bound=_bound_after(func, args, e))
         if result.type == "tensor" and result.bound is None and func.type in ("ext", "module"):

@@ -151,7 +151,9 @@ class PythonCallSemantics:
             if name == "register_buffer" or name == "register_parameter":
                 collect = self.frame.collect_attributes if self.frame is not None else None
                 if collect is not None and isinstance(node.args[0].value, ir.Const):
-                    collect[node.args[0].value.value] = Value.tensor(origin="parameter", ref=PARAM_VALUED)
+                    registered = args[1] if len(args) > 1 and args[1].type == "tensor" else None
+                    collect[node.args[0].value.value] = replace(Value.tensor(origin="parameter", ref=PARAM_VALUED),
+                                                                rank=registered.rank if registered else None)
                 return NONE
             if name in ("parameters", "buffers", "modules", "children", "named_parameters"):
                 return Value.container(UNKNOWN)
