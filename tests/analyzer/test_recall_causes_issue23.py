@@ -291,6 +291,31 @@ MASKS = """
 case("lower-rank-mask-writes", MASKS.replace("# expect-local:", "# expect:"))
 case("lower-rank-mask-writes-default", MASKS.replace("  # expect-local: UT304", ""), select=None)
 
+# Ranks do not cross calls, but an argument a helper returns as it was passed is still the
+# caller's very value: a training target at its default None stays so through a transform
+# (its `if targets is not None:` is training-only code, UT106).
+case("argument-returned-as-passed", """
+    import torch
+    import torch.nn as nn
+
+    class Transform(nn.Module):
+        def forward(self, images, targets=None):
+            images = images * 2
+            return images, targets
+
+    class Det(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.transform = Transform()
+
+        def forward(self, images, targets=None):
+            images, targets = self.transform(images, targets)
+            if targets is not None:
+                if targets.sum() > 0:  # expect: UT106
+                    images = images + 1
+            return images
+""")
+
 # Ranks through the ops: a reduction over a named dimension drops it (not with keepdim),
 # `unsqueeze` adds one, `flatten(1)` leaves two, a linear layer keeps its input's, a
 # `view` has as many as its sizes, an integer index drops one, None adds one. Where the

@@ -145,6 +145,7 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         # shared by every caller, and what it returns relative to them is translated back.
         passed = {ranks.param_token(module.path if module is not None else key.path, fn.qualname, name): v.rank
                   for name, v in bound.items() if v.type == "tensor"}
+        originals = {v: v for v in bound.values()}
         bound = into_callee({name: ranks.strip(v) for name, v in bound.items()}, fn, key.path, node, self_value,
                             self.frame, bind_arguments)
         self._record(node, bound)
@@ -157,7 +158,9 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         # branches and loops are kept; only the ops it exports are facts.
         scripted = any(expr_text(d).rsplit(".", 1)[-1] in api.SCRIPTED_WHEN_TRACING_DECORATORS for d in fn.decorators)
         self._forward_facts(summary, ops_only=scripted)
-        returns = ranks.substitute(summary.returns, passed)
+        # An argument returned as it was passed is the caller's very value (`is`: a training
+        # target still at its default, `tracing_guards`), not an equal copy.
+        returns = ranks.as_passed(ranks.substitute(summary.returns, passed), originals)
         return outward(returns, accessor) if crossing else returns
 
     def _other_self(self, self_value) -> bool:

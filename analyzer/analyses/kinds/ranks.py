@@ -210,6 +210,22 @@ def resolved(value, facts: RankFacts | None):
     return replace(value, rank=rank, elems=elems, elem=elem)
 
 
+def as_passed(value, originals: dict):
+    """``value`` with every part equal to an argument of the call (``originals``: value ->
+    the caller's object) replaced by the caller's object itself."""
+    if value is None:
+        return None
+    same = originals.get(value)
+    if same is not None:
+        return same
+    if value.elems is None:
+        return value
+    elems = tuple(as_passed(e, originals) for e in value.elems)
+    if all(a is b for a, b in zip(elems, value.elems)):
+        return value
+    return replace(value, elems=elems)
+
+
 def _foreign(token) -> bool:
     return isinstance(token, tuple) and token[:1] == ("param",)
 
