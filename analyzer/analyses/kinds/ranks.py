@@ -23,6 +23,22 @@ relative to a parameter is translated back to what the caller passed (`substitut
 
 What uses it: a boolean-mask write of lower rank than its target (`lower_rank_mask`),
 which the legacy exporter turns into a graph onnxruntime rejects.
+
+    >>> x = frozenset({("x", 0)})                  # the rank of a parameter `x`
+    >>> m = shifted(x, -1)                         # `x[:, 0] > 0`
+    >>> difference(x, m, None)
+    1
+    >>> broadcast([x, absolute(0)]) == x           # `x * torch.tensor(2.0)`
+    True
+    >>> broadcast([x, absolute(2)]) is None        # `x + w` of a matrix: not known
+    True
+    >>> joined = join_ranks(x, absolute(3))        # `x` or `torch.cat([x, pad])` after an `if`
+    >>> difference(joined, absolute(3), None) is None
+    True
+    >>> facts = RankFacts()
+    >>> facts.learn_equal([x, absolute(3)])        # `torch.cat([x, pad])` with `pad` of three
+    >>> difference(joined, shifted(x, -1), facts)  # so both paths have three
+    1
 """
 
 from __future__ import annotations
