@@ -374,6 +374,27 @@ case("annotated-tuple-of-tensors", """
             return x
 """)
 
+# What the code does wins over the annotation there too: after `isinstance(h, tuple) and`
+# the operands that follow see a tuple (its length is static); before the test, `h` is
+# what the annotation says.
+case("type-test-in-and", """
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def forward(self, hidden_states: list[torch.Tensor], x):
+            out = []
+            for h in hidden_states:
+                if isinstance(h, (tuple, list)) and len(h) == 2:
+                    h = h[0]
+                if len(h) > 2 and isinstance(h, tuple):  # expect: UT103
+                    h = h[1]
+                out.append(h)
+            if isinstance(x, dict) and len(x) > 3:
+                x = x["a"]
+            return out, x
+""")
+
 # `super().__init__(*args, **kwargs)` runs the base's constructor: the submodules it
 # builds are the subclass's, so `self.lin(x)` returns a tensor and `self.inner(...)` is
 # followed into.

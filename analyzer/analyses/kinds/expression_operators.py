@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from analyzer.analyses.kinds import ranks
 from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, OpFact
+from analyzer.analyses.kinds.narrowing import narrowed
 from analyzer.analyses.kinds.values import (
     DATA,
     FALSE_FLAG,
@@ -121,8 +122,11 @@ class OperatorSemantics:
     def _ev_BoolOp(self, e, state):
         values = []
         level = STATIC
+        seen = state
         for i, sub in enumerate(e.values):
-            v = self.ev(sub, state)
+            v = self.ev(sub, seen)
+            if e.op == "and":
+                seen = narrowed(seen, sub)  # `isinstance(h, tuple) and len(h) == 2`: a tuple's length
             values.append(v)
             if i < len(e.values) - 1:
                 truth = v.truth_level()

@@ -23,6 +23,7 @@ from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, Fact, InplaceF
 from analyzer.analyses.kinds.levels import Level
 from analyzer.analyses.kinds import ranks
 from analyzer.analyses.kinds.module_state import submodule_items
+from analyzer.analyses.kinds.narrowing import narrowed
 from analyzer.analyses.kinds.shapes import row_count_level, row_of, rows_fixed_by_model
 from analyzer.analyses.kinds.summaries import Frame
 from analyzer.analyses.kinds.values import (
@@ -145,7 +146,12 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
 
     def _bool_level(self, test, state) -> Level:
         if isinstance(test, ir.BoolOp):
-            return max((self._bool_level(v, state) for v in test.values), default=STATIC)
+            levels = []
+            for v in test.values:
+                levels.append(self._bool_level(v, state))
+                if test.op == "and":
+                    state = narrowed(state, v)  # what follows `isinstance(h, tuple) and` sees a tuple
+            return max(levels, default=STATIC)
         if isinstance(test, ir.UnaryOp) and test.op == "not":
             return self._bool_level(test.operand, state)
         sink, self.sink = self.sink, None
