@@ -111,6 +111,8 @@ case("sizes-in-containers", """
 # dict keys (`setdefault`, `dict(zip(...))`), `list.index`, `groupby` and `sorted`.
 case("escaped-values-in-containers", """
     import itertools
+
+    import somelib
     import torch
     import torch.nn as nn
 
@@ -147,6 +149,9 @@ case("escaped-values-in-containers", """
             opts = dict(a=1)
             if "a" in opts:
                 x = x + 9
+            out = somelib.run(x.sum())  # not resolved: what it holds decides nothing
+            if "a" in out[1]:
+                x = x + 10
             return x
 """)
 

@@ -157,9 +157,11 @@ def compared_level(v: Value) -> Level:
     """What comparing ``v`` (`==`, `<`, `in`) depends on: a Python value's level, and for a
     tuple or list its items' too (`(h, w) == self.size` of sizes is a shape test, `pair ==
     (1, 3)` of escaped values a data test). Tensor items are left out (quiet when unsure);
-    an unresolved item counts up to shape (`unknown_level`)."""
+    an unresolved value counts up to shape (`unknown_level`), as it always did in a
+    comparison, where it was bound included (an item of an unresolved result is taken
+    for one bound under its level)."""
     if v.type == "unknown":
-        return max(unknown_level(v), v.ctl)
+        return unknown_level(v)
     if v.type not in ("python", "none", "container"):
         return v.ctl
     level = max(v.level, v.ctl)
