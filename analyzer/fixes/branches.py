@@ -34,10 +34,11 @@ from dataclasses import replace
 
 import libcst as cst
 
-from analyzer.analyses.kinds.facts import BranchFact
+from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, LoopFact
 from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
+from analyzer.fixes.escapes import fix_escape
 from analyzer.fixes.source import FixSource, loses_comments
 from analyzer.fixes.torch_name import ModuleTorch, torch_name
 from analyzer.fixes.where import refuse_where, side_effect_free, where_assignment, where_target
@@ -124,6 +125,8 @@ def _holds(where, line: int) -> bool:
 
 
 def attach_fixes(facts: list, sources: Sources) -> list:
+    from analyzer.fixes.loops import fix_loop  # loops builds on this module's `_File`
+
     files: dict[str, _File | None] = {}
 
     def file(path: str) -> _File | None:
@@ -137,21 +140,29 @@ def attach_fixes(facts: list, sources: Sources) -> list:
                     pass
         return files[path]
 
+    def planned(fact, plan):
+        opened = file(fact.site.path)
+        if opened is None:
+            return replace(fact, no_fix="the source of this file is not available")
+        try:
+            fix = plan(fact, opened)
+        except _NoTorch as no_torch:
+            fix = str(no_torch)
+        except Exception as error:  # noqa: BLE001 - a fixer bug must not lose the finding
+            fix = f"untrace could not plan a fix ({type(error).__name__})"
+        return replace(fact, fix=fix) if isinstance(fix, Fix) else replace(fact, no_fix=fix)
+
     out = []
     for fact in facts:
         if isinstance(fact, BranchFact) and fact.level == Level.DATA and fact.exits_loop:
-            fact = replace(fact, no_fix="its `break`/`return` leaves the loop: bound the loop and mask the "
-                                        "iterations after the exit instead (`torch.where`)")
+            fact = replace(fact, no_fix="its `break`/`return` leaves the loop: the loop's own finding (UT102) "
+                                        "carries the rewrite when there is one (`torch._higher_order_ops.while_loop`)")
         elif isinstance(fact, BranchFact) and fact.level == Level.DATA:
-            opened = file(fact.site.path)
-            if opened is None:
-                fact = replace(fact, no_fix="the source of this file is not available")
-            else:
-                try:
-                    fix = fix_branch(fact, opened)
-                except Exception as error:  # noqa: BLE001 - a fixer bug must not lose the finding
-                    fix = f"untrace could not plan a fix ({type(error).__name__})"
-                fact = replace(fact, fix=fix) if isinstance(fix, Fix) else replace(fact, no_fix=fix)
+            fact = planned(fact, fix_branch)
+        elif isinstance(fact, EscapeFact) and fact.target == "python" and fact.how in ("int", "float"):
+            fact = planned(fact, lambda f, opened: fix_escape(f, opened, opened.torch_name))
+        elif isinstance(fact, LoopFact) and Level.DATA in (fact.bound_level, fact.exit_level):
+            fact = planned(fact, fix_loop)
         out.append(fact)
     return out
 

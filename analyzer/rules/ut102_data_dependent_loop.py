@@ -23,10 +23,12 @@ def detect(facts):
                        f"to the example input's trip count")
         else:
             continue
-        yield RULE.diagnostic(
-            fact.site, message,
-            "compute every iteration and mask the result (`torch.where`), bound the loop by a constant, or "
-            "`untrace export` it (lowered to an ONNX Loop)" + script_advice(facts, fact))
+        suggestion = ("compute every iteration and mask the result (`torch.where`), bound the loop by a constant, "
+                      "rewrite it with `torch._higher_order_ops.while_loop(cond_fn, body_fn, carried)`, or "
+                      "`untrace export` it (lowered to an ONNX Loop)" + script_advice(facts, fact))
+        if fact.no_fix:
+            suggestion += f" (not rewritten automatically: {fact.no_fix})"
+        yield RULE.diagnostic(fact.site, message, suggestion, fact.fix)
 
 
 RULE = Rule(

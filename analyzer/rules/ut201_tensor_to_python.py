@@ -9,8 +9,13 @@ def detect(facts):
         if isinstance(fact, EscapeFact) and fact.target == "python":
             message = (f"tensor value leaves the graph (`{fact.expression}`): the trace records it as a constant "
                        f"from the example input")
-            yield RULE.diagnostic(fact.site, message,
-                                  "keep the value as a tensor (0-d tensors work in arithmetic and `torch.where`)")
+            suggestion = "keep the value as a tensor (0-d tensors work in arithmetic and `torch.where`)"
+            if fact.how in ("int", "float"):
+                suggestion += (f"; where a Python number is needed (a size, a slice bound), "
+                               f"`torch.sym_{fact.how}(t.item())` keeps it symbolic under torch.export")
+            if fact.no_fix:
+                suggestion += f" (not rewritten automatically: {fact.no_fix})"
+            yield RULE.diagnostic(fact.site, message, suggestion, fact.fix)
 
 
 RULE = Rule(
