@@ -37,9 +37,11 @@ import libcst as cst
 from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, LoopFact
 from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
+from analyzer.analyses.engine.regions import annotate_regions
+from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
 from analyzer.fixes.escapes import fix_escape
-from analyzer.fixes.source import FixSource, loses_comments
+from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.torch_name import ModuleTorch, torch_name
 from analyzer.fixes.where import refuse_where, side_effect_free, where_assignment, where_target
 from analyzer.frontend import ir
@@ -175,7 +177,7 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
     if fact.construct == "filter":
         return "a comprehension filter keeps a data-dependent number of items, which no `torch.where`/`torch.cond` returns"
     if fact.construct == "elif":
-        return "an `elif` chain (rewrite it as nested `if`s first)"
+        return "an `elif` of a chain: the fix of the chain's `if` makes it a nested `if` first, then a `torch.cond`"
     types = dict(fact.types)
     line, column = fact.site.line, fact.site.column
     src = file.source_at(line)
@@ -195,6 +197,8 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
             found = file.ifs.get(id(node)) if node is not None else None
             if node is None or found is None:
                 return "the `if` was not found"
+            if isinstance(node.orelse, cst.If):
+                return _elif_fix(src, node, *found, types, file.torch_name(src, node))
             return _if_fix(src, node, *found, types, file.torch_name(src, node))
     except _NoTorch as no_torch:
         return str(no_torch)
@@ -208,7 +212,7 @@ def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) ->
     predicate = tensor_predicate(src, node.test, torch)
     if not isinstance(predicate, cst.BaseExpression):
         return predicate
-    if not is_tensor(types.get("$pred", "unknown")):
+    if not is_tensor(types.get("$pred", "unknown")) and not is_tensor(types.get("$leaves", "unknown")):
         return _not_a_tensor(src.code_of(node.test))
     if refuse_where(node, src.module, torch) is None and is_tensor(types.get(f"={where_target(node)}", "")):
         new = where_assignment(node, predicate, torch).with_changes(leading_lines=())
@@ -221,6 +225,44 @@ def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) ->
     edit = src.edit(first, last, text)
     what = f"return {torch}.cond(...)" if plan.tail else f"{', '.join(plan.results)} = {torch}.cond(...)"
     return _checked(src, edit, f"Rewrite the `if` as `{what}` with nested branch functions", statement=True)
+
+
+def _elif_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) -> Fix | str:
+    """``if a: A / elif b: B / else: C`` -> ``if a: A / else: (if b: B / else: C)``, the same
+    program: the next passes make the inner ``if`` a ``torch.cond``, then the outer one.
+    Offered only when every branch of the chain is code a ``torch.cond`` branch can be."""
+    if not is_tensor(types.get("$pred", "unknown")) and not is_tensor(types.get("$leaves", "unknown")):
+        return _not_a_tensor(src.code_of(node.test))
+    chain, current = [], stmt
+    while True:
+        chain.append(current.body)
+        rest = current.orelse
+        if len(rest) == 1 and isinstance(rest[0], ir.If) and rest[0].is_elif:
+            current = rest[0]
+            continue
+        chain.append(rest)
+        break
+    for side in chain:
+        why = refusal(side, types)
+        if why:
+            return f"a branch of the `elif` chain {why}"
+    if any(isinstance(s, ir.Return) for side in chain for s in ir.walk_statements(side)):
+        return "a branch of the `elif` chain returns"
+    annotate_regions(fn)
+    if not stmt.results:
+        return "the branches assign nothing that is used afterwards"
+    for name in stmt.results:
+        tag = types.get(f"={name}", "unknown")
+        if not is_tensor(tag):
+            return f"`{name}` is not a tensor after the `if` (torch.cond returns tensors only)"
+    inner = node.orelse.with_changes(leading_lines=())
+    nested = node.with_changes(orelse=cst.Else(body=cst.IndentedBlock(body=[inner]),
+                                               leading_lines=node.orelse.leading_lines))
+    indent = src.indent_of(node)
+    code = src.code_of(nested.with_changes(leading_lines=())).rstrip("\r\n")
+    edit = src.edit(node, node, reindent(code, indent)[len(indent):])
+    return _checked(src, edit, "Rewrite the `elif` as an `else` holding an `if` (the next passes make both "
+                               f"`{torch}.cond`)", statement=True)
 
 
 def _not_a_tensor(predicate: str) -> str:

@@ -224,7 +224,7 @@ class FunctionAnalysis(TracingGuards):
             if any(s is stmt for s in body):
                 blocks.append(body[[i for i, s in enumerate(body) if s is stmt][0] + 1:])
             for block in blocks:
-                for s in ir.walk_statements(block):
+                for s in ir.walk_statements(block, into_defs=True):  # nested defs: a fix made inside the branch
                     for e in ir.child_expressions(s):
                         for sub in ir.walk_expression(e):
                             if isinstance(sub, ir.Name) and sub.id not in types:
@@ -236,7 +236,11 @@ class FunctionAnalysis(TracingGuards):
             for name in assigned_names(stmt.body) | assigned_names(stmt.orelse):
                 types[f"={name}"] = type_tag(after.get(name))
             if self._solved:
-                types["$return"] = type_tag(self._solved[self.cfg.exit.id].get(RETURN))
+                returned = self._solved[self.cfg.exit.id].get(RETURN)
+                types["$return"] = type_tag(returned)
+                if returned is not None and returned.type == "container" and returned.elems is not None:
+                    for i, elem in enumerate(returned.elems):  # a tuple: what each of its items is
+                        types[f"$return.{i}"] = type_tag(elem)
         finally:
             ev.sink = outer
         sink[-1] = replace(fact, types=tuple(sorted(types.items())))
