@@ -52,6 +52,7 @@ from analyzer.analyses.engine.cfg import Cfg
 from analyzer.analyses.engine.liveness import Liveness
 from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.analyses.kinds.facts import LoopFact
+from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import _clone, _last_values, _needs_clone, is_tensor
@@ -86,6 +87,8 @@ def fix_loop(fact: LoopFact, file) -> Fix | str:
         return "the loop was not found"
     fn, loop = found
     torch = file.torch_name(src, node)
+    if fact.bound_level < Level.DATA and _returns_from_body(loop):
+        return masked_return(fn, loop, node, dict(fact.types), src, torch)
     plan = plan_loop(fn, loop, node, dict(fact.types), src, torch)
     if isinstance(plan, str):
         return plan
@@ -432,3 +435,102 @@ def _tensor_test(src: FixSource, test, torch: str, evaluated_again: bool = False
 
 class _Refused(Exception):
     pass
+
+
+# ------------------------------------------------------------------------------ masked return
+
+
+def _returns_from_body(loop: ir.Loop) -> bool:
+    return any(isinstance(s, ir.Return) for s in ir.walk_statements(loop.body))
+
+
+def masked_return(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], src: FixSource,
+                  torch: str) -> Fix | str:
+    """A loop of a fixed trip count (``range(const)``, a ``ModuleList``) that returns early:
+
+        for layer in self.layers:                 ret, done = None, None
+            x = layer(x)                          for layer in self.layers:
+            out = self.head(x)           ->           x = layer(x)
+            if p(out):                                out = self.head(x)
+                return out                            if ret is None:
+        return out                                        ret, done = out, p(out)
+                                                      else:
+                                                          ret = torch.where(done, ret, out)
+                                                          done = torch.logical_or(done, p(out))
+                                                  return out if ret is None else torch.where(done, ret, out)
+
+    Every iteration runs (the export unrolls the loop); the first value whose test held is
+    kept. The same values as the early return, when the body is free of side effects and
+    both results have one shape and dtype (unsafe: not provable from the source). The
+    ``is None`` tests are decided when the loop is unrolled."""
+    body = loop.body
+    if loop.orelse or loop.kind != "for":
+        return "the loop has an `else` block" if loop.orelse else "a `while` loop that returns"
+    exit_if = body[-1] if body else None
+    if not (isinstance(exit_if, ir.If) and not exit_if.orelse and len(exit_if.body) == 1
+            and isinstance(exit_if.body[0], ir.Return) and exit_if.body[0].value is not None and not exit_if.is_elif):
+        return "the `return` is not in an `if` that closes the loop body"
+    rest = body[:-1]
+    for stmt in ir.walk_statements(rest):
+        if isinstance(stmt, (ir.Return, ir.Break, ir.Continue)):
+            return "the loop body leaves the loop in more than one place"
+    why = refusal(rest, types)
+    if why:
+        return f"the loop body {why} (every iteration runs after the rewrite)"
+    block = fn.body
+    index = next((i for i, s in enumerate(block) if s is loop), None)
+    if index is None or index + 2 != len(block) or not isinstance(block[-1], ir.Return) or block[-1].value is None:
+        return "the loop is not followed by the function's final `return`"
+    for key, what in (("$exit", "the exit condition"), ("$exit.value", "the value returned in the loop"),
+                      ("$after.value", "the value returned after the loop")):
+        tag = types.get(key, "unknown")
+        if not is_tensor(tag):
+            return f"{what} is not a tensor (the rewrite selects with `torch.where`)"
+        if "+dynshape" in tag:
+            return f"{what} has a data-dependent shape"
+    parent = src.parents.get(node)
+    siblings = list(getattr(parent, "body", ()))
+    if node not in siblings or siblings.index(node) + 1 >= len(siblings):
+        return "the loop's `return` was not found"
+    final = siblings[siblings.index(node) + 1]
+    cst_if = node.body.body[-1]
+    if not isinstance(cst_if, cst.If):
+        return "the `return` is not in an `if` that closes the loop body"
+    test = _tensor_test(src, cst_if.test, torch)
+    returned = src.code_of(cst_if.body.body[0].body[0].value) if isinstance(cst_if.body, cst.IndentedBlock) else None
+    last_value = final.body[0].value if isinstance(final, cst.SimpleStatementLine) else None
+    if returned is None or last_value is None:
+        return "the `return`s were not found"
+    ret, done = _masked_names(fn, loop.span.line)
+    unit = node.body.indent if isinstance(node.body, cst.IndentedBlock) and node.body.indent else src.module.default_indent
+    indent = src.indent_of(node)
+    head = src.module.code_for_node(node.with_changes(leading_lines=())).split("\n", 1)[0]  # `for ...:  # comment`
+    lines = "".join(src.code_of(line) for line in node.body.body[:-1])
+    if_comment = cst_if.body.header.comment
+    return_comment = cst_if.body.body[0].trailing_whitespace.comment
+    if_comment = f"  {if_comment.value}" if if_comment is not None else ""
+    return_comment = f"  {return_comment.value}" if return_comment is not None else ""
+    update = (f"if {ret} is None:{if_comment}\n{unit}{ret}, {done} = {returned}, {test}{return_comment}\n"
+              f"else:\n{unit}{ret} = {torch}.where({done}, {ret}, {returned})\n"
+              f"{unit}{done} = {torch}.logical_or({done}, {test})\n")
+    text = (f"{ret}, {done} = None, None\n{head}\n" + reindent(lines + update, unit)
+            + f"return {src.code_of(last_value)} if {ret} is None else {torch}.where({done}, {ret}, "
+              f"{src.code_of(last_value)})")
+    text = reindent(text, indent)[len(indent):]
+    edit = src.edit(node, final, text)
+    if loses_comments(src.text(edit), edit.content):
+        return "comments inside the loop would be lost"
+    if not src.parses_after(edit, statement=True):
+        return "the rewrite would not parse (please report this)"
+    return Fix(f"Run every iteration and keep the first value whose test holds (`{torch}.where`), instead of "
+               "returning from the loop", (edit,), APPLICABILITY)
+
+
+def _masked_names(fn: ir.FunctionDef, line: int) -> tuple[str, str]:
+    taken = {p.name for p in fn.params}
+    for s in ir.walk_statements(fn.body, into_defs=True):
+        for e in ir.child_expressions(s):
+            taken |= {sub.id for sub in ir.walk_expression(e) if isinstance(sub, ir.Name)}
+    if {"exit_value", "exited"} & taken:
+        return f"exit_value_{line}", f"exited_{line}"
+    return "exit_value", "exited"

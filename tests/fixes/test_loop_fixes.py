@@ -203,3 +203,48 @@ def _refusal(source: str) -> str:
 ])
 def test_loops_without_a_sound_rewrite_say_why(body, why):
     assert why in _refusal(HEAD + body)
+
+
+EARLY_EXIT = """\
+import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.heads = nn.ModuleList([nn.Linear(4, 3) for _ in range(3)])
+
+    def forward(self, x):
+        for layer, head in zip(self.layers, self.heads):
+            x = torch.relu(layer(x))
+            logits = head(x)
+            if logits.softmax(-1).max(-1).values.min() > 0.392:  # confident
+                return logits
+        return logits * 2
+"""
+
+
+def test_a_return_from_a_loop_of_fixed_length_becomes_a_masked_selection():
+    fixed, applied = fix_until_stable(EARLY_EXIT)
+    assert [d.code for d in applied] == ["UT102"]
+    assert textwrap.dedent("""\
+            exit_value, exited = None, None
+            for layer, head in zip(self.layers, self.heads):
+                x = torch.relu(layer(x))
+                logits = head(x)
+                if exit_value is None:  # confident
+                    exit_value, exited = logits, logits.softmax(-1).max(-1).values.min() > 0.392
+                else:
+                    exit_value = torch.where(exited, exit_value, logits)
+                    exited = torch.logical_or(exited, logits.softmax(-1).max(-1).values.min() > 0.392)
+            return logits * 2 if exit_value is None else torch.where(exited, exit_value, logits * 2)
+    """) in textwrap.dedent(fixed.split("def forward(self, x):\n", 1)[1])
+    assert check_source(fixed, "m.py") == []
+    model_inputs = []
+    g = torch.Generator().manual_seed(9)
+    for scale in (0.01, 1.0, 30.0, 300.0):
+        model_inputs.append((scale * torch.randn(2, 4, generator=g),))
+    assert does_not_export(EARLY_EXIT, model_inputs)
+    check_fixed_model(EARLY_EXIT, fixed, model_inputs)

@@ -190,6 +190,16 @@ class FunctionAnalysis(TracingGuards):
                     node = self.cfg.header_of.get(id(s))
                     if node is not None:
                         types["$break"] = type_tag(ev.ev(s.test, dict(self._solved[node.id])))
+                if isinstance(s, ir.If) and len(s.body) == 1 and isinstance(s.body[0], ir.Return) \
+                        and s.body[0].value is not None:
+                    node = self.cfg.header_of.get(id(s))
+                    if node is not None:  # `if p: return e` leaving the loop: what p and e are
+                        types["$exit"] = type_tag(ev.ev(s.test, dict(self._solved[node.id])))
+                        types["$exit.value"] = type_tag(ev.ev(s.body[0].value, dict(self._solved[node.id])))
+            following = self.frame.fn.body[[i for i, s in enumerate(body) if s is loop][0] + 1:] \
+                if any(s is loop for s in body) else []
+            if following and isinstance(following[0], ir.Return) and following[0].value is not None:
+                types["$after.value"] = type_tag(ev.ev(following[0].value, dict(after)))
         finally:
             ev.sink = outer
         return tuple(sorted(types.items()))
