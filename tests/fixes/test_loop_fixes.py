@@ -179,9 +179,9 @@ def _refusal(source: str) -> str:
 """, "the loop variable `t` is used as a Python int"),
     ("""
     def forward(self, x):
-        for _ in range(self.max_iter):
+        while x.abs().max() > self.tol:
             x = self.step(x)
-            if x.abs().max() < self.tol:
+            if x.sum() < 0:
                 return x
         return -x
 """, "the loop body returns"),
