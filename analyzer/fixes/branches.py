@@ -126,6 +126,17 @@ def _holds(where, line: int) -> bool:
     return where is not None and where[0] <= line <= where[2]
 
 
+# Escapes `--fix` leaves as they are, and why (UT201 quotes it).
+_ESCAPES_LEFT = {
+    "item": "`.item()` is already what torch.export keeps symbolic (an unbacked SymInt or SymFloat); what stops "
+            "an export is where the number goes (a Python `if`, `range`, a list)",
+    "tolist": "a list of sizes has no symbolic form; keep the sizes a tensor, or check each with "
+              "`torch._check_is_size(s)` and their sum against the length by hand",
+    "bool": "a Python bool decides a Python branch: keep the test a tensor and select with `torch.where` or "
+            "`torch.cond`",
+}
+
+
 def attach_fixes(facts: list, sources: Sources) -> list:
     from analyzer.fixes.loops import fix_loop  # loops builds on this module's `_File`
 
@@ -163,6 +174,8 @@ def attach_fixes(facts: list, sources: Sources) -> list:
             fact = planned(fact, fix_branch)
         elif isinstance(fact, EscapeFact) and fact.target == "python" and fact.how in ("int", "float"):
             fact = planned(fact, lambda f, opened: fix_escape(f, opened, opened.torch_name))
+        elif isinstance(fact, EscapeFact) and fact.how in _ESCAPES_LEFT:
+            fact = replace(fact, no_fix=_ESCAPES_LEFT[fact.how])
         elif isinstance(fact, LoopFact) and Level.DATA in (fact.bound_level, fact.exit_level):
             fact = planned(fact, fix_loop)
         out.append(fact)

@@ -400,7 +400,7 @@ def render_loop(src: FixSource, plan: LoopPlan, node, fn: ir.FunctionDef, torch:
     if plan.break_if is not None and not plan.break_first:
         returned.append(flag)
     returned += [_clone(c, cst.Name(c)) if _needs_clone(values.get(c)) else c for c in plan.carried]
-    body += "return " + ", ".join(returned) + "\n"
+    body += "return " + ", ".join(returned) + ("," if len(returned) == 1 else "") + "\n"  # always a tuple
     out.append(f"def {body_name}({params}):\n")
     out.append(reindent(body, unit))
 
@@ -415,7 +415,8 @@ def render_loop(src: FixSource, plan: LoopPlan, node, fn: ir.FunctionDef, torch:
     targets = ["_"] * (len(state) - len(plan.carried)) + plan.carried
     call = f"{torch}._higher_order_ops.while_loop({cond_name}, {body_name}, ({', '.join(inits)}{',' if len(inits) == 1 else ''}))"
     head_comment = node.body.header.comment if isinstance(node.body, cst.IndentedBlock) else None
-    out.append(f"{', '.join(targets)} = {call}" + (f"  {head_comment.value}" if head_comment else ""))
+    unpack = ", ".join(targets) + ("," if len(targets) == 1 else "")  # while_loop returns a tuple
+    out.append(f"{unpack} = {call}" + (f"  {head_comment.value}" if head_comment else ""))
     return reindent("".join(out), indent)[len(indent):]
 
 

@@ -34,6 +34,18 @@ RULE = Rule(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
         "        torch._check((x > 0).all().item(), lambda: 'positive')\n        return x.log()\n",
     ),
+    fixes=((
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, lengths):\n        n = int(lengths.max())\n"
+        "        return x[:, :n]\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, lengths):\n"
+        "        n = torch.sym_int(lengths.max().item())\n        return x[:, :n]\n",
+    ),),
+    not_fixed=((
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        sizes = x.long().tolist()\n"
+        "        return torch.split(x, sizes)\n",
+        "a list of sizes has no symbolic form; keep the sizes a tensor, or check each with "
+        "`torch._check_is_size(s)` and their sum against the length by hand",
+    ),),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        s = x.abs().max().item()\n        return x / s\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        n = int(x.sum())\n        return x * n\n",

@@ -248,3 +248,19 @@ def test_a_return_from_a_loop_of_fixed_length_becomes_a_masked_selection():
         model_inputs.append((scale * torch.randn(2, 4, generator=g),))
     assert does_not_export(EARLY_EXIT, model_inputs)
     check_fixed_model(EARLY_EXIT, fixed, model_inputs)
+
+
+SINGLE = HEAD + """
+    def forward(self, x):
+        while x.norm() > 1:
+            x = x / 2
+        return x
+"""
+
+
+def test_a_loop_carrying_one_value_unpacks_the_one_tuple_while_loop_returns():
+    fixed, _ = fix_until_stable(SINGLE)
+    assert "            return x,\n        x, = torch._higher_order_ops.while_loop(loop_cond, loop_body, (x.clone(),))" in fixed
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(3, generator=g)
+    check_fixed_model(SINGLE, fixed, [(0.1 * x,), (10 * x,), (1000 * x,)])
