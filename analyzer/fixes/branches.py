@@ -172,7 +172,7 @@ def attach_fixes(facts: list, sources: Sources) -> list:
                                         "carries the rewrite when there is one (`torch._higher_order_ops.while_loop`)")
         elif isinstance(fact, BranchFact) and fact.level == Level.DATA:
             fact = planned(fact, fix_branch)
-        elif isinstance(fact, EscapeFact) and fact.target == "python" and fact.how in ("int", "float"):
+        elif isinstance(fact, EscapeFact) and fact.target == "python" and fact.how in ("int", "float", "bool"):
             fact = planned(fact, lambda f, opened: fix_escape(f, opened, opened.torch_name))
         elif isinstance(fact, EscapeFact) and fact.how in _ESCAPES_LEFT:
             fact = replace(fact, no_fix=_ESCAPES_LEFT[fact.how])

@@ -112,3 +112,39 @@ def test_bool_and_tolist_are_not_rewritten():
     """)
     found = [d for d in check_source(source, "m.py") if d.code == "UT201"]
     assert len(found) == 2 and all(d.fix is None for d in found)
+
+
+FLAG = """\
+import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pad_id = 0
+
+    def forward(self, tokens, logits):
+        has_padding = bool((tokens == self.pad_id).any())
+        if has_padding:
+            logits = logits.masked_fill(tokens == self.pad_id, -1e4)
+        return logits.softmax(-1)
+"""
+
+
+def test_a_bool_only_tested_for_truth_stays_a_tensor_and_its_if_becomes_a_cond():
+    fixed, applied = fix_until_stable(FLAG)
+    assert [d.code for d in applied] == ["UT201", "UT101"]
+    assert "has_padding = (tokens == self.pad_id).any()" in fixed
+    assert "logits = torch.cond(has_padding, true_fn, false_fn, (logits, tokens))" in fixed
+    logits = torch.randn(2, 4)
+    inputs = [(torch.tensor([[1, 2, 0, 0], [3, 0, 0, 0]]), logits), (torch.tensor([[1, 2, 3, 4], [4, 3, 2, 1]]), logits)]
+    assert does_not_export(FLAG, inputs)
+    check_fixed_model(FLAG, fixed, inputs)
+
+
+def test_a_bool_used_as_a_value_is_left_as_it_is():
+    source = FLAG.replace("return logits.softmax(-1)", "return logits.softmax(-1), has_padding")
+    found = [d for d in check_source(source, "m.py") if d.code == "UT201"]
+    assert found[0].fix is None
+    assert "`has_padding` is used as more than a truth test" in found[0].suggestion
