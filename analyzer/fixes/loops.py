@@ -89,6 +89,8 @@ def fix_loop(fact: LoopFact, file) -> Fix | str:
     torch = file.torch_name(src, node)
     if fact.bound_level < Level.DATA and _returns_from_body(loop):
         return masked_return(fn, loop, node, dict(fact.types), src, torch)
+    if fact.bound_level < Level.DATA and (_appends(loop) or loop.kind != "for" or not _over_range(loop)):
+        return masked_break(fn, loop, node, dict(fact.types), src, torch)
     plan = plan_loop(fn, loop, node, dict(fact.types), src, torch)
     if isinstance(plan, str):
         return plan
@@ -535,3 +537,198 @@ def _masked_names(fn: ir.FunctionDef, line: int) -> tuple[str, str]:
     if {"exit_value", "exited"} & taken:
         return f"exit_value_{line}", f"exited_{line}"
     return "exit_value", "exited"
+
+
+# ------------------------------------------------------------------------------ masked break
+
+
+def _over_range(loop: ir.Loop) -> bool:
+    rng = loop.iter
+    return isinstance(rng, ir.Call) and isinstance(rng.func, ir.Name) and rng.func.id == "range"
+
+
+def _appends(loop: ir.Loop) -> list:
+    return [s for s in loop.body if isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call)
+            and isinstance(s.value.func, ir.Attribute) and s.value.func.attr == "append"
+            and isinstance(s.value.func.value, ir.Name)]
+
+
+def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], src: FixSource,
+                 torch: str) -> Fix | str:
+    """A loop of a fixed trip count (``range(const)``, a ``ModuleList``) that breaks on a
+    tensor test, possibly growing lists that are stacked after it:
+
+        outs = []                                  outs = []
+                                                   stopped, kept = torch.tensor(False), torch.tensor(0)
+        for _ in range(self.max_len):              for _ in range(self.max_len):
+            h = self.cell(h)                           h = torch.where(stopped, h, self.cell(h))
+            outs.append(h)                 ->          outs.append(h)
+                                                       kept = kept + torch.logical_not(stopped).long()
+            if p(h):                                   stopped = torch.logical_or(stopped, p(h))
+                break
+        return torch.stack(outs, dim=1)            return torch.stack(outs, dim=1).narrow(1, 0, kept.item())
+
+    Every iteration runs (the export unrolls the loop); after the test held, each value the
+    loop carries keeps what it had (``torch.where``), and what the lists gained is cut off
+    by the count of iterations the original ran. The same values, when the body is free
+    of side effects and every carried value keeps its shape and dtype (unsafe: not
+    provable from the source)."""
+    if loop.orelse:
+        return "the loop has an `else` block"
+    body = list(loop.body)
+    breaks = [s for s in ir.walk_statements(body) if isinstance(s, (ir.Break, ir.Continue, ir.Return))]
+    ends = [i for i in ({0, len(body) - 1}) if body and _is_break_if(body[i])]
+    if len(breaks) != 1 or not isinstance(breaks[0], ir.Break) or not ends:
+        return "the `break` is not in an `if` that opens or closes the loop body"
+    index = ends[0]
+    if not is_tensor(types.get("$break", "unknown")):
+        return "the `break` condition is not a tensor (a Python value from `.item()`, `bool()`...): keep it a tensor"
+    cst_lines = list(node.body.body)
+    if len(cst_lines) != len(body):
+        return "the loop body was not matched to its source"
+    appends = _appends(loop)
+    lists = [a.value.func.value.id for a in appends]
+    if len(set(lists)) != len(lists):
+        return "a list grows twice in one iteration"
+    rest = [s for i, s in enumerate(body) if i != index and s not in appends]
+    why = refusal(rest, types)
+    if why:
+        return f"the loop body {why} (every iteration runs after the rewrite)"
+    live = annotate_regions(fn)
+    carried = [c for c in loop.carried if c not in lists]
+    for name in carried:
+        before = types.get(f"<{name}", "unknown")
+        if not is_tensor(before):
+            return f"`{name}` is not a tensor before the loop (it keeps its value with `torch.where`)"
+        growing = _reshaping_assignment(name, rest)
+        if growing:
+            return f"`{name}` may change shape in the loop (`{growing}`)"
+        if any(isinstance(s, ir.Assign) and name in assigned_names([s]) and not
+               (len(s.targets) == 1 and isinstance(s.targets[0], ir.Name)) for s in rest):
+            return f"`{name}` is assigned by unpacking (each name is kept with `torch.where`)"
+    if isinstance(loop.target, ir.Name) and loop.target.id in live.live_in(live.cfg.join_of[id(loop)]):
+        return "the loop variable is used after the loop"
+    block, position = _block_of(fn.body, loop)
+    if block is None:
+        return "the loop was not found in its function"
+    stacks = {}
+    for name in lists:
+        found = _stacked_after(name, block, position, fn, loop)
+        if isinstance(found, str):
+            return found
+        stacks[name] = found
+    stopped, kept = _break_names(fn, loop.span.line)
+    # The source: the loop's lines with the carried assignments gated.
+    test = _tensor_test(src, cst_lines[index].test, torch)
+    unit = node.body.indent if isinstance(node.body, cst.IndentedBlock) and node.body.indent else src.module.default_indent
+    lines = []
+    if index == 0:
+        lines.append(f"{stopped} = {torch}.logical_or({stopped}, {test})\n")
+    counted = False
+    for i, (stmt, line) in enumerate(zip(body, cst_lines)):
+        if i == index:
+            continue
+        if stmt in appends:
+            lines.append(src.code_of(line))
+            if not counted:
+                lines.append(f"{kept} = {kept} + {torch}.logical_not({stopped}).long()\n")
+                counted = True
+            continue
+        target = next(iter(assigned_names([stmt])), None) if isinstance(stmt, ir.Assign) else None
+        if target in carried and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+            assign = line.body[0]
+            gated = assign.with_changes(value=cst.parse_expression(
+                f"{torch}.where({stopped}, {target}, {src.module.code_for_node(assign.value)})"))
+            lines.append(src.code_of(line.with_changes(body=[gated])))
+        else:
+            lines.append(src.code_of(line))
+    if index != 0:
+        lines.append(f"{stopped} = {torch}.logical_or({stopped}, {test})\n")
+    head = src.module.code_for_node(node.with_changes(leading_lines=())).split("\n", 1)[0]
+    starts = ", ".join(f"{torch}.tensor({v})" for v in (["False"] + (["0"] if lists else [])))
+    names = ", ".join([stopped] + ([kept] if lists else []))
+    indent = src.indent_of(node)
+    text = f"{names} = {starts}\n{head}\n" + reindent("".join(lines), unit)
+    text = reindent(text, indent)[len(indent):].rstrip("\n")
+    edits = [src.edit(node, node, text)]
+    for name, (call, dim, initial) in stacks.items():
+        call_node = _cst_call_at(src, call)
+        if call_node is None:
+            return f"the `torch.stack` of `{name}` was not found"
+        count = kept if not initial else f"({kept} + {initial})"
+        edits.append(src.edit(call_node, call_node, f"{src.code_of(call_node)}.narrow({dim}, 0, {count}.item())"))
+    cut = edits[0]
+    if loses_comments(src.text(cut), cut.content):
+        return "comments inside the loop would be lost"
+    if not src.parses_after(cut, statement=True):
+        return "the rewrite would not parse (please report this)"
+    return Fix(f"Run every iteration and keep each value once the test held (`{torch}.where`)"
+               + (", cutting the stacked lists to the iterations that ran" if lists else ""), tuple(edits), APPLICABILITY)
+
+
+def _block_of(body: list, loop: ir.Loop):
+    for stmt in ir.walk_statements(body):
+        for block in ir.child_blocks(stmt):
+            if any(s is loop for s in block):
+                return block, [i for i, s in enumerate(block) if s is loop][0]
+    if any(s is loop for s in body):
+        return body, [i for i, s in enumerate(body) if s is loop][0]
+    return None, None
+
+
+def _stacked_after(name: str, block: list, position: int, fn: ir.FunctionDef, loop: ir.Loop):
+    """(the `torch.stack(name, dim)` call, dim, the list's length before the loop) when
+    that call is the list's one use after the loop, else why not."""
+    before = block[:position]
+    initial = None
+    for stmt in before:
+        if isinstance(stmt, ir.Assign) and name in assigned_names([stmt]):
+            initial = len(stmt.value.elts) if isinstance(stmt.value, ir.List) and not any(
+                isinstance(e, ir.Starred) for e in stmt.value.elts) else None
+    if initial is None:
+        return f"the list `{name}` is not made by a list display before the loop"
+    uses = []
+    for stmt in ir.walk_statements(fn.body):
+        if stmt is loop:
+            continue
+        for expr in ir.child_expressions(stmt):
+            for sub in ir.walk_expression(expr):
+                if isinstance(sub, ir.Call) and sub.args and isinstance(sub.args[0].value, ir.Name) \
+                        and sub.args[0].value.id == name:
+                    uses.append((stmt, sub))
+    stacks = [(s, c) for s, c in uses if expr_text(c.func) in ("torch.stack",)]
+    reads = sum(1 for stmt in ir.walk_statements(fn.body) for e in ir.child_expressions(stmt)
+                for sub in ir.walk_expression(e) if isinstance(sub, ir.Name) and sub.id == name)
+    in_loop = sum(1 for stmt in ir.walk_statements(loop.body) for e in ir.child_expressions(stmt)
+                  for sub in ir.walk_expression(e) if isinstance(sub, ir.Name) and sub.id == name)
+    own = sum(1 for stmt in before if isinstance(stmt, ir.Assign) and name in assigned_names([stmt]))
+    if len(stacks) != 1 or reads != in_loop + own + 1:
+        return (f"the list `{name}` is used after the loop other than by one `torch.stack` (by hand: "
+                f"stack it and cut it to the iterations that ran, `.narrow(dim, 0, count)`)")
+    call = stacks[0][1]
+    if any(s is stacks[0][0] for s in ir.walk_statements(loop.body)):
+        return f"the list `{name}` is stacked inside the loop"
+    dim_arg = call.args[1].value if len(call.args) > 1 else None
+    if dim_arg is None:
+        dim = 0
+    elif isinstance(dim_arg, ir.Const) and isinstance(dim_arg.value, int) and dim_arg.value >= 0:
+        dim = dim_arg.value
+    else:
+        return f"the list `{name}` is stacked along an axis that is not a non-negative constant"
+    if any(a.star for a in call.args) or len(call.args) > 2:
+        return f"the `torch.stack` of `{name}` has other arguments"
+    return call, dim, initial
+
+
+def _cst_call_at(src: FixSource, call: ir.Call):
+    return src.node_at(cst.Call, call.span.line, call.span.column)
+
+
+def _break_names(fn: ir.FunctionDef, line: int) -> tuple[str, str]:
+    taken = {p.name for p in fn.params}
+    for s in ir.walk_statements(fn.body, into_defs=True):
+        for e in ir.child_expressions(s):
+            taken |= {sub.id for sub in ir.walk_expression(e) if isinstance(sub, ir.Name)}
+    if {"stopped", "kept"} & taken:
+        return f"stopped_{line}", f"kept_{line}"
+    return "stopped", "kept"

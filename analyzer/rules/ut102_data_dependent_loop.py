@@ -43,7 +43,8 @@ RULE = Rule(
          "body assigns that are live at the loop head or after it (each a tensor before the loop, of one shape); a "
          "loop of fixed length (a `ModuleList`, `range(const)`) with one `if ...: return v` closing its body and the "
          "function's `return w` after it -> every iteration runs and `torch.where` keeps the first `v` whose test "
-         "held. Refused, with the reason and the hand-written form: lists grown in the loop, Python counters, the loop "
+         "held; such a loop with one `if ...: break` -> every iteration runs, each carried value keeps what it had "
+         "once the test held, and a list it grows, stacked after it, is cut to the iterations that ran. Refused, with the reason and the hand-written form: lists grown in the loop, Python counters, the loop "
          "variable used in arithmetic, side effects, `continue`.",
     why="The tracer runs the loop once and records the iterations the example input took: the ONNX graph "
         "always runs exactly that many, whatever the input.",
@@ -81,10 +82,21 @@ RULE = Rule(
             "                exited = torch.logical_or(exited, x.abs().max() > 10)\n"
             "        return -x if exit_value is None else torch.where(exited, exit_value, -x)\n",
         ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        outs = []\n"
+            "        for _ in range(8):\n            x = x * 0.5\n            outs.append(x)\n"
+            "            if x.abs().max() < 1e-3:\n                break\n        return torch.stack(outs)\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        outs = []\n"
+            "        stopped, kept = torch.tensor(False), torch.tensor(0)\n        for _ in range(8):\n"
+            "            x = torch.where(stopped, x, x * 0.5)\n            outs.append(x)\n"
+            "            kept = kept + torch.logical_not(stopped).long()\n"
+            "            stopped = torch.logical_or(stopped, x.abs().max() < 1e-3)\n"
+            "        return torch.stack(outs).narrow(0, 0, kept.item())\n",
+        ),
     ),
     not_fixed=((
-        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        outs = []\n        for _ in range(8):\n"
-        "            x = x * 0.5\n            outs.append(x)\n            if x.abs().max() < 1e-3:\n                break\n"
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        outs = []\n"
+        "        while x.abs().max() > 1e-3:\n            x = x * 0.5\n            outs.append(x)\n"
         "        return torch.stack(outs)\n",
         "the loop grows the list `outs` (while_loop carries tensors of one shape); by hand: write each item into a "
         "preallocated tensor of the largest trip count",

@@ -154,11 +154,9 @@ def _refusal(source: str) -> str:
     ("""
     def forward(self, x):
         outs = []
-        for _ in range(self.max_iter):
+        while x.abs().max() > self.tol:
             x = x * 0.5
             outs.append(x)
-            if x.abs().max() < self.tol:
-                break
         return torch.stack(outs)
 """, "the loop grows the list `outs`"),
     ("""
@@ -264,3 +262,77 @@ def test_a_loop_carrying_one_value_unpacks_the_one_tuple_while_loop_returns():
     g = torch.Generator().manual_seed(11)
     x = torch.randn(3, generator=g)
     check_fixed_model(SINGLE, fixed, [(0.1 * x,), (10 * x,), (1000 * x,)])
+
+
+DECODE = """\
+import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(4, 4)
+        self.out = nn.Linear(4, 3)
+        self.max_len = 6
+
+    def forward(self, h):
+        tokens = []
+        for _ in range(self.max_len):
+            h = self.cell(torch.tanh(h), h)
+            tok = self.out(h).argmax(-1)
+            tokens.append(tok)
+            if (tok == 2).all():
+                break
+        return torch.stack(tokens, dim=1)
+"""
+
+STAGES = """\
+import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(4)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            if x.abs().max() > 5:
+                break
+            x = layer(x) * 2
+        return x
+"""
+
+
+def test_a_list_grown_in_a_loop_of_fixed_length_with_a_break_is_cut_to_the_iterations_that_ran():
+    fixed, applied = fix_until_stable(DECODE)
+    assert [d.code for d in applied] == ["UT102"]
+    assert "            h = torch.where(stopped, h, self.cell(torch.tanh(h), h))\n" in fixed
+    assert "        return torch.stack(tokens, dim=1).narrow(1, 0, kept.item())\n" in fixed
+    assert [d.code for d in check_source(fixed, "m.py")] == ["UT201"]  # kept.item(): a SymInt to torch.export
+    trips = set()
+    model_inputs = []
+    for seed in range(40):
+        h = torch.randn(2, 4, generator=torch.Generator().manual_seed(seed))
+        from .exporting import build
+        with torch.no_grad():
+            n = build(DECODE)(h).shape[1]
+        if n not in trips:
+            trips.add(n)
+            model_inputs.append((h,))
+    assert len(trips) >= 2, trips  # a break and a run to the end, at least
+    model_inputs.sort(key=lambda args: -build(DECODE)(*args).shape[1])  # the example: the longest
+    assert does_not_export(DECODE, model_inputs)
+    check_fixed_model(DECODE, fixed, model_inputs)
+
+
+def test_a_break_in_a_module_list_loop_keeps_the_value_it_had():
+    fixed, _ = fix_until_stable(STAGES)
+    assert "            stopped = torch.logical_or(stopped, x.abs().max() > 5)\n            x = torch.where(stopped, x, layer(x) * 2)\n" in fixed
+    g = torch.Generator().manual_seed(12)
+    x = torch.randn(2, 4, generator=g)
+    model_inputs = [(0.1 * x,), (3 * x,), (10 * x,)]
+    assert does_not_export(STAGES, model_inputs)
+    check_fixed_model(STAGES, fixed, model_inputs)
