@@ -34,11 +34,14 @@ CHANGED_BY_FIX = {
     "multi_file", "submodule_hazard",
     # UT102 (while_loop) and UT201 (torch.sym_int) fixes
     "act_halting", "branch_chosen_passes", "dynamic_depth", "fake_quant_escapes", "fixed_point_refinement",
-    "trim_padding",
+    "trim_padding", "multi_exit_cascade",
+    # UT201: a bool() only tested for truth stays a tensor, then its `if` becomes a torch.cond
+    "escape_then_branch",
 }
 EXPORTABLE_BEFORE = {"data_asserts"}  # torch.export turns a tensor `assert` into a runtime assertion itself
 EXPORTABLE_AFTER = {"data_asserts", "early_exit_head", "helper_function_branch", "method_helper_branch",
-                    "multi_file", "submodule_hazard", "fixed_point_refinement"}
+                    "multi_file", "submodule_hazard", "fixed_point_refinement", "multi_exit_cascade",
+                    "escape_then_branch"}
 
 
 def model_files(name: str) -> list[Path]:
@@ -89,13 +92,17 @@ def test_fix_changes_exactly_the_models_it_can_rewrite(fixed):
 
 def test_fixed_sites_no_longer_report_ut101_and_refused_ones_still_do(fixed):
     """A UT101 with a fix is gone after --fix; one without stays, unless it is the `break`
-    of a loop the UT102 fix rewrote (the `if` became the loop's flag)."""
+    of a loop the UT102 fix rewrote (the `if` became the loop's flag), or tests a flag the
+    UT201 fix kept a tensor (`flag = bool(t)`: the next pass rewrites the `if`)."""
     root, _ = fixed
-    found = check_paths([CORPORA], select=["UT101", "UT102"], use_cache=False, jobs=1)
+    found = check_paths([CORPORA], select=["UT101", "UT102", "UT201"], use_cache=False, jobs=1)
     rewritten_loops = [(d.path, d.fix.edits[0].line, d.fix.edits[0].end_line) for d in found
                        if d.code == "UT102" and d.fix is not None]
+    kept_flags = {(d.path, Path(d.path).read_text().splitlines()[d.line - 1].split("=")[0].strip()) for d in found
+                  if d.code == "UT201" and d.fix is not None and "bool(" in d.message}
     refused = {(d.path, d.line) for d in found if d.code == "UT101" and d.fix is None
-               and not any(p == d.path and a <= d.line <= b for p, a, b in rewritten_loops)}
+               and not any(p == d.path and a <= d.line <= b for p, a, b in rewritten_loops)
+               and (d.path, d.message.split("(`", 1)[-1].split("`)", 1)[0]) not in kept_flags}
     expected = {site for site in ut101_sites(CORPORA)
                 if any(Path(p).resolve() == (CORPORA / site[0]).resolve()
                        and Path(p).read_text().splitlines()[line - 1].strip() == site[1] for p, line in refused)}
