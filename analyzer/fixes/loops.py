@@ -89,7 +89,7 @@ def fix_loop(fact: LoopFact, file) -> Fix | str:
     torch = file.torch_name(src, node)
     if fact.bound_level < Level.DATA and _returns_from_body(loop):
         return masked_return(fn, loop, node, dict(fact.types), src, torch)
-    if fact.bound_level < Level.DATA and (_appends(loop) or loop.kind != "for" or not _over_range(loop)):
+    if fact.bound_level < Level.DATA and loop.kind == "for" and (_appends(loop) or not _over_range(loop)):
         return masked_break(fn, loop, node, dict(fact.types), src, torch)
     plan = plan_loop(fn, loop, node, dict(fact.types), src, torch)
     if isinstance(plan, str):
@@ -147,7 +147,7 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
         if isinstance(stop_node, cst.Name) and is_tensor(types.get(stop_node.value, "")):
             return f"`range` of the tensor `{stop_node.value}` (keep the bound a Python int or a SymInt)"
         hoist = not (isinstance(stop_node, cst.Integer) or _self_attribute(stop_node))
-    else:
+    elif not _forever(loop):
         if not is_tensor(types.get("$pred", "unknown")):
             return ("the `while` condition is not a tensor (a Python value from `.item()`, `bool()`...): "
                     "keep it a tensor first")
@@ -179,11 +179,13 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
         del cst_body[index]
     if not body:
         return "the loop body is empty"
+    if _forever(loop) and (break_if is None or break_first):
+        return "`while True` leaves only by a `break` that closes its body here"
     from analyzer.fixes.where import side_effect_free
 
     from analyzer.fixes.branches import tensor_predicate
 
-    for test in ([node.test] if loop.kind == "while" else []) + ([break_if.test] if break_if is not None and break_first else []):
+    for test in ([node.test] if loop.kind == "while" and not _forever(loop) else []) + ([break_if.test] if break_if is not None and break_first else []):
         predicate = tensor_predicate(src, test, torch)
         if isinstance(predicate, str):
             return predicate
@@ -255,6 +257,12 @@ def _reshaping_assignment(name: str, body: list) -> str | None:
             if called in _RESHAPING:
                 return expr_text(value)
     return None
+
+
+def _forever(loop: ir.Loop) -> bool:
+    """`while True:` (or `while 1:`): it ends only by its `break`."""
+    return loop.kind == "while" and isinstance(loop.test, ir.Const) and loop.test.value is True or (
+        loop.kind == "while" and isinstance(loop.test, ir.Const) and loop.test.value == 1)
 
 
 def _self_attribute(node) -> bool:
@@ -369,7 +377,7 @@ def render_loop(src: FixSource, plan: LoopPlan, node, fn: ir.FunctionDef, torch:
     tests = []
     if plan.counter is not None:
         tests.append(f"{plan.counter} < {stop}")
-    else:
+    elif not _forever(plan.loop):
         tests.append(_tensor_test(src, node.test, torch))
     if plan.break_if is not None:
         if plan.break_first:
@@ -575,6 +583,8 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
     provable from the source)."""
     if loop.orelse:
         return "the loop has an `else` block"
+    if loop.kind != "for":
+        return "a `while` loop that breaks on a tensor test (keep the condition a tensor: `while_loop`)"
     body = list(loop.body)
     breaks = [s for s in ir.walk_statements(body) if isinstance(s, (ir.Break, ir.Continue, ir.Return))]
     ends = [i for i in ({0, len(body) - 1}) if body and _is_break_if(body[i])]

@@ -336,3 +336,35 @@ def test_a_break_in_a_module_list_loop_keeps_the_value_it_had():
     model_inputs = [(0.1 * x,), (3 * x,), (10 * x,)]
     assert does_not_export(STAGES, model_inputs)
     check_fixed_model(STAGES, fixed, model_inputs)
+
+
+FOREVER = HEAD + """
+    def forward(self, x):
+        while True:
+            x = torch.tanh(self.step(x)) * 1.5
+            if x.abs().max() < self.tol * 100:
+                break
+        return x
+"""
+
+
+def test_while_true_with_a_break_closing_it_is_a_while_loop_on_the_flag():
+    fixed, _ = fix_until_stable(FOREVER)
+    assert "        def loop_cond(broke, x):\n            return torch.logical_not(broke)\n" in fixed
+    # Without a bias the map contracts towards 0 for these weights: one step, or several.
+    source = FOREVER.replace("self.step = nn.Linear(4, 4)", "self.step = nn.Linear(4, 4, bias=False)")
+    fixed = fixed.replace("self.step = nn.Linear(4, 4)", "self.step = nn.Linear(4, 4, bias=False)")
+    model_inputs = [(torch.full((2, 4), v),) for v in (0.01, 1.0)]
+    check_fixed_model(source, fixed, model_inputs, onnx=False)
+
+
+def test_a_for_loop_that_breaks_is_never_run_past_its_bound_and_while_true_is_never_masked():
+    why = _refusal(HEAD + """
+    def forward(self, x):
+        while True:
+            if x.abs().max() < self.tol:
+                break
+            x = x * 0.5
+        return x
+""")
+    assert "`while True` leaves only by a `break` that closes its body here" in why
