@@ -71,7 +71,8 @@ class CondPlan:
 
 
 def is_tensor(tag: str) -> bool:
-    return tag.startswith("tensor")
+    """A tensor on every path (``+none``: None on some, which no torch.cond or while_loop carries)."""
+    return tag.startswith("tensor") and "+none" not in tag
 
 
 def plan_cond(fn: ir.FunctionDef, block: list[ir.Stmt], stmt: ir.If, types: Mapping[str, str]) -> CondPlan | str:

@@ -111,3 +111,27 @@ def test_an_elif_chain_with_a_branch_that_cannot_be_a_cond_is_left_as_it_is():
     found = [d for d in check_source(source, "m.py") if d.code == "UT101"]
     assert found[0].fix is None
     assert "a branch of the `elif` chain evaluates `print(b)` for its side effects" in found[0].suggestion
+
+
+def test_a_result_that_may_be_none_is_not_rewritten():
+    """fsmt's `make_padding_mask`: `if not mask.any(): mask = None` (a torch.cond cannot
+    return None; the fix once returned `None.clone()`)."""
+    source = """\
+import torch
+from torch import nn
+
+
+def make_padding_mask(input_ids, padding_idx=1):
+    padding_mask = input_ids.eq(padding_idx)
+    if not padding_mask.any():
+        padding_mask = None
+    return padding_mask
+
+
+class M(nn.Module):
+    def forward(self, x):
+        return make_padding_mask(x)
+"""
+    found = [d for d in check_source(source, "m.py") if d.code == "UT101"]
+    assert found and found[0].fix is None
+    assert "`padding_mask` is not a tensor after the `if`" in found[0].suggestion
