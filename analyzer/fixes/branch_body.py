@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.frontend import expr_text, ir
+from analyzer.frontend.verify import assigned_names
 
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
 _SIDE_EFFECT_METHODS = frozenset({"backward", "register_hook", "retain_grad", "record_stream"})
@@ -69,6 +70,13 @@ def _statement(stmt, types, *, is_last: bool, last_return: bool) -> str | None:
             return f"evaluates `{expr_text(stmt.value)}` for its side effects"
     elif isinstance(stmt, ir.Pass):
         pass
+    elif isinstance(stmt, ir.FunctionDef) and not stmt.decorators and not stmt.is_async:
+        # A branch function of a fix already made inside the block (`true_fn`, `loop_body`):
+        # its body is held to the same rules, ending in a return.
+        local = {p.name for p in stmt.params} | assigned_names(stmt.body)
+        inner = {**types, **{name: "unknown" for name in local}}  # its own names, not the enclosing scope's
+        why = refusal(stmt.body, inner, last_return=True)
+        return f"defines `{stmt.name}`, which {why}" if why else None
     else:
         return f"contains a nested {_NESTED.get(type(stmt), type(stmt).__name__)}"
     for expr in ir.child_expressions(stmt):

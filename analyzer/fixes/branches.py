@@ -34,11 +34,14 @@ from dataclasses import replace
 
 import libcst as cst
 
-from analyzer.analyses.kinds.facts import BranchFact
+from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, LoopFact
 from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
+from analyzer.analyses.engine.regions import annotate_regions
+from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
-from analyzer.fixes.source import FixSource, loses_comments
+from analyzer.fixes.escapes import fix_escape
+from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.torch_name import ModuleTorch, torch_name
 from analyzer.fixes.where import refuse_where, side_effect_free, where_assignment, where_target
 from analyzer.frontend import ir
@@ -123,7 +126,20 @@ def _holds(where, line: int) -> bool:
     return where is not None and where[0] <= line <= where[2]
 
 
+# Escapes `--fix` leaves as they are, and why (UT201 quotes it).
+_ESCAPES_LEFT = {
+    "item": "`.item()` is already what torch.export keeps symbolic (an unbacked SymInt or SymFloat); what stops "
+            "an export is where the number goes (a Python `if`, `range`, a list)",
+    "tolist": "a list of sizes has no symbolic form; keep the sizes a tensor, or check each with "
+              "`torch._check_is_size(s)` and their sum against the length by hand",
+    "bool": "a Python bool decides a Python branch: keep the test a tensor and select with `torch.where` or "
+            "`torch.cond`",
+}
+
+
 def attach_fixes(facts: list, sources: Sources) -> list:
+    from analyzer.fixes.loops import fix_loop  # loops builds on this module's `_File`
+
     files: dict[str, _File | None] = {}
 
     def file(path: str) -> _File | None:
@@ -137,21 +153,31 @@ def attach_fixes(facts: list, sources: Sources) -> list:
                     pass
         return files[path]
 
+    def planned(fact, plan):
+        opened = file(fact.site.path)
+        if opened is None:
+            return replace(fact, no_fix="the source of this file is not available")
+        try:
+            fix = plan(fact, opened)
+        except _NoTorch as no_torch:
+            fix = str(no_torch)
+        except Exception as error:  # noqa: BLE001 - a fixer bug must not lose the finding
+            fix = f"untrace could not plan a fix ({type(error).__name__})"
+        return replace(fact, fix=fix) if isinstance(fix, Fix) else replace(fact, no_fix=fix)
+
     out = []
     for fact in facts:
         if isinstance(fact, BranchFact) and fact.level == Level.DATA and fact.exits_loop:
-            fact = replace(fact, no_fix="its `break`/`return` leaves the loop: bound the loop and mask the "
-                                        "iterations after the exit instead (`torch.where`)")
+            fact = replace(fact, no_fix="its `break`/`return` leaves the loop: the loop's own finding (UT102) "
+                                        "carries the rewrite when there is one (`torch._higher_order_ops.while_loop`)")
         elif isinstance(fact, BranchFact) and fact.level == Level.DATA:
-            opened = file(fact.site.path)
-            if opened is None:
-                fact = replace(fact, no_fix="the source of this file is not available")
-            else:
-                try:
-                    fix = fix_branch(fact, opened)
-                except Exception as error:  # noqa: BLE001 - a fixer bug must not lose the finding
-                    fix = f"untrace could not plan a fix ({type(error).__name__})"
-                fact = replace(fact, fix=fix) if isinstance(fix, Fix) else replace(fact, no_fix=fix)
+            fact = planned(fact, fix_branch)
+        elif isinstance(fact, EscapeFact) and fact.target == "python" and fact.how in ("int", "float", "bool"):
+            fact = planned(fact, lambda f, opened: fix_escape(f, opened, opened.torch_name))
+        elif isinstance(fact, EscapeFact) and fact.how in _ESCAPES_LEFT:
+            fact = replace(fact, no_fix=_ESCAPES_LEFT[fact.how])
+        elif isinstance(fact, LoopFact) and Level.DATA in (fact.bound_level, fact.exit_level):
+            fact = planned(fact, fix_loop)
         out.append(fact)
     return out
 
@@ -164,7 +190,7 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
     if fact.construct == "filter":
         return "a comprehension filter keeps a data-dependent number of items, which no `torch.where`/`torch.cond` returns"
     if fact.construct == "elif":
-        return "an `elif` chain (rewrite it as nested `if`s first)"
+        return "an `elif` of a chain: the fix of the chain's `if` makes it a nested `if` first, then a `torch.cond`"
     types = dict(fact.types)
     line, column = fact.site.line, fact.site.column
     src = file.source_at(line)
@@ -184,6 +210,8 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
             found = file.ifs.get(id(node)) if node is not None else None
             if node is None or found is None:
                 return "the `if` was not found"
+            if isinstance(node.orelse, cst.If):
+                return _elif_fix(src, node, *found, types, file.torch_name(src, node))
             return _if_fix(src, node, *found, types, file.torch_name(src, node))
     except _NoTorch as no_torch:
         return str(no_torch)
@@ -197,7 +225,7 @@ def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) ->
     predicate = tensor_predicate(src, node.test, torch)
     if not isinstance(predicate, cst.BaseExpression):
         return predicate
-    if not is_tensor(types.get("$pred", "unknown")):
+    if not is_tensor(types.get("$pred", "unknown")) and not is_tensor(types.get("$leaves", "unknown")):
         return _not_a_tensor(src.code_of(node.test))
     if refuse_where(node, src.module, torch) is None and is_tensor(types.get(f"={where_target(node)}", "")):
         new = where_assignment(node, predicate, torch).with_changes(leading_lines=())
@@ -210,6 +238,44 @@ def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) ->
     edit = src.edit(first, last, text)
     what = f"return {torch}.cond(...)" if plan.tail else f"{', '.join(plan.results)} = {torch}.cond(...)"
     return _checked(src, edit, f"Rewrite the `if` as `{what}` with nested branch functions", statement=True)
+
+
+def _elif_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) -> Fix | str:
+    """``if a: A / elif b: B / else: C`` -> ``if a: A / else: (if b: B / else: C)``, the same
+    program: the next passes make the inner ``if`` a ``torch.cond``, then the outer one.
+    Offered only when every branch of the chain is code a ``torch.cond`` branch can be."""
+    if not is_tensor(types.get("$pred", "unknown")) and not is_tensor(types.get("$leaves", "unknown")):
+        return _not_a_tensor(src.code_of(node.test))
+    chain, current = [], stmt
+    while True:
+        chain.append(current.body)
+        rest = current.orelse
+        if len(rest) == 1 and isinstance(rest[0], ir.If) and rest[0].is_elif:
+            current = rest[0]
+            continue
+        chain.append(rest)
+        break
+    for side in chain:
+        why = refusal(side, types)
+        if why:
+            return f"a branch of the `elif` chain {why}"
+    if any(isinstance(s, ir.Return) for side in chain for s in ir.walk_statements(side)):
+        return "a branch of the `elif` chain returns"
+    annotate_regions(fn)
+    if not stmt.results:
+        return "the branches assign nothing that is used afterwards"
+    for name in stmt.results:
+        tag = types.get(f"={name}", "unknown")
+        if not is_tensor(tag):
+            return f"`{name}` is not a tensor after the `if` (torch.cond returns tensors only)"
+    inner = node.orelse.with_changes(leading_lines=())
+    nested = node.with_changes(orelse=cst.Else(body=cst.IndentedBlock(body=[inner]),
+                                               leading_lines=node.orelse.leading_lines))
+    indent = src.indent_of(node)
+    code = src.code_of(nested.with_changes(leading_lines=())).rstrip("\r\n")
+    edit = src.edit(node, node, reindent(code, indent)[len(indent):])
+    return _checked(src, edit, "Rewrite the `elif` as an `else` holding an `if` (the next passes make both "
+                               f"`{torch}.cond`)", statement=True)
 
 
 def _not_a_tensor(predicate: str) -> str:

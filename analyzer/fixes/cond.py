@@ -71,7 +71,8 @@ class CondPlan:
 
 
 def is_tensor(tag: str) -> bool:
-    return tag.startswith("tensor")
+    """A tensor on every path (``+none``: None on some, which no torch.cond or while_loop carries)."""
+    return tag.startswith("tensor") and "+none" not in tag
 
 
 def plan_cond(fn: ir.FunctionDef, block: list[ir.Stmt], stmt: ir.If, types: Mapping[str, str]) -> CondPlan | str:
@@ -81,7 +82,7 @@ def plan_cond(fn: ir.FunctionDef, block: list[ir.Stmt], stmt: ir.If, types: Mapp
     if fn.is_async:
         return "the function is `async`"
     pred = types.get("$pred", "unknown")
-    if not is_tensor(pred):
+    if not is_tensor(pred) and not is_tensor(types.get("$leaves", "unknown")):  # `not t`: a Python bool of tensors
         return ("the condition is not a tensor (a Python value computed from one, e.g. by `bool()` or "
                 "`.item()`): keep it a tensor first")
     tail = _tail_blocks(fn, block, stmt)
@@ -92,8 +93,17 @@ def plan_cond(fn: ir.FunctionDef, block: list[ir.Stmt], stmt: ir.If, types: Mapp
             if why:
                 return f"the branch {why}"
         returned = types.get("$return", "unknown")
+        items = _returned_items(types)
+        if items is not None:  # `return logits, score` on both paths: torch.cond returns the tuple
+            for side in (then_block, else_block):
+                last = side[-1]
+                if not (isinstance(last, ir.Return) and isinstance(last.value, ir.Tuple)
+                        and len(last.value.elts) == len(items)
+                        and not any(isinstance(e, ir.Starred) for e in last.value.elts)):
+                    return f"the branches do not both return a tuple of {len(items)} tensors"
+            returned = next((t for t in items if not is_tensor(t) or "+dynshape" in t), items[0])
         if not is_tensor(returned):
-            return "the function does not return one tensor on both paths"
+            return "the function does not return one tensor (or one tuple of tensors) on both paths"
         if "+dynshape" in returned:
             return "the result has a data-dependent shape (torch.cond needs one shape for both branches)"
         results: list[str] = []
@@ -137,6 +147,16 @@ def plan_cond(fn: ir.FunctionDef, block: list[ir.Stmt], stmt: ir.If, types: Mapp
             if name not in passed:
                 return f"`{name}` is assigned in one branch only and is not a tensor before the `if`"
     return CondPlan(stmt, tail is not None, then_block, else_block, passed, results)
+
+
+def _returned_items(types: Mapping[str, str]) -> list[str] | None:
+    """What each item of the function's tuple result is (``$return.0``...), if it returns one."""
+    if types.get("$return") != "container" or "$return.0" not in types:
+        return None
+    items = []
+    while f"$return.{len(items)}" in types:
+        items.append(types[f"$return.{len(items)}"])
+    return items
 
 
 def _tail_blocks(fn: ir.FunctionDef, block: list[ir.Stmt], stmt: ir.If):
@@ -187,7 +207,9 @@ def _last_values(statements) -> dict[str, cst.BaseExpression]:
     """The value each name was last assigned in a straight-line libcst block."""
     values: dict[str, cst.BaseExpression] = {}
     for line in statements:
-        for small in getattr(line, "body", ()):
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue  # a nested `def` of an earlier fix binds no name of the block's results
+        for small in line.body:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
                     if isinstance(target.target, cst.Name):
@@ -253,6 +275,12 @@ def _return_line(src: FixSource, line) -> str:
     ret = line.body[-1]
     value = ret.value
     code = src.code_of(line)
+    if isinstance(value, cst.Tuple):  # `return a, b`: each item that may alias an input is cloned
+        elements = [element.with_changes(value=cst.parse_expression(_clone(src.module.code_for_node(element.value),
+                                                                           element.value)))
+                    if _needs_clone(element.value) else element for element in value.elements]
+        cloned = ret.with_changes(value=value.with_changes(elements=elements))
+        return src.code_of(line.with_changes(body=[*line.body[:-1], cloned]))
     if not _needs_clone(value):
         return code
     cloned = ret.with_changes(value=cst.parse_expression(_clone(src.module.code_for_node(value), value)))

@@ -26,6 +26,10 @@ class Rule:
     detect: Callable[[Sequence[Fact]], Iterable[Diagnostic]]
     valid: tuple[str, ...] = ()  # sources on which the rule must stay quiet
     invalid: tuple[str, ...] = ()  # sources on which the rule must fire
+    # What `--fix --unsafe-fixes` makes of an INVALID source: (before, after), after every pass
+    fixes: tuple[tuple[str, str], ...] = ()
+    # INVALID sources it leaves alone: (source, the reason the finding gives)
+    not_fixed: tuple[tuple[str, str], ...] = ()
     severity: str = "error"
     default_enabled: bool = True
 

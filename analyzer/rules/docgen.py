@@ -62,6 +62,15 @@ def rule_markdown(rule: Rule, level: int = 2, title: str | None = None) -> str:
         parts += ["", f"{sub} Example", "", "```python", _block(rule.example), "```"]
     if rule.use_instead.strip():
         parts += ["", f"{sub} Use instead", "", "```python", _block(rule.use_instead), "```"]
+    if rule.fixes or rule.not_fixed:
+        parts += ["", f"{sub} Fix (`--fix --unsafe-fixes`)", ""]
+        for before, after in rule.fixes:
+            parts += ["Before:", "", "```python", _block(before), "```", "", "After:", "", "```python", _block(after),
+                      "```", ""]
+        for source, reason in rule.not_fixed:
+            parts += ["Not rewritten:", "", "```python", _block(source), "```", "", f"because {reason}.", ""]
+        while parts[-1] == "":
+            parts.pop()
     return "\n".join(parts) + "\n"
 
 

@@ -52,7 +52,9 @@ RULE = Rule(
          "leaves a loop (`break`/`return`) is reported here and its loop under UT102. "
          "Unsafe fixes (`--fix --unsafe-fixes`): `if`/`else` assigning one name -> `torch.where`; other `if`s "
          "-> `torch.cond` with nested branch functions over the live-in tensors; a ternary -> `torch.where`; "
-         "`assert` -> `torch._check(p.item())`. When a rewrite cannot be made (side effects, in-place writes, "
+         "`assert` -> `torch._check(p.item())`; an `if` that returns from the middle of the function (a tensor or a tuple of "
+         "tensors on both paths) -> `return torch.cond(...)`; an `elif` chain -> nested `torch.cond`s (first the same "
+         "program as `else:` holding an `if`, then one `torch.cond` per pass). When a rewrite cannot be made (side effects, in-place writes, "
          "early returns, non-tensor results, data-dependent shapes) the finding says why.",
     why="`torch.onnx.export(dynamo=False)` evaluates the condition once, on the example input, and records only "
         "that branch: the ONNX graph is silently wrong for inputs that would take the other one. The "
@@ -69,6 +71,33 @@ RULE = Rule(
         "        self.register_buffer('scale', torch.ones(3))\n    def forward(self, x):\n"
         "        if self.scale.sum() > 0:\n            x = x * 2\n        return x\n",
     ),
+    fixes=(
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = x * 2\n"
+            "        if h.sum() > 0:\n            return h, h.mean()\n        h = h - 1\n        return h, h.mean()\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = x * 2\n"
+            "        def true_fn(h):\n            return h.clone(), h.mean()\n        def false_fn(h):\n"
+            "            h = h - 1\n            return h.clone(), h.mean()\n"
+            "        return torch.cond(h.sum() > 0, true_fn, false_fn, (h,))\n",
+        ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.mean() > 1:\n"
+            "            a, b = x * 2, x + 1\n        elif x.mean() < -1:\n            a, b = -x, x - 1\n"
+            "        else:\n            a, b = x, x\n        return a * b\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        def true_fn(x):\n"
+            "            a, b = x * 2, x + 1\n            return (a.clone(), b.clone())\n        def false_fn(x):\n"
+            "            def true_fn_7(x):\n                a, b = -x, x - 1\n                return (a.clone(), b.clone())\n"
+            "            def false_fn_7(x):\n                a, b = x, x\n                return (a.clone(), b.clone())\n"
+            "            a, b = torch.cond(x.mean() < -1, true_fn_7, false_fn_7, (x,))\n"
+            "            return (a.clone(), b.clone())\n        a, b = torch.cond(x.mean() > 1, true_fn, false_fn, (x,))\n"
+            "        return a * b\n",
+        ),
+    ),
+    not_fixed=((
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            print(x)\n"
+        "            x = -x\n        return x\n",
+        "the branch evaluates `print(x)` for its side effects",
+    ),),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            return x\n        return -x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x if x.mean() > 0 else -x\n",

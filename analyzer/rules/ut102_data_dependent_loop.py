@@ -23,10 +23,12 @@ def detect(facts):
                        f"to the example input's trip count")
         else:
             continue
-        yield RULE.diagnostic(
-            fact.site, message,
-            "compute every iteration and mask the result (`torch.where`), bound the loop by a constant, or "
-            "`untrace export` it (lowered to an ONNX Loop)" + script_advice(facts, fact))
+        suggestion = ("compute every iteration and mask the result (`torch.where`), bound the loop by a constant, "
+                      "rewrite it with `torch._higher_order_ops.while_loop(cond_fn, body_fn, carried)`, or "
+                      "`untrace export` it (lowered to an ONNX Loop)" + script_advice(facts, fact))
+        if fact.no_fix:
+            suggestion += f" (not rewritten automatically: {fact.no_fix})"
+        yield RULE.diagnostic(fact.site, message, suggestion, fact.fix)
 
 
 RULE = Rule(
@@ -35,7 +37,15 @@ RULE = Rule(
     summary="A loop whose trip count, condition, `break` or early `return` depends on tensor values.",
     what="Reports `while` loops on tensor values, `for` loops over `range(...)` of a tensor-derived count, "
          "and any loop (even `range(const)` or a `ModuleList`) that leaves early through a `break` or "
-         "`return` under a tensor-valued condition.",
+         "`return` under a tensor-valued condition. "
+         "Unsafe fixes (`--fix --unsafe-fixes`): a `while` on a tensor, or a `for` over `range(...)` with one "
+         "`if ...: break` opening or closing its body -> `torch._higher_order_ops.while_loop`, carrying the names the "
+         "body assigns that are live at the loop head or after it (each a tensor before the loop, of one shape); a "
+         "loop of fixed length (a `ModuleList`, `range(const)`) with one `if ...: return v` closing its body and the "
+         "function's `return w` after it -> every iteration runs and `torch.where` keeps the first `v` whose test "
+         "held; such a loop with one `if ...: break` -> every iteration runs, each carried value keeps what it had "
+         "once the test held, and a list it grows, stacked after it, is cut to the iterations that ran. Refused, with the reason and the hand-written form: lists grown in the loop, Python counters, the loop "
+         "variable used in arithmetic, side effects, `continue`.",
     why="The tracer runs the loop once and records the iterations the example input took: the ONNX graph "
         "always runs exactly that many, whatever the input.",
     example="def forward(self, x):\n    while x.norm() > 1:\n        x = x / 2\n    return x",
@@ -45,6 +55,52 @@ RULE = Rule(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x)\n"
         "        for i in range(3):\n            x = x + i\n        return x\n",
     ),
+    fixes=(
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        for _ in range(10):\n"
+            "            x = x * 0.5\n            if x.abs().max() < 1e-3:\n                break\n        return x\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        def loop_cond(_, broke, x):\n"
+            "            return torch.logical_and(_ < 10, torch.logical_not(broke))\n"
+            "        def loop_body(_, broke, x):\n            x = x * 0.5\n            broke = x.abs().max() < 1e-3\n"
+            "            return _ + 1, broke, x\n        _, _, x = torch._higher_order_ops.while_loop(loop_cond, "
+            "loop_body, (torch.tensor(0), torch.tensor(False), x.clone()))\n        return x\n",
+        ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        while x.norm() > 1:\n"
+            "            x = x / 2\n        return x\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        def loop_cond(x):\n"
+            "            return x.norm() > 1\n        def loop_body(x):\n            x = x / 2\n            return x,\n"
+            "        x, = torch._higher_order_ops.while_loop(loop_cond, loop_body, (x.clone(),))\n        return x\n",
+        ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        for layer in self.layers:\n"
+            "            x = layer(x)\n            if x.abs().max() > 10:\n                return x\n        return -x\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        exit_value, exited = None, None\n"
+            "        for layer in self.layers:\n            x = layer(x)\n            if exit_value is None:\n"
+            "                exit_value, exited = x, x.abs().max() > 10\n            else:\n"
+            "                exit_value = torch.where(exited, exit_value, x)\n"
+            "                exited = torch.logical_or(exited, x.abs().max() > 10)\n"
+            "        return -x if exit_value is None else torch.where(exited, exit_value, -x)\n",
+        ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        outs = []\n"
+            "        for _ in range(8):\n            x = x * 0.5\n            outs.append(x)\n"
+            "            if x.abs().max() < 1e-3:\n                break\n        return torch.stack(outs)\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        outs = []\n"
+            "        stopped, kept = torch.tensor(False), torch.tensor(0)\n        for _ in range(8):\n"
+            "            x = torch.where(stopped, x, x * 0.5)\n            outs.append(x)\n"
+            "            kept = kept + torch.logical_not(stopped).long()\n"
+            "            stopped = torch.logical_or(stopped, x.abs().max() < 1e-3)\n"
+            "        return torch.stack(outs).narrow(0, 0, kept.item())\n",
+        ),
+    ),
+    not_fixed=((
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        outs = []\n"
+        "        while x.abs().max() > 1e-3:\n            x = x * 0.5\n            outs.append(x)\n"
+        "        return torch.stack(outs)\n",
+        "the loop grows the list `outs` (while_loop carries tensors of one shape); by hand: write each item into a "
+        "preallocated tensor of the largest trip count",
+    ),),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        while x.norm() > 1:\n            x = x / 2\n        return x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        for i in range(10):\n            x = x * 0.5\n"

@@ -9,8 +9,13 @@ def detect(facts):
         if isinstance(fact, EscapeFact) and fact.target == "python":
             message = (f"tensor value leaves the graph (`{fact.expression}`): the trace records it as a constant "
                        f"from the example input")
-            yield RULE.diagnostic(fact.site, message,
-                                  "keep the value as a tensor (0-d tensors work in arithmetic and `torch.where`)")
+            suggestion = "keep the value as a tensor (0-d tensors work in arithmetic and `torch.where`)"
+            if fact.how in ("int", "float"):
+                suggestion += (f"; where a Python number is needed (a size, a slice bound), "
+                               f"`torch.sym_{fact.how}(t.item())` keeps it symbolic under torch.export")
+            if fact.no_fix:
+                suggestion += f" (not rewritten automatically: {fact.no_fix})"
+            yield RULE.diagnostic(fact.site, message, suggestion, fact.fix)
 
 
 RULE = Rule(
@@ -29,6 +34,18 @@ RULE = Rule(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
         "        torch._check((x > 0).all().item(), lambda: 'positive')\n        return x.log()\n",
     ),
+    fixes=((
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, lengths):\n        n = int(lengths.max())\n"
+        "        return x[:, :n]\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, lengths):\n"
+        "        n = torch.sym_int(lengths.max().item())\n        return x[:, :n]\n",
+    ),),
+    not_fixed=((
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        sizes = x.long().tolist()\n"
+        "        return torch.split(x, sizes)\n",
+        "a list of sizes has no symbolic form; keep the sizes a tensor, or check each with "
+        "`torch._check_is_size(s)` and their sum against the length by hand",
+    ),),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        s = x.abs().max().item()\n        return x / s\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        n = int(x.sum())\n        return x * n\n",

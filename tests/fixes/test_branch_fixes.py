@@ -196,8 +196,8 @@ def test_branch_names_do_not_clash_with_the_functions_own():
      "the size of a tensor whose shape depends on data"),
     ("        if x.sum() > 0:\n            x = self.helper(x)\n        return x\n",
      "calls `self.helper()`, which untrace does not check for side effects"),
-    ("        if x.sum() > 0:\n            x = -x\n        elif x.sum() < -5:\n            x = x * 2\n        return x\n",
-     "an `elif` chain"),
+    ("        if x.sum() > 0:\n            x = -x\n        elif x.sum() < -5:\n            x = x * 2\n            print(x)\n"
+     "        return x\n", "a branch of the `elif` chain evaluates `print(x)` for its side effects"),
     ("        if x.sum() > 0:\n            print(x)\n            x = -x\n        return x\n", "`print(x)`"),
     ("        if x.sum() > 0:\n            y = x\n        return y\n", "`y` may be undefined before the `if`"),
     ("        for i in range(3):\n            if x.sum() > i:\n                break\n            x = x + 1\n        return x\n",

@@ -110,8 +110,11 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             if report and level >= SHAPE:
                 site = self.site(span)
                 by_control = exits_loop and level >= DATA and self._by_control(test, state)
-                outer.append(BranchFact(site, construct, level, self.text(test), exits_loop,
-                                        types=(("$pred", type_tag(value)),), by_control=by_control))
+                types = (("$pred", type_tag(value)),)
+                if isinstance(test, (ir.BoolOp, ir.UnaryOp)):
+                    types += (("$leaves", self._leaf_tags(test, state)),)
+                outer.append(BranchFact(site, construct, level, self.text(test), exits_loop, types=types,
+                                        by_control=by_control))
         return level
 
     def _by_control(self, test, state) -> bool:
@@ -127,6 +130,25 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         finally:
             self.sink = sink
         return value.type == "python" and value.ctl >= value.level
+
+    def _leaf_tags(self, test, state) -> str:
+        """``tensor`` when every operand under the ``not`` / ``and`` / ``or`` of ``test``
+        is a tensor (the fixes make them ``torch.logical_*``), else what one of them is."""
+        sink, self.sink = self.sink, None
+        try:
+            stack, tags = [test], []
+            while stack:
+                node = stack.pop()
+                if isinstance(node, ir.UnaryOp) and node.op == "not":
+                    stack.append(node.operand)
+                elif isinstance(node, ir.BoolOp):
+                    stack.extend(node.values)
+                else:
+                    tags.append(type_tag(self.ev(node, dict(state))))
+        finally:
+            self.sink = sink
+        other = [t for t in tags if not t.startswith("tensor")]
+        return other[0] if other else "tensor" + ("/bool" if all("/bool" in t for t in tags) else "")
 
     def _decided_by_bound(self, test, state) -> bool:
         if not isinstance(test, ir.Compare):

@@ -93,6 +93,8 @@ class ExternalCallSemantics:
             return built_here(cls)
         if api.is_static_function(qualname):
             return STATIC_PY
+        if qualname in api.SYMBOLIC_CASTS:  # torch.sym_int(t.item()): a Python number, as data as its argument
+            return Value.python(max_level(args, kwargs))
         self.emit_op(qualname, node)
         if name in api.SHAPE_FUNCTIONS:
             tensor = next((a for a in args if a.type == "tensor"), None)

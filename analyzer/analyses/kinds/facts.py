@@ -105,6 +105,15 @@ class LoopFact:
     exit_level: Level  # what an early break/return inside depends on
     exit_lines: tuple[int, ...]  # lines of the data-dependent break/return statements
     header: str  # source text of the loop head
+    # What sort of object the names around the loop hold, for the fixes (``type_tag``):
+    # ``name`` at the loop head, ``<name`` before the loop, ``=name`` after it, ``self.attr``, ``$pred`` (a `while`
+    # test), ``$break`` (the test of an `if` that breaks out of it).
+    types: tuple[tuple[str, str], ...] = ()
+    fix: "Fix | None" = None  # filled by analyzer.fixes.loops
+    no_fix: str | None = None  # why there is no fix, when one was attempted
+
+    def type_of(self, key: str) -> str:
+        return dict(self.types).get(key, "unknown")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +133,8 @@ class EscapeFact:
     how: str  # "item" | "tolist" | "int" | "float" | "bool" | "numpy" | "np.<function>"
     target: str  # "python" | "numpy"
     expression: str
+    fix: "Fix | None" = None  # filled by analyzer.fixes.escapes
+    no_fix: str | None = None  # why there is no fix, when one was attempted
 
 
 @dataclass(frozen=True, slots=True)

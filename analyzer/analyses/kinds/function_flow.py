@@ -148,8 +148,67 @@ class FunctionAnalysis(TracingGuards):
             exit_ = self.loop_exit.get(id(stmt), STATIC)
             if bound >= SHAPE or exit_ >= SHAPE:
                 facts.append(LoopFact(self.site(stmt.span), stmt.kind, bound, exit_,
-                                      tuple(self.loop_exit_lines.get(id(stmt), ())), self.frame.module.text(stmt.span)))
+                                      tuple(self.loop_exit_lines.get(id(stmt), ())), self.frame.module.text(stmt.span),
+                                      types=self._loop_types(stmt) if DATA in (bound, exit_) else ()))
         return facts
+
+    def _loop_types(self, loop: ir.Loop) -> tuple[tuple[str, str], ...]:
+        """The types the loop fixes need: every name and ``self.attr`` read in the loop
+        and after it, as they are at the loop head (``name``) and before the loop
+        (``<name``); the names it assigns as they are after it (``=name``); ``$pred`` (a `while` test, at the loop head) and ``$break`` (the test
+        of an `if` in the body that breaks out)."""
+        if not self._solved:
+            return ()
+        init = next((n for n in self.cfg.nodes if n.kind == "loop-init" and n.stmt is loop), None)
+        head = self.cfg.header_of.get(id(loop))
+        join_node = self.cfg.join_of.get(id(loop))
+        if init is None or head is None or join_node is None:
+            return ()
+        ev = self.evaluator
+        outer, ev.sink = ev.sink, None
+        try:
+            before = self._solved[init.id]
+            at_head = self._solved[head.id]  # joined over the back edges: what the body's own names hold
+            types: dict[str, str] = {}
+            blocks = [[loop]]
+            body = self.frame.fn.body
+            if any(s is loop for s in body):
+                blocks.append(body[[i for i, s in enumerate(body) if s is loop][0] + 1:])
+            for block in blocks:
+                for s in ir.walk_statements(block):
+                    for e in ir.child_expressions(s):
+                        for sub in ir.walk_expression(e):
+                            if isinstance(sub, ir.Name) and sub.id not in types:
+                                types[sub.id] = type_tag(ev.ev(sub, dict(at_head)))
+                                types[f"<{sub.id}"] = type_tag(ev.ev(sub, dict(before)))
+                            elif (isinstance(sub, ir.Attribute) and isinstance(sub.value, ir.Name)
+                                  and sub.value.id == "self"):
+                                types.setdefault(f"self.{sub.attr}", type_tag(ev.ev(sub, dict(before))))
+            for name in assigned_names(loop.body):
+                types.setdefault(f"<{name}", type_tag(before.get(name)))
+            after = self._solved[join_node.id]
+            for name in assigned_names(loop.body):
+                types[f"={name}"] = type_tag(after.get(name))
+            if loop.kind == "while" and loop.test is not None:
+                types["$pred"] = type_tag(ev.ev(loop.test, dict(self._solved[head.id])))
+            for s in loop.body:
+                if isinstance(s, ir.If) and any(isinstance(b, ir.Break) for b in s.body):
+                    node = self.cfg.header_of.get(id(s))
+                    if node is not None:
+                        types["$break"] = type_tag(ev.ev(s.test, dict(self._solved[node.id])))
+                if isinstance(s, ir.If) and len(s.body) == 1 and isinstance(s.body[0], ir.Return) \
+                        and s.body[0].value is not None:
+                    node = self.cfg.header_of.get(id(s))
+                    if node is not None:  # `if p: return e` leaving the loop: what p and e are
+                        types["$exit"] = type_tag(ev.ev(s.test, dict(self._solved[node.id])))
+                        types["$exit.value"] = type_tag(ev.ev(s.body[0].value, dict(self._solved[node.id])))
+            following = self.frame.fn.body[[i for i, s in enumerate(body) if s is loop][0] + 1:] \
+                if any(s is loop for s in body) else []
+            if following and isinstance(following[0], ir.Return) and following[0].value is not None:
+                types["$after.value"] = type_tag(ev.ev(following[0].value, dict(after)))
+        finally:
+            ev.sink = outer
+        return tuple(sorted(types.items()))
 
     def site(self, span: ir.Span) -> Site:
         return Site(self.frame.path, function=self.frame.qualname, call_path=(self.frame.qualname,), span=span)
@@ -181,7 +240,7 @@ class FunctionAnalysis(TracingGuards):
             if any(s is stmt for s in body):
                 blocks.append(body[[i for i, s in enumerate(body) if s is stmt][0] + 1:])
             for block in blocks:
-                for s in ir.walk_statements(block):
+                for s in ir.walk_statements(block, into_defs=True):  # nested defs: a fix made inside the branch
                     for e in ir.child_expressions(s):
                         for sub in ir.walk_expression(e):
                             if isinstance(sub, ir.Name) and sub.id not in types:
@@ -193,7 +252,11 @@ class FunctionAnalysis(TracingGuards):
             for name in assigned_names(stmt.body) | assigned_names(stmt.orelse):
                 types[f"={name}"] = type_tag(after.get(name))
             if self._solved:
-                types["$return"] = type_tag(self._solved[self.cfg.exit.id].get(RETURN))
+                returned = self._solved[self.cfg.exit.id].get(RETURN)
+                types["$return"] = type_tag(returned)
+                if returned is not None and returned.type == "container" and returned.elems is not None:
+                    for i, elem in enumerate(returned.elems):  # a tuple: what each of its items is
+                        types[f"$return.{i}"] = type_tag(elem)
         finally:
             ev.sink = outer
         sink[-1] = replace(fact, types=tuple(sorted(types.items())))

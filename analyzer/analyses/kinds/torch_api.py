@@ -141,6 +141,11 @@ STATIC_PREFIXES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torc
 
 SHAPE_FUNCTIONS = frozenset({"torch.numel", "torch.Size"})
 
+# SymInt-aware casts and their kin (what `--fix` writes for `int(t)`): Python numbers in
+# eager, symbolic under torch.export.
+SYMBOLIC_CASTS = frozenset({"torch.sym_int", "torch.sym_float", "torch.sym_max", "torch.sym_min", "torch.sym_not",
+                            "torch.sym_sum", "torch.sym_ite"})
+
 TUPLE_FUNCTIONS = frozenset({
     "torch.chunk", "torch.split", "torch.unbind", "torch.tensor_split", "torch.hsplit", "torch.vsplit",
     "torch.dsplit", "torch.topk", "torch.sort", "torch.kthvalue", "torch.mode", "torch.aminmax",

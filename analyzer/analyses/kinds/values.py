@@ -296,7 +296,7 @@ def join_all(values) -> Value | None:
 def type_tag(value: Value | None) -> str:
     """A short, stable description of what sort of object ``value`` is, for the fixes:
     ``tensor`` (``tensor/bool`` when boolean, ``+dynshape`` when its shape depends on
-    data, ``tensor?`` when only assumed), ``ext:torch.nn.functional``, ``module``,
+    data, ``+none`` when it may be None, ``tensor?`` when only assumed), ``ext:torch.nn.functional``, ``module``,
     ``python``, ``container``, ``none``, ``unknown``..."""
     if value is None:
         return "unknown"
@@ -306,6 +306,8 @@ def type_tag(value: Value | None) -> str:
             tag += "/bool"
         if value.shape_level >= DATA:
             tag += "+dynshape"
+        if value.nullable:
+            tag += "+none"  # a tensor on some paths, None on others
         return tag
     if value.type == "ext":
         return f"ext:{value.ref}"

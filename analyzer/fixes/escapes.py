@@ -1,0 +1,141 @@
+"""Fixes for the UT201 sites where a tensor becomes a Python number by ``int()`` / ``float()``:
+
+    n = int(t)        ->   n = torch.sym_int(t.item())
+    s = float(t)      ->   s = torch.sym_float(t.item())
+
+``fix_escape(fact, file) -> Fix | str``: the fix, or why there is none.
+
+Why: under ``torch.export`` (non-strict, the default of ``torch.onnx.export(dynamo=True)``)
+``t.item()`` becomes an *unbacked* symbolic integer (``u0``) that the graph carries: a
+slice bound (``x[:, :n]``), a ``narrow``/``topk``/``new_zeros`` size or ``min(n, k)``
+stay symbolic, and export adds the runtime checks itself. ``int(t)`` instead asks for a
+concrete Python int, the "Could not extract specialized integer from data-dependent
+expression u0" error, and so does ``int()`` of the unbacked value.
+``torch.sym_int`` / ``torch.sym_float`` are the casts that keep it symbolic; on plain
+Python numbers they are ``int()`` / ``float()`` (``torch.sym_int`` truncates toward zero
+as ``int`` does), so eager results do not change. Sizes need no ``torch._check_is_size``
+any more (torch >= 2.6 treats an unbacked size as non-negative where it is used as one);
+a bound the graph cannot know (``n <= x.shape[1]``) is checked at run time by the ops
+themselves, as in eager.
+
+The fix is *unsafe* in ruff's sense: it is exact on tensors, and the analysis only
+reports ``int(t)`` where ``t`` is certainly a tensor, but that certainty is the
+analysis's, not a proof. What stays: the value is still a Python number for the legacy
+tracer (`dynamo=False`), so the site is reported again as ``.item()`` (UT201).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from analyzer.analyses.kinds.facts import EscapeFact
+from analyzer.diagnostics import Fix
+from analyzer.frontend import ir
+from analyzer.frontend.verify import assigned_names
+
+APPLICABILITY = "unsafe"
+
+_CASTS = {"int": "sym_int", "float": "sym_float"}
+
+
+def fix_escape(fact: EscapeFact, file, torch_name) -> Fix | str:
+    """``file``: the `branches._File` of the site; ``torch_name(src, node)`` the name of
+    the torch module there (raises with why when there is none)."""
+    if fact.how == "bool":
+        return _truth_flag(fact, file)
+    cast = _CASTS.get(fact.how)
+    if cast is None:
+        return f"no rewrite for `{fact.how}`"
+    src = file.source_at(fact.site.line)
+    node = src.node_at(cst.Call, fact.site.line, fact.site.column)
+    if node is None or not isinstance(node.func, cst.Name) or node.func.value != fact.how:
+        return f"the `{fact.how}(...)` call was not found"
+    if len(node.args) != 1 or node.args[0].star or node.args[0].keyword is not None:
+        return f"`{fact.how}()` takes one plain argument here"
+    torch = torch_name(src, node)
+    value = node.args[0].value
+    code = src.code_of(value.with_changes(lpar=[], rpar=[]) if not value.lpar else value)
+    if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not value.lpar:
+        code = f"({code})"
+    edit = src.edit(node, node, f"{torch}.{cast}({code}.item())")
+    if not src.parses_after(edit, statement=False):
+        return "the rewrite would not parse (please report this)"
+    return Fix(f"Rewrite `{fact.how}(...)` as `{torch}.{cast}((...).item())`, which torch.export keeps symbolic",
+               (edit,), APPLICABILITY)
+
+
+def _truth_flag(fact: EscapeFact, file) -> Fix | str:
+    """``flag = bool(t)`` read only as a truth test (``if flag:``, ``if not flag and ...``,
+    ``a if flag else b``, ``assert flag``) -> ``flag = t``: every test of ``flag`` then
+    tests ``t``, which is what ``bool(t)`` computed (and raises where it raised). The
+    ``if`` on it becomes a tensor branch, which the UT101 fixes rewrite next."""
+    why = ("a Python bool decides a Python branch: keep the test a tensor and select with `torch.where` or "
+           "`torch.cond`")
+    src = file.source_at(fact.site.line)
+    node = src.node_at(cst.Call, fact.site.line, fact.site.column)
+    if node is None or not isinstance(node.func, cst.Name) or len(node.args) != 1 or node.args[0].keyword \
+            or node.args[0].star:
+        return why
+    statement = src.parents.get(node)
+    if not (isinstance(statement, cst.Assign) and statement.value is node and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name)):
+        return why
+    name = statement.targets[0].target.value
+    fn = _function_at(file, fact.site.line)
+    if fn is None or not _only_truth_tests(fn, name):
+        return why + f" (`{name}` is used as more than a truth test)"
+    value = node.args[0].value
+    edit = src.edit(node, node, src.code_of(value.with_changes(lpar=[], rpar=[])) if hasattr(value, "lpar")
+                    else src.code_of(value))
+    if not src.parses_after(edit, statement=False):
+        return "the rewrite would not parse (please report this)"
+    return Fix(f"Keep `{name}` a tensor (it is only tested for truth): the `if` on it becomes a tensor branch",
+               (edit,), APPLICABILITY)
+
+
+def _function_at(file, line: int):
+    best = None
+    for fn in ir.walk_statements(file.module.body, into_defs=True):
+        if isinstance(fn, ir.FunctionDef) and fn.span.line <= line and any(
+                s.span.line == line for s in ir.walk_statements(fn.body)):
+            if best is None or fn.span.line >= best.span.line:
+                best = fn
+    return best
+
+
+def _only_truth_tests(fn, name: str) -> bool:
+    """Every read of ``name`` in ``fn`` is the test (or under ``not`` / ``and`` / ``or`` in
+    the test) of an ``if``, a conditional expression or an ``assert``; it is bound once."""
+    tests: set[int] = set()
+    bound = 0
+
+    def mark(expr) -> None:
+        if isinstance(expr, ir.Name):
+            tests.add(id(expr))
+        elif isinstance(expr, ir.UnaryOp) and expr.op == "not":
+            mark(expr.operand)
+        elif isinstance(expr, ir.BoolOp):
+            for value in expr.values:
+                mark(value)
+
+    for stmt in ir.walk_statements(fn.body):
+        if isinstance(stmt, (ir.FunctionDef, ir.ClassDef)):
+            return False  # a nested scope may read it
+        if isinstance(stmt, (ir.If, ir.Assert)):
+            mark(stmt.test)
+        bound += name in assigned_names([stmt]) if not isinstance(stmt, (ir.If, ir.Loop, ir.With, ir.Try)) else 0
+        for expr in ir.child_expressions(stmt):
+            for sub in ir.walk_expression(expr):
+                if isinstance(sub, ir.IfExp):
+                    mark(sub.test)
+    if bound != 1:
+        return False
+    for stmt in ir.walk_statements(fn.body):
+        targets = set()
+        if isinstance(stmt, ir.Assign):
+            targets = {id(sub) for t in stmt.targets for sub in ir.walk_expression(t)}
+        for expr in ir.child_expressions(stmt):
+            for sub in ir.walk_expression(expr):
+                if isinstance(sub, ir.Name) and sub.id == name and id(sub) not in tests and id(sub) not in targets:
+                    return False
+    return True
