@@ -42,6 +42,8 @@ from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
 from analyzer.fixes.escapes import fix_escape
 from analyzer.fixes.source import FixSource, loses_comments, reindent
+from analyzer.fixes.loops import fix_loop
+from analyzer.fixes.predicates import _bare, tensor_predicate
 from analyzer.fixes.torch_name import ModuleTorch, torch_name
 from analyzer.fixes.where import refuse_where, side_effect_free, where_assignment, where_target
 from analyzer.frontend import ir
@@ -138,8 +140,6 @@ _ESCAPES_LEFT = {
 
 
 def attach_fixes(facts: list, sources: Sources) -> list:
-    from analyzer.fixes.loops import fix_loop  # loops builds on this module's `_File`
-
     files: dict[str, _File | None] = {}
 
     def file(path: str) -> _File | None:
@@ -308,41 +308,6 @@ def _branch_names(fn: ir.FunctionDef, stmt: ir.If) -> tuple[str, str]:
     if ifs > 1 or {"true_fn", "false_fn"} & taken:
         return f"true_fn_{stmt.span.line}", f"false_fn_{stmt.span.line}"
     return "true_fn", "false_fn"
-
-
-def tensor_predicate(src: FixSource, test: cst.BaseExpression, torch: str) -> cst.BaseExpression | str:
-    """``test`` with Python ``and`` / ``or`` / ``not`` made tensor operations (``torch``:
-    the name of the torch module there)."""
-    if isinstance(test, cst.BooleanOperation):
-        left, right = tensor_predicate(src, test.left, torch), tensor_predicate(src, test.right, torch)
-        for side in (left, right):
-            if isinstance(side, str):
-                return side
-        if not (side_effect_free(test.left, tensor_methods=True, torch=torch)
-                and side_effect_free(test.right, tensor_methods=True, torch=torch)):
-            return (f"`{src.code_of(test)}`: the operands of `{'and' if isinstance(test.operator, cst.And) else 'or'}` "
-                    "may have side effects, and the rewrite evaluates both")
-        function = "logical_and" if isinstance(test.operator, cst.And) else "logical_or"
-        return _torch_call(torch, function, left, right, test)
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = tensor_predicate(src, test.expression, torch)
-        if isinstance(inner, str):
-            return inner
-        return _torch_call(torch, "logical_not", inner, None, test)
-    return test
-
-
-def _torch_call(torch: str, function: str, a, b, original) -> cst.Call:
-    args = [cst.Arg(_bare(a))] + ([cst.Arg(_bare(b))] if b is not None else [])
-    for i in range(len(args) - 1):
-        args[i] = args[i].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    call = cst.Call(func=cst.Attribute(cst.Name(torch), cst.Name(function)), args=args)
-    return call.with_changes(lpar=original.lpar, rpar=original.rpar)
-
-
-def _bare(expr):
-    """``expr`` without its own parentheses (it becomes a call argument)."""
-    return expr.with_changes(lpar=[], rpar=[]) if hasattr(expr, "lpar") else expr
 
 
 def _index_ifs(fn: ir.FunctionDef, block: list, out: dict) -> None:

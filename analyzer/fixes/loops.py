@@ -56,7 +56,9 @@ from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import _clone, _last_values, _needs_clone, is_tensor
+from analyzer.fixes.predicates import tensor_predicate
 from analyzer.fixes.source import FixSource, loses_comments, reindent
+from analyzer.fixes.where import side_effect_free
 from analyzer.frontend import expr_text, ir
 from analyzer.frontend.verify import assigned_names
 
@@ -181,10 +183,6 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
         return "the loop body is empty"
     if _forever(loop) and (break_if is None or break_first):
         return "`while True` leaves only by a `break` that closes its body here"
-    from analyzer.fixes.where import side_effect_free
-
-    from analyzer.fixes.branches import tensor_predicate
-
     for test in ([node.test] if loop.kind == "while" and not _forever(loop) else []) + ([break_if.test] if break_if is not None and break_first else []):
         predicate = tensor_predicate(src, test, torch)
         if isinstance(predicate, str):
@@ -436,7 +434,6 @@ def _bare(src: FixSource, expr) -> str:
 
 def _tensor_test(src: FixSource, test, torch: str, evaluated_again: bool = False) -> str:
     """``test`` as a tensor expression (``and``/``or``/``not`` made ``torch.logical_*``)."""
-    from analyzer.fixes.branches import tensor_predicate
 
     predicate = tensor_predicate(src, test, torch)
     if isinstance(predicate, str):
