@@ -198,6 +198,14 @@ class ModuleIndex:
             return [(self._file_paths[i], self._file_texts[i]) for i in found]
         return [self._file_texts[i] for i in found]
 
+    def read_tree(self) -> None:
+        """Build now the tables that the first construction or call question builds
+        (every file's text, its identifiers, the attributes called on other objects):
+        a process that forks workers builds them once for all of them."""
+        self._mentioning("")
+        if self._outside_calls is None:
+            self._outside_calls = self._attribute_uses()
+
     def package_of(self, path: str) -> str:
         name = module_name_for(path)
         if os.path.basename(path) == "__init__.py":
