@@ -83,6 +83,10 @@ class ModuleIndex:
         self._by_module: dict[str, str] = {}
         self._by_suffix: dict[str, list[str]] = {}
         self._constructions: dict[str, list | None] = {}
+        # answers that read every file mentioning a class, asked once per forward run
+        self._builders: dict[str, tuple[str, ...] | None] = {}
+        self._deriving: dict[str, tuple[str, ...]] = {}
+        self._packages: dict[str, str] = {}  # path -> `package_of`
         self._file_texts: list[str] = []
         self._identifiers: dict[str, list[int]] | None = None  # identifier -> files holding it
         self._outside_calls: dict[str, list[int]] | None = None  # attr -> files calling it on another object
@@ -127,15 +131,21 @@ class ModuleIndex:
     def builders(self, class_name: str) -> tuple[str, ...] | None:
         """The files that mention ``class_name``, when every mention of it in the tree is a
         construction (`construction_sites`) or a base of a class; None when some is not."""
-        mentions = self._mentioning(class_name, with_paths=True)
-        if constructions([text for _, text in mentions], class_name, bases_too=True) is None:
-            return None
-        return tuple(sorted(path for path, _ in mentions))
+        if class_name not in self._builders:
+            mentions = self._mentioning(class_name, with_paths=True)
+            found = None
+            if constructions([text for _, text in mentions], class_name, bases_too=True) is not None:
+                found = tuple(sorted(path for path, _ in mentions))
+            self._builders[class_name] = found
+        return self._builders[class_name]
 
     def deriving(self, class_name: str) -> tuple[str, ...]:
         """The files with a `class` statement that names ``class_name`` among its bases."""
-        base = re.compile(r"^\s*class\s+\w+\s*\([^)]*(?<![\w])" + re.escape(class_name) + r"\b", re.M)
-        return tuple(sorted(path for path, text in self._mentioning(class_name, with_paths=True) if base.search(text)))
+        if class_name not in self._deriving:
+            base = re.compile(r"^\s*class\s+\w+\s*\([^)]*(?<![\w])" + re.escape(class_name) + r"\b", re.M)
+            self._deriving[class_name] = tuple(sorted(
+                path for path, text in self._mentioning(class_name, with_paths=True) if base.search(text)))
+        return self._deriving[class_name]
 
     def called_elsewhere(self, attr: str, holders: tuple[str, ...] | None = None) -> bool:
         """Whether the tree calls a submodule ``attr`` of anything but `self`
@@ -198,11 +208,22 @@ class ModuleIndex:
             return [(self._file_paths[i], self._file_texts[i]) for i in found]
         return [self._file_texts[i] for i in found]
 
+    def read_tree(self) -> None:
+        """Build now the tables that the first construction or call question builds
+        (every file's text, its identifiers, the attributes called on other objects):
+        a process that forks workers builds them once for all of them."""
+        self._mentioning("")
+        if self._outside_calls is None:
+            self._outside_calls = self._attribute_uses()
+
     def package_of(self, path: str) -> str:
-        name = module_name_for(path)
-        if os.path.basename(path) == "__init__.py":
-            return name
-        return name.rpartition(".")[0]
+        # asked for every relative import a module scope resolves: each answer walks the
+        # directories up to the package's top (half a million `stat`s on transformers)
+        known = self._packages.get(path)
+        if known is None:
+            name = module_name_for(path)
+            known = self._packages[path] = name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
+        return known
 
     def answer(self, key: str) -> str:
         """The answer to a `lookup_key` question as a string ("" for no module)."""

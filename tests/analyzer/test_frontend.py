@@ -81,7 +81,8 @@ def _pending_spans(module):
         spans.append(stmt.span)
         for child in ir.child_expressions(stmt):
             spans.extend(e.span for e in ir.walk_expression(child) if getattr(e, "span", None) is not None)
-    return [span._pending for span in spans if span._values is None and span._pending is not None]
+    return [(span._resolver, span._node, span._last) for span in spans
+            if span._values is None and span._resolver is not None]
 
 
 @pytest.mark.parametrize("path", [*sorted((ROOT / "corpora").rglob("*.py")), HERE / "fixtures" / "all_syntax.py"],

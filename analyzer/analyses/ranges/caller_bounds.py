@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyses.engine.memo import memoized
+from analyzer.analyses.engine.memo import memoized, per_function_cache
 from analyzer.analyses.project.index import ClassKey
 from analyzer.analyses.ranges.axis_sizes import fixed_size
 from analyzer.analyses.ranges.submodule_sizes import class_of, same_class
@@ -180,11 +180,14 @@ def _mentions_forward(cls: ir.ClassDef) -> bool:
     return "forward" in _names_in(cls)
 
 
-def _names_in(cls: ir.ClassDef) -> set[str]:
-    """The attribute names and names the class's code reads (`super().forward`, `forward`)."""
-    return {e.attr if isinstance(e, ir.Attribute) else e.id
-            for s in ir.walk_statements(cls.body, into_defs=True) for c in ir.child_expressions(s)
-            for e in ir.walk_expression(c) if isinstance(e, (ir.Attribute, ir.Name))}
+@per_function_cache
+def _names_in(cls: ir.ClassDef) -> frozenset[str]:
+    """The attribute names and names the class's code reads (`super().forward`, `forward`):
+    once per class, as every holder's base (a framework's `PreTrainedModel`) is asked
+    again for each attribute."""
+    return frozenset(e.attr if isinstance(e, ir.Attribute) else e.id
+                     for s in ir.walk_statements(cls.body, into_defs=True) for c in ir.child_expressions(s)
+                     for e in ir.walk_expression(c) if isinstance(e, (ir.Attribute, ir.Name)))
 
 
 def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
@@ -192,21 +195,28 @@ def _building_sites(analyzer, module: ir.Module, key: ClassKey) -> list | None:
     the module builds the class in another way, or the name is another class here."""
     built = [e for s in ir.walk_statements(module.body, into_defs=True, mentioning=(key.name,)) for c in ir.child_expressions(s)
              for e in ir.walk_expression(c) if isinstance(e, ir.Call) and isinstance(e.func, ir.Name) and e.func.id == key.name]
+    built_ids = {id(b) for b in built}
     sites, accounted = [], 0
     for name, cls in module.classes().items():
+        init = cls.methods().get("__init__")
+        body = init.body if init is not None else []
+        assigns = [s for s in ir.walk_statements(body)  # under an `if` too
+                   if isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.value, ir.Call)
+                   and id(s.value) in built_ids and _is_self_attr(s.targets[0])]
+        # Only a class that builds one needs its bases resolved (the module's other
+        # classes, every one of a model file, would each parse their bases' modules).
+        if not assigns:
+            continue
         caller = ClassKey(module.path, name)
         if analyzer.find_method(caller, "forward")[1] is None:
             continue
-        init = cls.methods().get("__init__")
-        for s in ir.walk_statements(init.body) if init is not None else ():  # under an `if` too
-            if (isinstance(s, ir.Assign) and len(s.targets) == 1 and isinstance(s.value, ir.Call)
-                    and any(s.value is b for b in built) and _is_self_attr(s.targets[0])):
-                accounted += 1
-                built_class = class_of(analyzer, caller, s.value.func)
-                if built_class is None:
-                    return None
-                if same_class(built_class, key):  # else a same-named class of this module: not a caller
-                    sites.append((caller, s.targets[0].attr))
+        for s in assigns:
+            accounted += 1
+            built_class = class_of(analyzer, caller, s.value.func)
+            if built_class is None:
+                return None
+            if same_class(built_class, key):  # else a same-named class of this module: not a caller
+                sites.append((caller, s.targets[0].attr))
     return sites if accounted == len(built) else None
 
 
