@@ -24,6 +24,11 @@ the PACKAGE_DIR, line, column, code), one finding per key.
   when a finding judged right disappeared, or when the still-reported precision of a
   sample is below `--min-precision`.
 
+`--labels FILE...` gives the recall of the run on sites labelled by hand (drawn by
+`benchmarks/recall_sites.py`): the sites labelled a hazard that a finding of the default
+rules is on, and the sites labelled no hazard that are reported all the same;
+`--min-recall R` fails below R.
+
 `--save-run FILE` keeps the findings of the run; `--from-run FILE` reads them instead of
 running (to judge and compare without waiting for transformers' two minutes).
 """
@@ -49,7 +54,10 @@ DEFAULT_PACKAGES = [str(REAL_TREES / name) for name in
 
 
 def package_tree(package_dir: Path) -> Path:
-    """The importable package inside an unpacked wheel."""
+    """The importable package inside an unpacked wheel (or the package folder itself, for a
+    wheel that holds several, such as open_clip_torch's `open_clip` and `open_clip_train`)."""
+    if (package_dir / "__init__.py").exists():
+        return package_dir
     candidates = sorted(p for p in package_dir.iterdir()
                         if p.is_dir() and (p / "__init__.py").exists() and not p.name.endswith((".dist-info", ".libs")))
     if len(candidates) != 1:
@@ -187,6 +195,36 @@ def compare(findings: list[dict], files: list[str], min_precision: float | None)
     return status
 
 
+def recall(findings: list[dict], files: list[str], min_recall: float | None) -> int:
+    """Each labels file of `recall_sites.py`: of the sites labelled a hazard, how many the
+    run reports (a finding of any default rule on the site's line), and of the sites
+    labelled not a hazard, how many it reports all the same."""
+    reported = {(f["package"], f["path"], f["line"]) for f in findings}
+    checked = {f["package"] for f in findings}
+    status = 0
+    for name in files:
+        data = json.loads(Path(name).read_text())
+        entries = [e for e in data["labels"] if e["package"] in checked]
+        hazards = [e for e in entries if e.get("label") == "hazard"]
+        quiet = [e for e in entries if e.get("label") == "no"]
+        found = [e for e in hazards if (e["package"], e["path"], e["line"]) in reported]
+        cried = [e for e in quiet if (e["package"], e["path"], e["line"]) in reported]
+        print(f"\n{os.path.relpath(name, ROOT)} (seed {data.get('seed')}, {len(data['labels'])} sites of "
+              f"{data.get('population')}; {len(entries) - len(hazards) - len(quiet)} unlabelled):")
+        print(f"  recall: {_ratio(len(found), len(hazards))} of the sites labelled a hazard are reported")
+        print(f"  reported although labelled no hazard: {len(cried)} of {len(quiet)}")
+        for e in hazards:
+            if e not in found:
+                print(f"  missed:      {e['package']}/{e['path']}:{e['line']} {e.get('code')} {e['kind']}  "
+                      f"{e.get('evidence', '')[:160]}")
+        for e in cried:
+            print(f"  cried wolf:  {e['package']}/{e['path']}:{e['line']} {e['kind']}  {e.get('evidence', '')[:160]}")
+        if min_recall is not None and hazards and len(found) / len(hazards) < min_recall:
+            print(f"  below --min-recall {min_recall}")
+            status = 1
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("packages", nargs="*", default=DEFAULT_PACKAGES, help="unpacked wheels (default: under .real-trees)")
@@ -195,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="judgements file to write (default benchmarks/data/precision_sample_seedS.json)")
     parser.add_argument("--judgements", nargs="*", help="judgements files to compare (default benchmarks/data/precision_sample_*.json)")
     parser.add_argument("--min-precision", type=float, help="fail when a sample's still-reported precision is lower")
+    parser.add_argument("--labels", nargs="*", metavar="FILE",
+                        help="labelled sites (benchmarks/recall_sites.py) to give the recall of the run for")
+    parser.add_argument("--min-recall", type=float, help="fail when a labels file's recall is lower")
     parser.add_argument("--save-run", metavar="FILE", help="write the run's findings to FILE")
     parser.add_argument("--from-run", metavar="FILE", help="read the findings from FILE instead of running")
     args = parser.parse_args(argv)
@@ -203,10 +244,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.draw:
         draw(findings, args.draw, args.seed, Path(args.out or DATA / f"precision_sample_seed{args.seed}.json"))
         return 0
+    if args.labels is not None and args.judgements is None:
+        return recall(findings, args.labels, args.min_recall)
     files = args.judgements or sorted(glob.glob(str(DATA / "precision_sample_*.json")))
     if not files:
         sys.exit("no judgements files: draw a sample first (--draw N)")
-    return compare(findings, files, args.min_precision)
+    status = compare(findings, files, args.min_precision)
+    if args.labels:
+        status |= recall(findings, args.labels, args.min_recall)
+    return status
 
 
 if __name__ == "__main__":

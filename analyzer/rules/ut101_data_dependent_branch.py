@@ -38,8 +38,9 @@ def detect(facts):
 
 def _counts_iterations(fact: BranchFact) -> bool:
     """`if steps == self.max_len: break` in a data loop: a Python counter of the loop's
-    own iterations, data only because the loop is (its UT102 is the finding)."""
-    return fact.exits_loop and fact.type_of("$pred") == "python" and "(" not in fact.predicate
+    own iterations, data only because the loop is (its UT102 is the finding). A value of
+    its own (`if n == 0: break` over `t.tolist()`) is the branch's finding too."""
+    return fact.exits_loop and fact.by_control and fact.type_of("$pred") == "python" and "(" not in fact.predicate
 
 
 RULE = Rule(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from analyzer.frontend import ir
+from analyzer.frontend.structure import RETVAL
 from lowering.errors import LoweringError
 from lowering.graph import Value
 from lowering.interp.chosen_identity import note_choice
@@ -47,6 +48,17 @@ class DataLoops:
         raise self.error("too many attempts at this data-dependent loop", construct="loop",
                          hint="assign the names the loop changes in its body, not in nested functions")
 
+    def _refuse_none_carried(self, name: str, line: int):
+        """A loop-carried value that is None before the loop: ONNX `Loop` carries tensors of
+        one type, so its first value needs one."""
+        if name == RETVAL:
+            raise self.error(f"an early `return` inside the data-dependent loop at line {line}: an ONNX `Loop` cannot "
+                             "leave forward from its body", "set the result and a flag, `break`, and return after the "
+                             "loop (give the result a tensor before the loop)", construct="return")
+        raise self.error(f"`{name}` is None before the data-dependent loop at line {line}, which carries it as a tensor",
+                         f"give `{name}` a tensor before the loop (`torch.zeros(...)`) and a flag if None meant "
+                         "'not yet'", construct="loop")
+
     def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool, extra=(), token=None,
                    tensors=frozenset(), shared=None):
         line = s.span.line
@@ -57,6 +69,9 @@ class DataLoops:
         walrus = [e.target.id for e in ir.walk_expression(s.test) if isinstance(e, ir.NamedExpr)] if s.test else []
         carried = list(dict.fromkeys([n for n in [*s.carried, *walrus, *extra] if n in frame.env or n.startswith("$")]
                                      + [n for n in mutated if isinstance(frame.env[n], Value)]))
+        # A nested function's `nonlocal` write to a name the body binds itself, unbound before
+        # the loop: each iteration binds it afresh, so the body keeps it and nothing carries it.
+        body_local = [n for n in extra if n not in carried]
         # A list the body changes only by `lst[i] = v` keeps its length (a per-layer cache):
         # its items are carried. The other lists the body changes are appended to: scan outputs.
         item_lists = [n for n in mutated if type(frame.env.get(n)) is list and n not in s.carried
@@ -94,7 +109,7 @@ class DataLoops:
         iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
         cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
         self.python_number(iter_num)
-        inner = frame.region_copy(dict(frame.env), id(body), "loop", line, carried + scans, token)
+        inner = frame.region_copy(dict(frame.env), id(body), "loop", line, carried + scans + body_local, token)
         flat_init, inner_init = {}, {}
         for n in carried:
             flat, spec = _flatten(init[n])
@@ -103,6 +118,8 @@ class DataLoops:
                 raise self.error(f"`{n}` holds the items a data-dependent loop or `if` appended, and changes in this "
                                  f"data-dependent loop", "stack the items into a tensor before the loop",
                                  construct="loop")
+            if any(v is None for v in flat):
+                self._refuse_none_carried(n, line)
             for i, v in enumerate(flat):
                 gv = self.as_graph(v)
                 shape = gv.shape if not relaxed else _rank_only(gv)

@@ -200,6 +200,9 @@ class TorchCalls:
             return self.instantiate(func, args, kwargs)
         if inspect.ismethod(func) and _is_user_function(func.__func__):
             return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
+        dunder_call = getattr(type(func), "__call__", None)
+        if not inspect.isclass(func) and inspect.isfunction(dunder_call) and _is_user_function(dunder_call):
+            return self.call_python_function(dunder_call, [func, *args], kwargs)  # obj(...) is type(obj).__call__(obj, ...)
         name = registry.canonical_name(func) if callable(func) else None
         if name is not None:
             if name in ("torch.cond",):

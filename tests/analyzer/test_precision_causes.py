@@ -235,7 +235,8 @@ WRITES = """
             picked[0] = 3  # expect-local: UT304
             self.cache[0] = x[0]  # expect: UT301
             keys = x.new_empty(4, 6)
-            keys[..., :3].copy_(x[:4, :3])  # a temporary view of a local tensor: local
+            # into a temporary view of a local tensor: a local write, as `keys[..., :3] = ...` is
+            keys[..., :3].copy_(x[:4, :3])  # expect-local: UT304
             coords = torch.stack([x, x]).permute(1, 0, 2).contiguous()
             coords[:, :, 0] += 1  # expect-local: UT304
             return shift_right(z.long(), 1) + y.sum() + picked.sum() + keys.sum() + coords.sum()

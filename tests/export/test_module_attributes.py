@@ -1,14 +1,19 @@
 """Module attributes forward assigns and reads back in the same call (RAFT's
 `self.corr_pyramid`): call-local state, never set on the live module. Reading one
 before forward assigns it, replacing a submodule, parameter or buffer, and assigning
-under a data-dependent branch are refused."""
+under a data-dependent branch are refused; a buffer rebuilt from constants and
+parameters, whose earlier value the graph never read, is a cache of the call."""
 
+import copy
+
+import numpy as np
+import onnxruntime as ort
 import pytest
 import torch
 from torch import nn
 
 from lowering import LoweringError, export
-from tests.export.harness import export_and_compare
+from tests.export.harness import assert_session_matches, export_and_compare
 
 
 class KeepsAPyramid(nn.Module):
@@ -123,3 +128,60 @@ def test_in_place_update_of_an_assigned_tensor_under_a_branch_is_refused():
     assert info.value.message == ("in-place update, inside a data-dependent `if` or loop, of a tensor assigned to "
                                   "`UpdatesUnderABranch.saved`")
     assert info.value.hint == "update out of place"
+
+
+class RebuildsATableForItsSize(nn.Module):
+    """A buffer rebuilt when the input's length changes, from constants and parameters."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("rel", torch.zeros(1, 3, 1), persistent=False)
+        self.proj = nn.Linear(4, 4)
+
+    def table(self, n):
+        return torch.arange(n, dtype=torch.float32)[None, :, None] * self.proj.weight[0, 0]
+
+    def forward(self, x):
+        if self.rel is None or self.rel.shape[1] != x.shape[1]:
+            self.rel = self.table(x.shape[1])
+        return self.proj(x) + self.rel
+
+
+class ReadsTheBufferBeforeReplacingIt(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("rel", torch.ones(1, 5, 1), persistent=False)
+
+    def forward(self, x):
+        y = x + self.rel  # the graph reads the old value; eager's next call would read the new one
+        self.rel = torch.zeros(1, x.shape[1], 1)
+        return y
+
+
+class ReplacesItsBufferWithData(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("rel", torch.ones(1, 5, 4), persistent=False)
+
+    def forward(self, x):
+        self.rel = x.mean(0, keepdim=True)
+        return x + self.rel
+
+
+def test_a_buffer_rebuilt_from_constants_is_a_cache_of_the_call():
+    model = RebuildsATableForItsSize().eval()
+    x, other = torch.randn(2, 5, 4), torch.randn(3, 5, 4)
+    proto = export(model, (x,), dynamic_shapes={"x": {0: "b"}})
+    assert model.rel.shape == (1, 3, 1)  # the live module is left as it was
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    graph_out = assert_session_matches(session, copy.deepcopy(model), (other,))
+    with torch.no_grad():
+        model(x)  # eager's first call fills the cache, the second reads it: the graph's values both times
+        assert np.allclose(model(other).numpy(), graph_out[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("model", [ReadsTheBufferBeforeReplacingIt(), ReplacesItsBufferWithData()],
+                         ids=lambda m: type(m).__name__)
+def test_a_buffer_replaced_otherwise_is_still_state(model):
+    with pytest.raises(LoweringError, match="assigning `self.rel` in forward replaces a submodule, parameter or buffer"):
+        export(model.eval(), (torch.randn(2, 5, 4),))

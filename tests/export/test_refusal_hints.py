@@ -75,3 +75,21 @@ def test_refusals_carry_their_own_way_out(model, message):
     with pytest.raises(LoweringError, match=re.escape(message)) as info:
         export(model, (torch.randn(2, 3),))
     assert "torch.where" not in str(info.value)
+
+
+class BestSoFar(nn.Module):
+    def forward(self, x):
+        best = None
+        n = x.sum()
+        while n > 0:
+            best = x * n
+            n = n - 1
+        return best
+
+
+def test_a_value_none_before_a_data_loop_is_named_with_its_way_out():
+    # ONNX `Loop` carries tensors of one type: None has no first value to carry.
+    with pytest.raises(LoweringError) as info:
+        export(BestSoFar(), (torch.randn(3),))
+    assert "`best` is None before the data-dependent loop at line" in info.value.message
+    assert "give `best` a tensor before the loop" in info.value.hint

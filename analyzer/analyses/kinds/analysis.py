@@ -40,7 +40,7 @@ from analyzer.analyses.engine.cfg import Cfg
 from analyzer.analyses.kinds.calls import bind_arguments
 from analyzer.analyses.kinds.expressions import ExpressionEvaluator
 from analyzer.analyses.kinds.facts import Fact
-from analyzer.analyses.kinds.function_flow import FunctionAnalysis
+from analyzer.analyses.kinds.function_flow import FunctionAnalysis, used_as_tensor
 from analyzer.analyses.kinds.summaries import MAX_CALL_DEPTH, ClassInfo, Frame, Summary
 from analyzer.analyses.kinds.values import STATIC_PY, UNKNOWN, Value, join
 from analyzer.analyses.project.caller_origins import localized_entry, writes_into_inputs
@@ -209,6 +209,14 @@ class KindAnalyzer(ModuleScopes, ClassTables):
                 scalar = any(m.strip() in ("int", "float", "bool", "str", "Number")
                              for m in re.split(r"[|,()\[\]]", ann))
                 return Value.tensor(certain=not scalar, origin="input")
+            if _tensors_only(ann):
+                # `Optional[Tuple[torch.Tensor, torch.Tensor]]`: its items are tensors (unpacked,
+                # each is a forward input, as an item of `*args` is).
+                return Value.container(Value.tensor(certain=False, origin="input"))
+            if used_as_tensor(p.name, frame.fn.body):
+                # The annotation says otherwise (`batch: dict[str, Any]`), but the code uses it
+                # as only a tensor is used (`batch.sum()`, `batch[:, 0]`): what the code does wins.
+                return Value.tensor(certain=False, origin="input")
             if ann in ("int", "float", "bool", "str") or ann.startswith(("Optional[int", "Optional[bool", "Optional[float", "Optional[str")):
                 return STATIC_PY
             return Value("unknown")
@@ -307,6 +315,19 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         if known is None or known[0] is not fn:
             known = self._graphs[id(fn)] = (fn, Cfg(fn.body, fn.params), unexported_statements(fn.body))
         return known[1], known[2]
+
+
+_CONTAINERS = ("Tuple", "tuple", "List", "list", "Sequence")
+
+
+def _tensors_only(annotation: str) -> bool:
+    """An annotation of a tuple, list or sequence whose items are all tensors
+    (`Optional[Tuple[torch.Tensor, torch.Tensor]]`, `list[Tensor] | None`)."""
+    names = [n for n in re.split(r"[\s,|()\[\]]+", annotation) if n and n not in ("Optional", "None", "...", "typing.Optional")]
+    containers = [n for n in names if n.rsplit(".", 1)[-1] in _CONTAINERS]
+    items = [n for n in names if n.rsplit(".", 1)[-1] not in _CONTAINERS]
+    return len(containers) == 1 and names[0] is containers[0] and bool(items) \
+        and all(n.rsplit(".", 1)[-1] == "Tensor" for n in items)
 
 
 def _calls_super_forward(fn: ir.FunctionDef) -> bool:

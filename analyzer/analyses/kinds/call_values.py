@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from analyzer.analyses.kinds.levels import Level
 from analyzer.analyses.kinds.module_state import as_state
+from analyzer.analyses.kinds.ranks import absolute_only
 from analyzer.analyses.kinds.values import (
     DATA,
     KNOWN_WHEN_TRACED,
@@ -18,6 +19,7 @@ from analyzer.analyses.kinds.values import (
     Value,
     known_python_level,
     known_ref,
+    unknown_level,
 )
 
 
@@ -28,7 +30,8 @@ def as_attribute(value: Value, item: bool = False) -> Value:
     if value.type == "tensor":
         # Its size survives (`nn.Parameter(torch.zeros(n, h))`: `index_bounds`); values do not.
         size = value.bound if value.bound is not None and value.bound[0] == "axis" else None
-        return replace(Value.tensor(True, SHAPE, origin="parameter", ref=PARAM_VALUED), bound=size)
+        return replace(Value.tensor(True, SHAPE, origin="parameter", ref=PARAM_VALUED), bound=size,
+                       rank=absolute_only(value.rank))
     if value.type in ("python", "none", "container"):
         # A range does not survive: another method may set the attribute again.
         return replace(value, level=STATIC, ctl=STATIC, interval=None) if value.type != "container" else replace(
@@ -58,7 +61,7 @@ def as_index_level(v: Value) -> Level:
     if v.type in ("python", "container"):
         return max(v.level, v.ctl)
     if v.type == "unknown":
-        return v.level if v.level < DATA else STATIC
+        return unknown_level(v)
     return STATIC
 
 
@@ -110,7 +113,12 @@ def shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
 
 
 def max_level(args, kwargs) -> Level:
-    return max([a.level for a in list(args) + list(kwargs.values()) if a.type in ("python", "container")] + [STATIC])
+    """What a Python function of ``args`` (`math.ceil`, `max`, `np.prod` of no tensor)
+    depends on: the levels of its Python arguments, an unresolved one's included
+    (`unknown_level`: `math.ceil(H / patch_h)` is a size whatever `patch_h` is)."""
+    values = list(args) + list(kwargs.values())
+    return max([a.level for a in values if a.type in ("python", "container")]
+               + [unknown_level(a) for a in values if a.type == "unknown"] + [STATIC])
 
 
 def unknown_result(args, kwargs) -> Value:

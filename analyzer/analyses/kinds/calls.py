@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from analyzer.analyses.kinds import ranks
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.call_values import unknown_result, view_origin
 from analyzer.analyses.kinds.external_calls import ExternalCallSemantics
@@ -20,7 +21,17 @@ from analyzer.analyses.kinds.facts import OpFact
 from analyzer.analyses.kinds.module_state import built_here
 from analyzer.analyses.kinds.python_calls import PythonCallSemantics
 from analyzer.analyses.kinds.summaries import Summary
-from analyzer.analyses.kinds.values import FIXED_ROWS, SHAPE, STATIC, STATIC_PY, UNKNOWN, Value, default_value
+from analyzer.analyses.kinds.values import (
+    FIXED_ROWS,
+    SHAPE,
+    STATIC,
+    STATIC_PY,
+    UNKNOWN,
+    Value,
+    default_value,
+    join,
+    join_all,
+)
 from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.analyses.ranges import fixed_rows
 from analyzer.analyses.ranges.keyed_ranges import into_callee
@@ -83,6 +94,10 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         if isinstance(key, ClassKey):
             if self.analyzer.is_module_class(key):
                 return built_here(key)
+            if any(v.type == "tensor" for v in (*args, *kwargs.values())):
+                # An object holding tensors (a model output): its fields are not followed, so
+                # it is what an unresolved call's result is, not a static Python value.
+                return unknown_result(args, kwargs)
             return STATIC_PY
         return UNKNOWN
 
@@ -111,10 +126,6 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         return self.invoke(ref, fn, class_key, func.elem, args, kwargs, node)
 
     def invoke(self, key: FunctionKey, fn: ir.FunctionDef, class_key, self_value, args, kwargs, node) -> Value:
-        if any(a.type == "starred" for a in args) or "**" in kwargs:
-            if not any(a.type == "starred" for a in args):
-                self._record(node, explicit_arguments(fn, args, kwargs, self_value))
-            return unknown_result(args, kwargs)
         collect = self.frame.collect_attributes if self.frame is not None else None
         collecting = collect is not None and self_value is not None and self.frame.self_value == self_value
         if (collecting and class_key is not None and self_value.type == "module" and class_key != self_value.ref
@@ -128,10 +139,16 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
             caller = self.frame.self_value.ref if self.frame is not None and self.frame.self_value is not None else None
             args = [inward(self.analyzer, caller, accessor, self_value.ref, a) for a in args]
             kwargs = {k: inward(self.analyzer, caller, accessor, self_value.ref, v) for k, v in kwargs.items()}
-        bound = into_callee(bind_arguments(fn, args, kwargs, self_value), fn, key.path, node, self_value, self.frame,
-                            bind_arguments)
-        self._record(node, bound)
+        bound = bind_arguments(fn, args, kwargs, self_value)
         module = self.analyzer.module_ir(key.path)
+        # Ranks are passed as the callee's own parameters' (`ranks`): its summaries are
+        # shared by every caller, and what it returns relative to them is translated back.
+        passed = {ranks.param_token(module.path if module is not None else key.path, fn.qualname, name): v.rank
+                  for name, v in bound.items() if v.type == "tensor"}
+        originals = {v: v for v in bound.values()}
+        bound = into_callee({name: ranks.strip(v) for name, v in bound.items()}, fn, key.path, node, self_value,
+                            self.frame, bind_arguments)
+        self._record(node, bound)
         if collecting:
             # A helper called from __init__ (`self._build()`): its `self.x = ...` count too.
             summary = self.analyzer.call_function(key, fn, module, bound, self_value, class_key, collect=collect)
@@ -141,7 +158,10 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         # branches and loops are kept; only the ops it exports are facts.
         scripted = any(expr_text(d).rsplit(".", 1)[-1] in api.SCRIPTED_WHEN_TRACING_DECORATORS for d in fn.decorators)
         self._forward_facts(summary, ops_only=scripted)
-        return outward(summary.returns, accessor) if crossing else summary.returns
+        # An argument returned as it was passed is the caller's very value (`is`: a training
+        # target still at its default, `tracing_guards`), not an equal copy.
+        returns = ranks.as_passed(ranks.substitute(summary.returns, passed), originals)
+        return outward(returns, accessor) if crossing else returns
 
     def _other_self(self, self_value) -> bool:
         """Whether the call runs a method of a module that is not this frame's `self`
@@ -204,34 +224,68 @@ def explicit_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self
 
 
 def bind_arguments(fn: ir.FunctionDef, args: list[Value], kwargs: dict, self_value: Value | None) -> dict[str, Value]:
+    """The values of ``fn``'s parameters for a call with ``args`` (a `*iterable` among them
+    as a "starred" value) and ``kwargs`` (a `**mapping` under the key "**"), as Python
+    binds them. An iterable of known items fills the positions one by one; one of unknown
+    length may fill any position from its own on (its item, or the default); a mapping
+    may fill any parameter the call does not name (its item, or the default)."""
     params = list(fn.params)
     positional = list(args)
     if self_value is not None and params and params[0].kind in ("positional", "posonly"):
         positional = [self_value] + positional
+    positional, spread = _spread(positional)
+    mapping = kwargs.get("**")
+    named = {k: v for k, v in kwargs.items() if k != "**"}
+    from_mapping = None if mapping is None else mapping.elem if mapping.type == "container" and mapping.elem is not None \
+        else UNKNOWN
     bound: dict[str, Value] = {}
     i = 0
     for p in params:
+        default = (default_value(p.default) if isinstance(p.default, ir.Const) else STATIC_PY) if p.default is not None else None
         if p.kind in ("positional", "posonly"):
             if i < len(positional):
                 bound[p.name] = positional[i]
                 i += 1
-            elif p.name in kwargs:
-                bound[p.name] = kwargs[p.name]
-            elif p.default is not None:
-                bound[p.name] = default_value(p.default) if isinstance(p.default, ir.Const) else STATIC_PY
+            elif p.name in named:
+                bound[p.name] = named[p.name]
+            elif spread is not None or from_mapping is not None:
+                bound[p.name] = join(join(spread, from_mapping), default) or UNKNOWN
+            elif default is not None:
+                bound[p.name] = default
             else:
                 bound[p.name] = UNKNOWN
         elif p.kind == "vararg":
-            bound[p.name] = Value.container(elems=tuple(positional[i:]))
+            rest = tuple(positional[i:])
+            bound[p.name] = Value.container(elems=rest) if spread is None else Value.container(join_all((*rest, spread)))
             i = len(positional)
         elif p.kind == "kwonly":
-            if p.name in kwargs:
-                bound[p.name] = kwargs[p.name]
+            if p.name in named:
+                bound[p.name] = named[p.name]
+            elif from_mapping is not None:
+                bound[p.name] = join(from_mapping, default) or UNKNOWN
             else:
-                bound[p.name] = default_value(p.default) if isinstance(p.default, ir.Const) else STATIC_PY
+                bound[p.name] = default if default is not None else STATIC_PY
         elif p.kind == "kwarg":
-            bound[p.name] = Value.container(UNKNOWN, ref="dict")
+            bound[p.name] = Value.container(from_mapping or UNKNOWN, ref="dict")
     return bound
+
+
+def _spread(positional: list[Value]) -> tuple[list[Value], Value | None]:
+    """The positional arguments with each `*iterable` of known items spread out, up to the
+    first of unknown length, and that one's item (None when there is none)."""
+    out: list[Value] = []
+    for a in positional:
+        if a.type != "starred":
+            out.append(a)
+            continue
+        inner = a.elem
+        if inner is not None and inner.type == "container" and inner.elems is not None:
+            out.extend(inner.elems)
+            continue
+        item = inner.elem if inner is not None and inner.type in ("container", "modules") and inner.elem is not None \
+            else UNKNOWN
+        return out, item
+    return out, None
 
 
 def _find_function(module: ir.Module, qualname: str) -> ir.FunctionDef | None:

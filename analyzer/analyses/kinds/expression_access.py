@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from analyzer.analyses.kinds import ranks
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.call_values import index_shape_level, view_origin
 from analyzer.analyses.kinds.expression_operators import all_shape_valued
@@ -61,7 +62,7 @@ class AccessSemantics:
         if t == "tensor":
             if attr in api.SHAPE_ATTRIBUTES:
                 lvl = base.shape_level
-                return Value.container(Value.python(lvl), level=lvl, ref="shape")
+                return replace(Value.container(Value.python(lvl), level=lvl, ref="shape"), rank=base.rank)
             if attr in api.STATIC_ATTRIBUTES:
                 return STATIC_PY
             if attr in api.TENSOR_ATTRIBUTES:
@@ -140,7 +141,8 @@ class AccessSemantics:
                                     [p for p in parts if p.type != "tensor"]) if known else None
             origin = "copy" if has_tensor(index) else FIXED_ROWS if kept_by_slice(base, index_node) else view_origin(base)
             return replace(Value.tensor(base.certain, shape_level, ref=ref, origin=origin),
-                           bound=index_bounds.picked(base.bound, index_node), interval=base.interval)
+                           bound=index_bounds.picked(base.bound, index_node), interval=base.interval,
+                           rank=ranks.of_subscript(base.rank, index, index_node, self.rank_facts) if base.certain else None)
         if t == "container":
             if base.ref == "shape" and base.level >= DATA and size_level(base.level, index_node) < DATA:
                 return Value.python(SHAPE)
@@ -150,7 +152,7 @@ class AccessSemantics:
                 except IndexError:
                     return UNKNOWN
             if isinstance(index_node, ir.Slice) or (index.type == "python" and index.ref == "slice"):
-                return replace(base, elems=None, level=max(base.level, index.level))
+                return replace(base, elems=None, level=max(base.level, index.level), rank=None)
             item = picked_item(base.elem or UNKNOWN, max(index.level, base.ctl))
             return keyed_ranges.subscripted(base, index_node, item, self.function) if base.interval is not None else item
         if t == "modules":

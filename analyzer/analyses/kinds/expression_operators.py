@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from analyzer.analyses.kinds import ranks
 from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, OpFact
+from analyzer.analyses.kinds.narrowing import narrowed
 from analyzer.analyses.kinds.values import (
     DATA,
     FALSE_FLAG,
@@ -23,7 +25,9 @@ from analyzer.analyses.kinds.values import (
     known_python_level,
     known_ref,
     type_tag,
+    unknown_level,
 )
+from analyzer.analyses.kinds.levels import Level
 from analyzer.analyses.ranges.axis_sizes import broadcast
 from analyzer.analyses.ranges.value_ranges import arithmetic, negated, with_literal
 from analyzer.frontend import ir
@@ -56,14 +60,17 @@ class OperatorSemantics:
             ref = "bool" if op in ("&", "|", "^") and all(v.ref == "bool" for v in tensors) else None
             ref = all_shape_valued(tensors, others) or ref
             bound = broadcast([v.bound for v in tensors]) if op in ("+", "-", "*", "/") else None
-            return replace(Value.tensor(certain, max(v.shape_level for v in tensors), ref=ref), bound=bound)
+            rank = ranks.matmul(a, b) if op == "@" else ranks.broadcast(
+                [v.rank for v in tensors] + [None for v in others if not ranks.number_like(v)])
+            return replace(Value.tensor(certain, max(v.shape_level for v in tensors), ref=ref), bound=bound, rank=rank)
         if a.type == "container" and b.type == "container" and op == "+":
             elems = a.elems + b.elems if a.elems is not None and b.elems is not None else None
             return Value.container(join(a.elem, b.elem), elems=elems, level=max(a.level, b.level), ref=a.ref)
         if a.type == "container" and op == "*":
             return Value.container(a.elem, level=max(a.level, b.level))
         if a.type in ("python", "none") and b.type in ("python", "none"):
-            return Value.python(max(a.level, b.level))
+            # bound under the branches its operands were (`steps + 1` of a counter of a data loop)
+            return Value("python", max(a.level, b.level), ctl=max(a.ctl, b.ctl))
         if a.type == "unknown" or b.type == "unknown":
             return Value("unknown", max(a.level, b.level))
         return Value("unknown", max(a.level, b.level))
@@ -96,23 +103,30 @@ class OperatorSemantics:
         if any(op in ("in", "not in") for op in e.ops):
             if any(v.type == "tensor" for v in values):
                 return UNKNOWN
-            return Value.python(max((v.level for v in values if v.type in ("python", "container")), default=STATIC))
+            # `x in c` looks at x's value and at c's items (a dict's keys: its level).
+            return Value.python(max([compared_level(v) for v in values[:-1]] + [member_level(values[-1])]))
         tensors = [v for v in values if v.type == "tensor"]
         if tensors:
             certain = any(v.certain for v in tensors)
             if not certain and any(v.type == "unknown" for v in values):
                 return UNKNOWN
             shape_valued = all_shape_valued(tensors, [v for v in values if v.type != "tensor"])
-            return Value.tensor(certain, max(v.shape_level for v in tensors), ref=shape_valued or "bool")
+            return replace(Value.tensor(certain, max(v.shape_level for v in tensors), ref=shape_valued or "bool"),
+                           rank=ranks.broadcast([v.rank for v in tensors] + [
+                               None for v in values if v.type != "tensor" and not ranks.number_like(v)]))
         if any(v.type == "unknown" for v in values):
-            return Value("unknown", max(v.level for v in values))
-        return Value.python(max(max(v.level for v in values), max(v.ctl for v in values)))
+            known = [compared_level(v) for v in values if v.type != "unknown"]
+            return Value("unknown", max([v.level for v in values] + known))
+        return Value("python", max(compared_level(v) for v in values), ctl=max(v.ctl for v in values))
 
     def _ev_BoolOp(self, e, state):
         values = []
         level = STATIC
+        seen = state
         for i, sub in enumerate(e.values):
-            v = self.ev(sub, state)
+            v = self.ev(sub, seen)
+            if e.op == "and":
+                seen = narrowed(seen, sub)  # `isinstance(h, tuple) and len(h) == 2`: a tuple's length
             values.append(v)
             if i < len(e.values) - 1:
                 truth = v.truth_level()
@@ -137,6 +151,38 @@ class OperatorSemantics:
             fact = self.sink[emitted]  # the sides' types, for the torch.where fix
             self.sink[emitted] = replace(fact, types=fact.types + (("$else", type_tag(orelse)), ("$then", type_tag(body))))
         return (join(body, orelse) or UNKNOWN).tainted(level)
+
+
+def compared_level(v: Value) -> Level:
+    """What comparing ``v`` (`==`, `<`, `in`) depends on: a Python value's level, and for a
+    tuple or list its items' too (`(h, w) == self.size` of sizes is a shape test, `pair ==
+    (1, 3)` of escaped values a data test). Tensor items are left out (quiet when unsure);
+    an unresolved value counts up to shape (`unknown_level`), as it always did in a
+    comparison, where it was bound included (an item of an unresolved result is taken
+    for one bound under its level)."""
+    if v.type == "unknown":
+        return unknown_level(v)
+    if v.type not in ("python", "none", "container"):
+        return v.ctl
+    level = max(v.level, v.ctl)
+    if v.type == "container" and v.ref != "dict":
+        items = v.elems if v.elems is not None else (v.elem,) if v.elem is not None else ()
+        level = max([level] + [compared_level(i) for i in items if i.type != "tensor"])
+    return level
+
+
+def member_level(container: Value) -> Level:
+    """What `x in container` depends on besides ``x``: the items of a list, tuple or set
+    (`3 in ids.tolist()` is data), the keys of a dict (its level: `d[t.item()] = v`)."""
+    if container.type == "container" and container.ref == "dict":
+        return max(container.level, container.ctl)
+    return compared_level(container)
+
+
+def key_level(key: Value) -> Level:
+    """What the keys of a dict (the items of a set) depend on once ``key`` is added: its
+    value, a tuple's items included (`cache[(h, w)] = v` keys it by sizes)."""
+    return key.level if key.type == "unknown" else max(key.level, compared_level(key))
 
 
 def all_shape_valued(tensors, others) -> str | None:

@@ -18,10 +18,12 @@ from analyzer.analyses.kinds.calls import CallSemantics
 from analyzer.analyses.kinds.driver import Driver
 from analyzer.analyses.kinds.expression_access import AccessSemantics, has_tensor
 from analyzer.analyses.kinds.expression_literals import LiteralSemantics
-from analyzer.analyses.kinds.expression_operators import OperatorSemantics
+from analyzer.analyses.kinds.expression_operators import OperatorSemantics, key_level, member_level
 from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, Fact, InplaceFact, IterationFact, Site
 from analyzer.analyses.kinds.levels import Level
+from analyzer.analyses.kinds import ranks
 from analyzer.analyses.kinds.module_state import submodule_items
+from analyzer.analyses.kinds.narrowing import narrowed
 from analyzer.analyses.kinds.shapes import row_count_level, row_of, rows_fixed_by_model
 from analyzer.analyses.kinds.summaries import Frame
 from analyzer.analyses.kinds.values import (
@@ -58,6 +60,11 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         self.check_conditions: set[int] = set()  # ids of `p.item()` calls that only feed torch._check
         self.fixed_arity: set[int] = set()  # ids of iterables unpacked into a fixed number of names (`arity`)
         self.in_comprehension = 0  # how many comprehensions the expression being evaluated is in
+
+    @property
+    def rank_facts(self):
+        """What the function body being evaluated proves of its parameters' ranks."""
+        return self.function.rank_facts if self.function is not None else None
 
     # ------------------------------------------------------------------ facts
 
@@ -102,11 +109,27 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
                 outer.append(f)
             if report and level >= SHAPE:
                 site = self.site(span)
+                by_control = exits_loop and level >= DATA and self._by_control(test, state)
                 types = (("$pred", type_tag(value)),)
                 if isinstance(test, (ir.BoolOp, ir.UnaryOp)):
                     types += (("$leaves", self._leaf_tags(test, state)),)
-                outer.append(BranchFact(site, construct, level, self.text(test), exits_loop, types=types))
+                outer.append(BranchFact(site, construct, level, self.text(test), exits_loop, types=types,
+                                        by_control=by_control))
         return level
+
+    def _by_control(self, test, state) -> bool:
+        """Whether the Python predicate ``test`` is data only through the branches its
+        values were bound under (`BranchFact.by_control`), every operand of `and`/`or`."""
+        if isinstance(test, ir.BoolOp):
+            return all(self._by_control(v, state) for v in test.values)
+        if isinstance(test, ir.UnaryOp) and test.op == "not":
+            return self._by_control(test.operand, state)
+        sink, self.sink = self.sink, None
+        try:
+            value = self.ev(test, dict(state))
+        finally:
+            self.sink = sink
+        return value.type == "python" and value.ctl >= value.level
 
     def _leaf_tags(self, test, state) -> str:
         """``tensor`` when every operand under the ``not`` / ``and`` / ``or`` of ``test``
@@ -145,7 +168,12 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
 
     def _bool_level(self, test, state) -> Level:
         if isinstance(test, ir.BoolOp):
-            return max((self._bool_level(v, state) for v in test.values), default=STATIC)
+            levels = []
+            for v in test.values:
+                levels.append(self._bool_level(v, state))
+                if test.op == "and":
+                    state = narrowed(state, v)  # what follows `isinstance(h, tuple) and` sees a tuple
+            return max(levels, default=STATIC)
         if isinstance(test, ir.UnaryOp) and test.op == "not":
             return self._bool_level(test.operand, state)
         sink, self.sink = self.sink, None
@@ -171,14 +199,17 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             if base.type == "tensor":
                 # An assumed tensor may be a list (`feature_maps[i] = ...`); a tensor index or
                 # a multi-axis index (`state[1][:, :, i] = ...`) says it is not.
-                if base.certain or has_tensor(index) or multi_axis(target.index):
+                if ranks.lower_rank_mask(base, index, target.index, value, self.rank_facts):
+                    self.emit(InplaceFact(self.site(target.span), "mask-lower-rank", self.text(target),
+                                          written_kind(base)))
+                elif base.certain or has_tensor(index) or multi_axis(target.index):
                     self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target), written_kind(base)))
                 if base.ref in KNOWN_WHEN_TRACED and isinstance(target.value, ir.Name) and value.ref not in KNOWN_WHEN_TRACED:
                     state[target.value.id] = replace(base, ref=None)  # written with other values
             elif base.type == "container" and isinstance(target.value, ir.Name):
                 level = base.level
                 if base.ref == "dict" and index.type in ("python", "container", "unknown"):
-                    level = max(level, index.level)  # keys from data (`d[t.item()] = v`): which keys exist is data
+                    level = max(level, key_level(index))  # keys from data (`d[t.item()] = v`): which keys exist is data
                 state[target.value.id] = replace(base, elem=join(base.elem, value), elems=None, level=level)
         elif isinstance(target, ir.Attribute):
             owner = self.ev(target.value, state)
@@ -280,13 +311,28 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             owner = state.get(e.func.value.id)
             if owner is not None and owner.type == "container":
                 added = args[-1] if args else UNKNOWN
+                level = owner.level
                 if e.func.attr == "extend" and added.type == "container":
                     added = added.elem or UNKNOWN
                 elif e.func.attr == "update" and owner.interval is not None:
                     added = keyed_ranges.update_items(owner, added) or added  # one dict display into another
-                state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added))
-                return NONE
+                if e.func.attr in ("setdefault", "add") and args:
+                    # A new key (a set's item) only when no equal one is there: how many there
+                    # are is as dynamic as the keys' values (`d.setdefault(t.item(), [])`).
+                    level = max(level, key_level(args[0]))
+                elif e.func.attr == "update" and args:
+                    level = max(level, member_level(args[0]))
+                if e.func.attr == "setdefault":
+                    added = args[1] if len(args) > 1 else NONE
+                state[e.func.value.id] = replace(owner, elems=None, elem=join(owner.elem, added), level=level)
+                # `setdefault` returns what the key holds: the default or an earlier item
+                return join(owner.elem, added) if e.func.attr == "setdefault" else NONE
         result = value_ranges.after_call(func, args, e, self.call(func, args, kwargs, e, state))
+        if result.type == "tensor" and result.rank is None and func.type in ("ext", "method", "module"):
+            result = replace(result, rank=ranks.of_call(func, args, kwargs, e, self.rank_facts))
+        elif result.type == "container" and result.ref == "shape" and func.type == "method" \
+                and func.elem is not None and func.elem.type == "tensor":
+            result = replace(result, rank=func.elem.rank)  # `x.size()`: as many sizes as x has dimensions
         if result.type == "tensor" and (result.bound is not None or func.type in ("ext", "method")):
             result = replace(result, bound=_bound_after(func, args, e))
         if result.type == "tensor" and result.bound is None and func.type in ("ext", "module"):
@@ -296,9 +342,11 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         if (isinstance(e.func, ir.Attribute) and isinstance(e.func.value, ir.Name) and func.type == "method"
                 and (api.is_inplace_method(e.func.attr) or e.func.attr in api.INDEX_PUT_METHODS)):
             owner = state.get(e.func.value.id)
-            if owner is not None and owner.type == "tensor" and owner.ref in KNOWN_WHEN_TRACED \
-                    and not all(a.ref in KNOWN_WHEN_TRACED or a.type in ("python", "none") for a in args):
-                state[e.func.value.id] = replace(owner, ref=None)  # `acc.add_(x)`: no longer shape-valued
+            if owner is not None and owner.type == "tensor" and owner.ref in KNOWN_WHEN_TRACED and (
+                    api.is_random(e.func.attr)
+                    or not all(a.ref in KNOWN_WHEN_TRACED or a.type in ("python", "none") for a in args)):
+                # `acc.add_(x)`, `noise.normal_()`: no longer shape-valued
+                state[e.func.value.id] = replace(owner, ref=None, interval=None)
             if owner is not None and owner.type == "tensor" and owner.bound is not None:
                 state[e.func.value.id] = replace(state[e.func.value.id], bound=None)  # written: no longer bounded
         return result

@@ -4,6 +4,8 @@ they emit), numpy and math (escapes of tensor values), and the standard library.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.call_values import (
     as_index_level,
@@ -16,6 +18,7 @@ from analyzer.analyses.kinds.call_values import (
 from analyzer.analyses.kinds.facts import EscapeFact, InplaceFact
 from analyzer.analyses.kinds.foreign_runtimes import context_call, foreign_result, is_foreign, outside_graph
 from analyzer.analyses.kinds.module_state import built_here
+from analyzer.analyses.kinds.ranks import lower_rank_mask
 from analyzer.analyses.kinds.shapes import call_args, counted_range, pieces, repeats_are_data, size_level
 from analyzer.analyses.kinds.summaries import BOOL_METHODS
 from analyzer.analyses.kinds.values import (
@@ -156,12 +159,21 @@ class ExternalCallSemantics:
                 return Value("python", known_level(recv.ref), shape_level=shape_level, ref=NDARRAY)
             self.emit(EscapeFact(self.site(node.span), name, "numpy", self.text(node)))
             return Value("python", DATA, shape_level=shape_level, ref=NDARRAY)
-        if name in api.INDEX_PUT_METHODS and name.endswith("_"):
-            self.emit(InplaceFact(self.site(node.span), "index_put_", self.text(node), written_kind(recv)))
+        if name in api.POSITION_WRITE_METHODS and (name in api.INDEX_PUT_METHODS
+                                                   or written_kind(recv) not in ("input", "view")):
+            # Into an input or a view, any in-place method is the finding (below).
+            how = "index_put_"
+            if name == "index_put_" and len(args) > 1 and args[0].type == "container" and args[0].elems is not None \
+                    and len(args[0].elems) == 1 and lower_rank_mask(recv, args[0].elems[0], None, args[1], self.rank_facts):
+                how = "mask-lower-rank"  # `t.index_put_((mask,), v)`, as `t[mask] = v`
+            self.emit(InplaceFact(self.site(node.span), how, self.text(node), written_kind(recv)))
             return recv
         if api.is_inplace_method(name):
             if written_kind(recv) in ("input", "view"):
                 self.emit(InplaceFact(self.site(node.span), "inplace-input", self.text(node), written_kind(recv)))
+            if api.is_random(name):
+                # `torch.empty(n).uniform_()`: values drawn at run time, whatever the receiver held.
+                return replace(recv, ref=None, bound=None, interval=None)
             return recv
         tensors = [a for a in list(args) + list(kwargs.values()) if a.type == "tensor"]
         sizing = args

@@ -86,6 +86,10 @@ class BranchFact:
     types: tuple[tuple[str, str], ...] = ()
     fix: "Fix | None" = None  # filled by analyzer.fixes.branches
     no_fix: str | None = None  # why there is no fix, when one was attempted
+    # A Python predicate that is data only through the branches and loops its values were
+    # bound under (`steps == 10` of a counter of a data loop's passes), not through a
+    # value of its own (`n == 0` of `for n in t.tolist()`).
+    by_control: bool = False
 
     def type_of(self, key: str) -> str:
         return dict(self.types).get(key, "unknown")

@@ -11,6 +11,7 @@ from functools import cached_property
 
 from analyzer.analyses.engine.cfg import Node
 from analyzer.analyses.engine.dataflow import Analysis, node_uses_defs, solve
+from analyzer.analyses.kinds import ranks
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.arity import fixed_arity_iterables
 from analyzer.analyses.kinds.driver import Driver
@@ -49,7 +50,11 @@ class FunctionAnalysis(TracingGuards):
         self._followers: dict[int, list] | None = None
         self._loss_targets: dict[str, bool] = {}  # parameter -> read only by a loss
         self.frame = frame
-        self.args = args
+        # A tensor parameter's rank is a token of its own (`ranks`); what the body proves of
+        # it is `rank_facts`.
+        self.args = {name: replace(v, rank=ranks.absent_or(v.rank, ranks.param_token(frame.path, frame.qualname, name)))
+                     if v.type == "tensor" else v for name, v in args.items()}
+        self.rank_facts = ranks.RankFacts()
         self.cfg, self.unexported = analyzer.function_graph(frame.fn)
         self.region_level: dict[int, Level] = {}
         self.loop_bound: dict[int, Level] = {}
@@ -96,6 +101,7 @@ class FunctionAnalysis(TracingGuards):
         self.evaluator.sink = None
         facts.extend(f for f in self._loop_facts() if not self.training_run or id(f.site.span) in self._training_spans())
         returns = before[self.cfg.exit.id].get(RETURN, NONE if not _has_return_value(self.frame.fn) else UNKNOWN)
+        returns = ranks.resolved(returns, self.rank_facts)
         if self.training_run:
             return Summary(returns or NONE, [f if isinstance(f, TrainingOnlyFact) else TrainingOnlyFact(f.site, f)
                                              for f in facts if not isinstance(f, OpFact)])
@@ -262,7 +268,7 @@ class FunctionAnalysis(TracingGuards):
         tensors (feature maps) is not."""
         if not (isinstance(loop.target, ir.Name) and isinstance(loop.iter, ir.Name)):
             return False
-        return _used_as_tensor(loop.target.id, loop.body) and _used_as_tensor(loop.iter.id, self.frame.fn.body)
+        return used_as_tensor(loop.target.id, loop.body) and used_as_tensor(loop.iter.id, self.frame.fn.body)
 
     def ctl_level(self, node: Node) -> Level:
         return max((self.region_level.get(id(r), STATIC) for r in node.regions), default=STATIC)
@@ -355,6 +361,26 @@ class FunctionAnalysis(TracingGuards):
         self.statement(s, state)
         return state
 
+    def _learn_rank(self, s: ir.Assign, state: dict) -> None:
+        """`b, n, c = x.shape` (or `x.size()`) proves that `x` has three dimensions."""
+        target = s.targets[0] if len(s.targets) == 1 else None
+        if not isinstance(target, (ir.Tuple, ir.List)) or any(isinstance(e, ir.Starred) for e in target.elts):
+            return
+        of = s.value
+        if isinstance(of, ir.Call) and not of.args and isinstance(of.func, ir.Attribute) and of.func.attr == "size":
+            of = of.func.value
+        elif isinstance(of, ir.Attribute) and of.attr == "shape":
+            of = of.value
+        else:
+            return
+        if isinstance(of, ir.Name):
+            tensor = state.get(of.id)
+            if tensor is not None and tensor.type == "tensor":
+                n = len(target.elts)
+                self.rank_facts.learn(tensor.rank, n)
+                if tensor.rank is None:
+                    state[of.id] = replace(tensor, rank=ranks.absolute(n))
+
     def statement(self, s, state: dict) -> None:
         ev = self.evaluator
         if isinstance(s, ir.Assign):
@@ -368,6 +394,7 @@ class FunctionAnalysis(TracingGuards):
                     value = replace(value, origin="view")
             for t in s.targets:
                 ev.bind(t, value, state)
+            self._learn_rank(s, state)
         elif isinstance(s, ir.AugAssign):
             current = ev.ev(s.target, state)
             value = ev.binop(s.op, current, with_literal(ev.ev(s.value, state), s.value, current))
@@ -403,7 +430,7 @@ class FunctionAnalysis(TracingGuards):
                 ev.ev(e, state)
 
 
-def _used_as_tensor(name: str, body) -> bool:
+def used_as_tensor(name: str, body) -> bool:
     """Whether ``body`` uses ``name`` as only a tensor is used: a tensor attribute or
     method that Python sequences lack (`.shape`, `.sum()`), or a multi-axis index."""
     for s in ir.walk_statements(body):

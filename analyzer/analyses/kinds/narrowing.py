@@ -59,13 +59,31 @@ class TypeNarrowing:
 
 
 def _container_test(s: ir.If) -> tuple[str, str, set[int]] | None:
-    """(name, container ref, ids of the body's statements) of `if isinstance(name, T):`."""
-    t = s.test
+    """(name, container ref, ids of the body's statements) of `if isinstance(name, T):`
+    (or `if isinstance(name, T) and ...:`)."""
+    tests = s.test.values if isinstance(s.test, ir.BoolOp) and s.test.op == "and" else [s.test]
+    found = next((c for c in map(container_test, tests) if c is not None), None)
+    if found is None or found[0] in assigned_names(s.body):
+        return None
+    return found[0], found[1], {id(x) for x in ir.walk_statements(s.body)}
+
+
+def container_test(t) -> tuple[str, str] | None:
+    """(name, container ref) of the expression `isinstance(name, T)`, T a container type."""
     if not (isinstance(t, ir.Call) and expr_text(t.func) == "isinstance" and len(t.args) == 2
             and all(a.keyword is None and not a.star for a in t.args) and isinstance(t.args[0].value, ir.Name)):
         return None
     ref = CONTAINER_TYPES.get(expr_text(t.args[1].value))
-    name = t.args[0].value.id
-    if ref is None or name in assigned_names(s.body):
-        return None
-    return name, ref, {id(x) for x in ir.walk_statements(s.body)}
+    return (t.args[0].value.id, ref) if ref is not None else None
+
+
+def narrowed(state: dict, test) -> dict:
+    """``state`` as the operands after ``test`` in `test and ...` see it: a tensor that
+    `isinstance(name, T)` tests is the container T there."""
+    found = container_test(test)
+    value = state.get(found[0]) if found is not None else None
+    if value is None or value.type != "tensor":
+        return state
+    inner = dict(state)
+    inner[found[0]] = replace(Value.container(UNKNOWN, ref=found[1]), ctl=value.ctl)
+    return inner

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.call_values import as_index_level, max_level, shape_valued, unknown_result
+from analyzer.analyses.kinds.expression_operators import compared_level, member_level
 from analyzer.analyses.kinds.facts import EscapeFact, IterationFact
 from analyzer.analyses.kinds.shapes import row_count_level, row_of, rows_fixed_by_model
 from analyzer.analyses.kinds.values import (
@@ -123,7 +124,9 @@ class PythonCallSemantics:
                 return first.elem or UNKNOWN
             return UNKNOWN
         if name in ("dict",):
-            return Value.container(UNKNOWN, ref="dict")
+            # Its keys are the mapping's or the pairs' first items (`dict(zip(t.tolist(), ...))`).
+            keys = member_level(first) if first.type == "container" else STATIC
+            return Value.container(UNKNOWN, ref="dict", level=keys)
         return unknown_result(args, kwargs)
 
     def call_method(self, recv: Value, name: str, args, kwargs, node) -> Value:
@@ -148,7 +151,9 @@ class PythonCallSemantics:
             if name == "register_buffer" or name == "register_parameter":
                 collect = self.frame.collect_attributes if self.frame is not None else None
                 if collect is not None and isinstance(node.args[0].value, ir.Const):
-                    collect[node.args[0].value.value] = Value.tensor(origin="parameter", ref=PARAM_VALUED)
+                    registered = args[1] if len(args) > 1 and args[1].type == "tensor" else None
+                    collect[node.args[0].value.value] = replace(Value.tensor(origin="parameter", ref=PARAM_VALUED),
+                                                                rank=registered.rank if registered else None)
                 return NONE
             if name in ("parameters", "buffers", "modules", "children", "named_parameters"):
                 return Value.container(UNKNOWN)
@@ -171,7 +176,8 @@ class PythonCallSemantics:
             if name in ("get", "pop"):
                 return join(recv.elem or UNKNOWN, args[1] if len(args) > 1 else NONE) or UNKNOWN
             if name in ("index", "count"):
-                return Value.python(recv.level)
+                # Where an item is, how often: as dynamic as the items' values and the one looked for.
+                return Value.python(max([member_level(recv)] + [compared_level(a) for a in args]))
             return UNKNOWN
         if recv.type in ("python", "none"):
             return Value.python(max([recv.level] + [a.level for a in args if a.type == "python"]))

@@ -72,6 +72,13 @@ DATA_SHAPE_METHODS = frozenset({
 
 # Methods that write into their receiver (besides the generic trailing-underscore rule).
 INDEX_PUT_METHODS = frozenset({"index_put_", "index_put", "masked_scatter_", "index_copy_", "index_fill_"})
+# In-place methods that write values at positions (or the whole of) their receiver, as an
+# index assignment does (`t[idx] = v`, `t[mask] = 0`, `t[:] = v`): reported as one, into
+# whatever the receiver is, a tensor made here included (UT304).
+POSITION_WRITE_METHODS = frozenset({
+    "index_put_", "masked_scatter_", "index_copy_", "index_fill_", "index_add_", "index_reduce_",
+    "scatter_", "scatter_add_", "scatter_reduce_", "masked_fill_", "put_", "copy_",
+})
 # Out-of-place writes whose result has the receiver's shape (broadcast with the mask of
 # the masked ones, their first argument): the values written, however many (`source` of
 # `masked_scatter` taken from a boolean mask), size nothing.

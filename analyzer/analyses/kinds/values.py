@@ -23,7 +23,9 @@ on it depends on:
 - `nullable`: for tensors, None on some paths (`t = f(x) if m is not None else None`):
   `if t:` then is a None test, as it is written for;
 - `interval`: the range of a number's or a tensor's values, when one is known
-  (`value_ranges`).
+  (`value_ranges`);
+- `rank`: for tensors, how many dimensions it has where the code fixes it (`ranks`);
+  for a shape (`x.shape`, `x.size()`), the rank of its tensor.
 
 Values are immutable and hashable so that function summaries can be memoised by the
 abstract arguments they were called with.
@@ -35,6 +37,7 @@ from dataclasses import dataclass, replace
 
 from analyzer.analyses.kinds.foreign_runtimes import foreign_join, is_foreign
 from analyzer.analyses.kinds.levels import Level
+from analyzer.analyses.kinds.ranks import join_ranks
 from analyzer.analyses.ranges.value_ranges import join_ranges
 
 STATIC, SHAPE, DATA = Level.STATIC, Level.SHAPE, Level.DATA
@@ -54,6 +57,7 @@ class Value:
     nullable: bool = False
     bound: tuple | None = None
     interval: object = None
+    rank: object = None
 
     # -------------------------------------------------------------- constructors
 
@@ -103,6 +107,8 @@ class Value:
             return DATA if self.certain else self.ctl
         if self.type in ("python", "container", "none"):
             return max(self.level, self.ctl)
+        if self.type == "unknown":
+            return max(unknown_level(self), self.ctl)
         return self.ctl
 
     def identity_level(self) -> Level:
@@ -110,6 +116,14 @@ class Value:
         if self.type in ("python", "none", "container"):
             return max(self.level, self.ctl)
         return self.ctl
+
+
+def unknown_level(v: Value) -> Level:
+    """What an `unknown` value is known to depend on: the shapes and Python values it was
+    computed from (`H / self.patch_h` with the attribute unresolved is still a size), but
+    not data: an unresolved call fed by tensors may return anything (a constant, a None,
+    a module), so the rules stay quiet on it."""
+    return v.level if v.level < DATA else STATIC
 
 
 # `ref` of a tensor whose values were computed from shapes and constants only
@@ -239,6 +253,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
             a.ref if a.ref == b.ref else _either_layer(a, b), elems, elem, _either_origin(a, b),
             a.nullable or b.nullable, a.bound if a.bound == b.bound else None,
             join_ranges(a.interval, b.interval) if a.interval is not None and b.interval is not None else None,
+            join_ranks(a.rank, b.rank),
         )
     if "none" in types and len(types) == 2:
         other = a if b.type == "none" else b

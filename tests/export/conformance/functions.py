@@ -17,4 +17,8 @@ ENTRIES = [
     Entry("module-level helper", "r = scale(v, 2)", module="def scale(a, k):\n    return a * k"),
     Entry("lambda in a list", "fs = [lambda a: a + 1, lambda a: a * 2]\nr = fs[1](fs[0](v))"),
     Entry("function as a value", "def f(a):\n    return a + 1\ng = f\nr = g(v) + (g is f)"),
+    Entry("instance with __call__", "r = Scale(3)(v) + Always(2)(v, k=1)",
+          module="class Scale:\n    def __init__(self, k):\n        self.k = k\n    def __call__(self, a):\n"
+                 "        return a * self.k\n\n\nclass Always:\n    def __init__(self, val):\n        self.val = val\n"
+                 "    def __call__(self, *args, **kwargs):\n        return self.val"),
 ]
