@@ -379,28 +379,6 @@ case("annotated-tuple-of-tensors", """
             return x
 """)
 
-# Followed calls meet annotations that disagree: a forward input a caller's annotation
-# alone made a tensor, passed to a parameter annotated as a list of tuples, decides
-# nothing there (no code says which is right); what the code does with it still counts.
-case("annotations-disagree", """
-    import torch
-    import torch.nn as nn
-
-    def attend(value, value_spatial_shapes_list: list[tuple], feats, **kwargs):
-        value_list = value.split([h * w for h, w in value_spatial_shapes_list], dim=1)
-        for level_id, (height, width) in enumerate(value_spatial_shapes_list):
-            value = value + height
-        for f in feats:  # expect: UT105
-            value = value + f
-        return value
-
-    class Decoder(nn.Module):
-        def forward(self, x, spatial_shapes_list: torch.Tensor | None = None, feats: torch.Tensor = None, **kwargs):
-            for row in spatial_shapes_list:  # expect: UT105
-                x = x + row
-            return attend(x, spatial_shapes_list, feats, **kwargs)
-""")
-
 # What the code does wins over the annotation there too: after `isinstance(h, tuple) and`
 # the operands that follow see a tuple (its length is static); before the test, `h` is
 # what the annotation says.

@@ -139,7 +139,7 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
             caller = self.frame.self_value.ref if self.frame is not None and self.frame.self_value is not None else None
             args = [inward(self.analyzer, caller, accessor, self_value.ref, a) for a in args]
             kwargs = {k: inward(self.analyzer, caller, accessor, self_value.ref, v) for k, v in kwargs.items()}
-        bound = _as_annotated(fn, bind_arguments(fn, args, kwargs, self_value))
+        bound = bind_arguments(fn, args, kwargs, self_value)
         module = self.analyzer.module_ir(key.path)
         # Ranks are passed as the callee's own parameters' (`ranks`): its summaries are
         # shared by every caller, and what it returns relative to them is translated back.
@@ -286,27 +286,6 @@ def _spread(positional: list[Value]) -> tuple[list[Value], Value | None]:
             else UNKNOWN
         return out, item
     return out, None
-
-
-_NOT_TENSORS = ("list", "List", "tuple", "Tuple", "dict", "Dict", "Sequence", "int", "float", "bool", "str")
-
-
-def _as_annotated(fn: ir.FunctionDef, bound: dict[str, Value]) -> dict[str, Value]:
-    """``bound`` with a forward input that only an annotation made a tensor (`spatial_shapes:
-    torch.Tensor` at the caller) taken for an assumed one where the callee's annotation
-    says otherwise (`value_spatial_shapes_list: list[tuple]`): two annotations disagree
-    and no code decides, so no rule takes it for a tensor."""
-    out = None
-    for p in fn.params:
-        v = bound.get(p.name)
-        if v is None or p.annotation is None or v.type != "tensor" or v.origin != "input" or not v.certain:
-            continue
-        text = expr_text(p.annotation)
-        if "Tensor" in text or text.lstrip("(").split("[", 1)[0].split(" ", 1)[0].rsplit(".", 1)[-1] not in _NOT_TENSORS:
-            continue
-        out = dict(bound) if out is None else out
-        out[p.name] = replace(v, certain=False)
-    return out if out is not None else bound
 
 
 def _find_function(module: ir.Module, qualname: str) -> ir.FunctionDef | None:
