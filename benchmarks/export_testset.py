@@ -20,6 +20,7 @@ from a folder put on sys.path (default `.testset-libs/` at the repository root, 
 `--setup`, which runs `pip download --no-deps` of the pinned versions and unpacks them):
 
     python benchmarks/export_testset.py --setup
+    python benchmarks/export_testset.py --eager-only      # build and call each case; export nothing
     python benchmarks/export_testset.py [--only NAME ...] [--library LIB] [--threads 1]
                                         [--exporters untrace,legacy,dynamo] [--timeout 300]
                                         [--json OUT.json] [--markdown OUT.md]
@@ -333,49 +334,127 @@ CASES: list[Case] = [*TIMM, *TORCHVISION, *TRANSFORMERS, *OTHER]
 LIBRARIES = sorted({c.library for c in CASES})
 
 
-def find(key: str) -> Case:
-    matches = [c for c in CASES if key in (c.key, c.name)]
-    if len(matches) != 1:
-        raise KeyError(f"{key!r} names {len(matches)} cases (known: {', '.join(c.key for c in CASES)})")
-    return matches[0]
-
-
 # --- running --------------------------------------------------------------------------------
 
-def setup(folder: Path = LIBS) -> None:
-    """`pip download --no-deps` of the pinned pure-Python libraries, unpacked into `folder`."""
+def fetch(folder: Path, pinned: dict[str, str], sdist_packages: tuple[str, ...] = ()) -> None:
+    """`pip download --no-deps` of `pinned` ({distribution: version}) into `folder`: wheels
+    unpacked there, and of an sdist (a library that ships no wheel) only its package
+    folders named in `sdist_packages`."""
+    import shutil
+    import tarfile
+
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp,
-                        *(f"{n}=={v}" for n, v in PINNED.items())], check=True)
-        for archive in Path(tmp).iterdir():
+        archives, unpacked = Path(tmp) / "archives", Path(tmp) / "unpacked"
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(archives),
+                        *(f"{n}=={v}" for n, v in pinned.items())], check=True)
+        for archive in sorted(archives.iterdir()):
             if archive.suffix == ".whl":
                 zipfile.ZipFile(archive).extractall(folder)
-            else:  # efficientnet-pytorch ships an sdist only: its package folder is enough
-                import tarfile
-
+            else:
                 with tarfile.open(archive) as tar:
-                    tar.extractall(tmp, filter="data")
-                package = next(Path(tmp).glob("*/efficientnet_pytorch"))
-                subprocess.run(["cp", "-r", str(package), str(folder)], check=True)
+                    tar.extractall(unpacked, filter="data")
+        for package in sdist_packages:
+            shutil.copytree(next(unpacked.glob(f"*/{package}")), folder / package, dirs_exist_ok=True)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def setup(folder: Path = LIBS) -> None:
+    """The pinned pure-Python libraries, unpacked into `folder` (efficientnet-pytorch ships
+    an sdist only: its package folder is enough)."""
+    fetch(folder, PINNED, ("efficientnet_pytorch",))
+
+
+def finder(cases: list[Case]):
+    """The case of `cases` by key (`library/name`) or name."""
+
+    def find(key: str) -> Case:
+        matches = [c for c in cases if key in (c.key, c.name)]
+        if len(matches) != 1:
+            raise KeyError(f"{key!r} names {len(matches)} cases (known: {', '.join(c.key for c in cases)})")
+        return matches[0]
+
+    return find
+
+
+find = finder(CASES)
+
+
+def eager_only(cases: list[Case]) -> int:
+    """Each case built and called in eager PyTorch on its example and every check input,
+    and nothing else (no exporter runs): what pinning a test set may do. A case fails when
+    it raises, when forward's parameters do not name its dynamic axes, when it returns no
+    tensor or a non-finite one, when two seeded builds disagree on the example, or when a
+    second call of the same model does (forward changed the model). Returns 1 on any
+    failure."""
+    import traceback
+
+    import numpy as np
+
+    from benchmarks.zoo.harness import _check_dynamic_names, eager_outputs, install_torchvision_ops
+
+    def same(a, b) -> bool:
+        return len(a) == len(b) and all(x.shape == y.shape and np.array_equal(x, y, equal_nan=True)
+                                        for (_, x), (_, y) in zip(a, b))
+
+    install_torchvision_ops()
+    failed = 0
+    for case in cases:
+        try:
+            inputs = case.inputs()
+            model = case.build()
+            _check_dynamic_names(case, model)
+            first = eager_outputs(model, inputs.example)
+            if not first:
+                raise ValueError("forward returns no tensor")
+            if not same(first, eager_outputs(case.build(), inputs.example)):
+                raise ValueError("two seeded builds disagree on the example")
+            if not same(first, eager_outputs(model, inputs.example)):
+                raise ValueError("a second call of the same model disagrees with the first")
+            outputs = [eager_outputs(model, check) for _, check in inputs.checks]
+            for path, value in [leaf for leaves in [first, *outputs] for leaf in leaves]:
+                if value.dtype.kind == "f" and not np.isfinite(value).all():
+                    raise ValueError(f"{path} is not finite")
+            shapes = [[list(t.shape) for _, t in leaves] for leaves in outputs]
+            print(f"ok    {case.key:48} {len(first)} outputs, example {[list(t.shape) for _, t in first]}, "
+                  f"checks {shapes}", flush=True)
+        except Exception as exc:  # noqa: BLE001 - a case that does not run eagerly is reported, not raised
+            failed += 1
+            print(f"FAIL  {case.key:48} {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            traceback.print_exc(limit=-3)
+    print(f"{len(cases) - failed} of {len(cases)} cases run eagerly")
+    return 1 if failed else 0
+
+
+def cli(argv, *, description: str, cases: list[Case], libs: Path, setup) -> int:
+    """The command line of a held-out test set: `--setup` fetches its libraries into
+    `--libs`; `--eager-only` only builds and calls each case; otherwise each case is
+    measured by real_models' run loop."""
+    libraries = sorted({c.library for c in cases})
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--setup", action="store_true", help="fetch the pinned libraries into --libs and stop")
-    parser.add_argument("--libs", type=Path, default=LIBS)
+    parser.add_argument("--libs", type=Path, default=libs)
     parser.add_argument("--only", nargs="*")
-    parser.add_argument("--library", choices=LIBRARIES)
+    parser.add_argument("--library", choices=libraries)
+    parser.add_argument("--eager-only", action="store_true",
+                        help="build and call each case in eager PyTorch on all its inputs; export nothing")
     add_run_options(parser)
     args = parser.parse_args(argv)
     if args.setup:
         setup(args.libs)
         return 0
     sys.path.insert(0, str(args.libs))
+    find_case = finder(cases)
+    chosen = [find_case(n) for n in args.only] if args.only else list(cases)
+    chosen = [c for c in chosen if args.library is None or c.library == args.library]
+    if args.eager_only:
+        return eager_only(chosen)
     exporters = exporters_of(parser, args)
-    cases = [find(n) for n in args.only] if args.only else list(CASES)
-    cases = [c for c in cases if args.library is None or c.library == args.library]
-    return run_and_report(cases, exporters, args, find)
+    return run_and_report(chosen, exporters, args, find_case)
+
+
+def main(argv=None) -> int:
+    return cli(argv, description=__doc__.splitlines()[0], cases=CASES, libs=LIBS, setup=setup)
+
 
 if __name__ == "__main__":
     sys.exit(main())
