@@ -157,7 +157,7 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         try:
             key = symbolic_sizes.instance_key(self.frame)
             return index_bounds.decided(test, self.ev(test.left, dict(state)).bound,
-                                        lambda size: symbolic_sizes.named(self.analyzer, key, size))
+                                        lambda text, size: symbolic_sizes.same(self.analyzer, key, text, size))
         finally:
             self.sink = sink
 

@@ -110,17 +110,17 @@ def picked(bound, index_node) -> tuple | None:
     return None
 
 
-def decided(test, bound, named=None) -> bool:
+def decided(test, bound, same=None) -> bool:
     """Whether the comparison ``test`` of an index of bound ``bound`` with its bound is the
     same for every input: false for `i == size`, `i >= size`, `i > size`, true for
-    `i != size`, `i < size`, `i <= size`. ``named`` gives a size's symbolic name
-    (`symbolic_sizes`), which is what the bound holds where one is known."""
+    `i != size`, `i < size`, `i <= size`. ``same(text, size)`` tells whether a size text
+    is a (symbolic, `symbolic_sizes`) size."""
     if bound is None or bound[0] != "below" or not isinstance(test, ir.Compare) or len(test.ops) != 1:
         return False
     if not (test.ops[0] in ("==", ">=", ">", "!=", "<", "<=") and _fixed_size(test.comparators[0])):
         return False
     text = expr_text(test.comparators[0])
-    return text == bound[1] or named is not None and named(text) == bound[1]
+    return text == bound[1] or same is not None and same(text, bound[1])
 
 
 def _permuted(kind, axis, ndim, size, order) -> tuple | None:

@@ -54,21 +54,52 @@ def is_symbol(size) -> bool:
     return isinstance(size, str) and _SYMBOL.match(size) is not None
 
 
-def named(analyzer, key, size):
-    """The symbolic name of ``size`` in an instance of class ``key`` (None: unknown)."""
+class Symbol(str):
+    """A symbolic size; ``config`` is the class of the object its parameter holds, when an
+    `__init__` along the way annotated it (a field named in one module by an alias is the
+    same field in another module that does not annotate it)."""
+
+    __slots__ = ("config",)
+
+    def __new__(cls, text: str, config=None):
+        made = super().__new__(cls, text)
+        made.config = config
+        return made
+
+    def __reduce__(self):
+        return (Symbol, (str(self), self.config))
+
+
+def named(analyzer, key, size, config=None):
+    """The symbolic name of ``size`` in an instance of class ``key``; ``config`` the class
+    of its parameter's object if known from elsewhere."""
     if key is None or not isinstance(size, str):
         return size
     key = renamed(analyzer, key)
     if _CHAIN.match(size):
         found = source(analyzer, key, size)
-        return _symbol(found[0], found[1]) if found is not None else size
+        if found is None:
+            return size
+        size = _symbol(found[0], found[1])
     if is_symbol(size):
         param, _, field = size[1:].partition(".")
         init = own_init(analyzer, key)
-        if init is None or not field or "." in field:
+        if init is None:
             return size
-        return _symbol(param, canonical_field(analyzer, annotated_class(analyzer, key, init, param), field))
+        config = annotated_class(analyzer, key, init, param) or config or getattr(size, "config", None)
+        if field and "." not in field:
+            field = canonical_field(analyzer, config, field)
+        return Symbol(_symbol(param, field), config)
     return size
+
+
+def same(analyzer, key, text: str, size) -> bool:
+    """Whether the size text ``text`` (read in an instance of ``key``) is the size ``size``."""
+    if text == size:
+        return True
+    if not is_symbol(size):
+        return False
+    return named(analyzer, key, text, getattr(size, "config", None)) == size
 
 
 def of_init_expression(analyzer, key, init: ir.FunctionDef, e):
@@ -91,43 +122,95 @@ def bound_named(analyzer, key, bound):
     return bound if new == size else (*bound[:-1], new)
 
 
-def into_submodule(analyzer, caller, accessor, callee, size):
-    """``size`` (a symbol of ``caller``) as the callee's symbol, or None."""
+def into_submodule(analyzer, caller, accessor, callee, size, depth=0):
+    """``size`` (a symbol of ``caller``) as the callee's symbol, or None. A submodule its
+    class leaves to its base's `__init__` is followed there (`super().__init__(...)`)."""
+    caller = renamed(analyzer, caller)
     construction = _construction(analyzer, caller, accessor)
+    caller_init = own_init(analyzer, caller)
+    if construction is None:
+        inherited = _inherited(analyzer, caller, accessor) if depth < 4 else None
+        if inherited is None:
+            return None
+        base, call, base_init = inherited
+        translated = _through(base_init, call, caller_init, size, inward=True)
+        return into_submodule(analyzer, base, accessor, callee, translated, depth + 1) if translated else None
     callee_init = own_init(analyzer, renamed(analyzer, callee))
-    caller_init = own_init(analyzer, renamed(analyzer, caller))
-    if construction is None or callee_init is None or caller_init is None or any(a.star for a in construction.args):
+    if callee_init is None or caller_init is None or any(a.star for a in construction.args):
         return None
-    param, _, field = size[1:].partition(".")
-    for p in callee_init.params[1:]:
-        argument = _argument_for(callee_init, construction, p.name)
-        found = field_of_parameter(caller_init, argument) if argument is not None else None
-        if found is None or found[0] != param:
-            continue
-        rest = _below(field, found[1])
-        if rest is not None:
-            return named(analyzer, callee, _symbol(p.name, rest))
-    return None
+    translated = _through(callee_init, construction, caller_init, size, inward=True)
+    return named(analyzer, callee, translated, getattr(size, "config", None)) if translated else None
 
 
-def out_of_submodule(analyzer, caller, accessor, callee, size):
+def out_of_submodule(analyzer, caller, accessor, callee, size, depth=0):
     """``size`` (a symbol of ``callee``, reached as ``accessor`` from ``caller``) as the
     caller's symbol, or None."""
+    caller = renamed(analyzer, caller)
     construction = _construction(analyzer, caller, accessor)
+    caller_init = own_init(analyzer, caller)
+    if construction is None:
+        inherited = _inherited(analyzer, caller, accessor) if depth < 4 else None
+        if inherited is None:
+            return None
+        base, call, base_init = inherited
+        in_base = out_of_submodule(analyzer, base, accessor, callee, size, depth + 1)
+        if not in_base or not is_symbol(in_base):
+            return in_base
+        translated = _through(base_init, call, caller_init, in_base, inward=False)
+        return named(analyzer, caller, translated, getattr(in_base, "config", None)) if translated else None
     callee_init = own_init(analyzer, renamed(analyzer, callee))
-    caller_init = own_init(analyzer, renamed(analyzer, caller))
-    if construction is None or callee_init is None or caller_init is None or any(a.star for a in construction.args):
+    if callee_init is None or caller_init is None or any(a.star for a in construction.args):
+        return None
+    translated = _through(callee_init, construction, caller_init, size, inward=False)
+    return named(analyzer, caller, translated, getattr(size, "config", None)) if translated and is_symbol(translated) \
+        else translated
+
+
+def _through(inner_init, call, outer_init, size, inward: bool):
+    """A symbol translated across ``call`` (a construction, or a `super().__init__` call,
+    made in ``outer_init``) of a class whose `__init__` is ``inner_init``: inward from
+    ``outer_init``'s parameters to ``inner_init``'s, or outward the other way. None when
+    unsure; outward, an integer constant passed for the parameter itself is its text."""
+    if outer_init is None or any(a.star for a in call.args):
         return None
     param, _, field = size[1:].partition(".")
-    argument = _argument_for(callee_init, construction, param)
+    if inward:
+        for p in inner_init.params[1:]:
+            argument = _argument_for(inner_init, call, p.name)
+            found = field_of_parameter(outer_init, argument) if argument is not None else None
+            rest = _below(field, found[1]) if found is not None and found[0] == param else None
+            if rest is not None:
+                return _symbol(p.name, rest)
+        return None
+    argument = _argument_for(inner_init, call, param)
     if argument is None:
         return None
     if not field and isinstance(argument, ir.Const) and type(argument.value) is int:
         return str(argument.value)
-    found = field_of_parameter(caller_init, argument)
-    if found is None:
+    found = field_of_parameter(outer_init, argument)
+    return _symbol(found[0], ".".join(f for f in (found[1], field) if f)) if found is not None else None
+
+
+def _inherited(analyzer, key, accessor):
+    """(base, the `super().__init__(...)` call, the base's `__init__`) when ``key`` leaves
+    the attribute ``accessor`` to its one base: it writes it nowhere, and its `__init__`
+    calls its base's once at its top level."""
+    if not (isinstance(accessor, ir.Attribute) and isinstance(accessor.value, ir.Name) and accessor.value.id == "self"):
         return None
-    return named(analyzer, caller, _symbol(found[0], ".".join(f for f in (found[1], field) if f)))
+    init = own_init(analyzer, key)
+    info = analyzer.class_info(key)
+    if init is None or info is None or len(info.bases) != 1:
+        return None
+    if accessor.attr in submodule_sizes._attribute_writes(analyzer, info.node):
+        return None
+    calls = [s.value for s in init.body if isinstance(s, ir.ExprStmt) and submodule_sizes.is_super_init(s.value)]
+    if len(calls) != 1:
+        return None
+    base = analyzer.resolve(info.bases[0])
+    if base.type != "class" or not isinstance(base.ref, ClassKey):
+        return None
+    base_init = own_init(analyzer, base.ref)
+    return (renamed(analyzer, base.ref), calls[0], base_init) if base_init is not None else None
 
 
 def _below(field: str, prefix: str):
@@ -155,6 +238,10 @@ def _symbol(param: str, field: str) -> str:
 
 def inward(analyzer, caller, accessor, callee, value):
     """`submodule_sizes.inward`, symbolic sizes translated too."""
+    if isinstance(caller, ClassKey) and not submodule_sizes._built_as(analyzer, caller, accessor, callee) \
+            and _built_as(analyzer, caller, accessor, callee):
+        return submodule_sizes._rewrite(value, lambda size: size if submodule_sizes._constant(size) else
+                                        into_submodule(analyzer, caller, accessor, callee, size) if is_symbol(size) else None)
     return submodule_sizes.inward(analyzer, caller, accessor, callee, value,
                                   symbol=lambda size: into_submodule(analyzer, caller, accessor, callee, size))
 
@@ -162,9 +249,17 @@ def inward(analyzer, caller, accessor, callee, value):
 def outward(analyzer, caller, accessor, callee, value):
     """`submodule_sizes.outward`, symbolic sizes translated too (when ``accessor`` is built
     in ``caller``'s `__init__` as an instance of ``callee``)."""
-    built = isinstance(caller, ClassKey) and submodule_sizes._built_as(analyzer, caller, accessor, callee)
+    built = isinstance(caller, ClassKey) and _built_as(analyzer, caller, accessor, callee)
     return submodule_sizes.outward(value, accessor, symbol=(
         lambda size: out_of_submodule(analyzer, caller, accessor, callee, size)) if built else None)
+
+
+def _built_as(analyzer, caller, accessor, callee, depth=0) -> bool:
+    """`submodule_sizes._built_as`, or so built by the base ``caller`` leaves it to."""
+    if submodule_sizes._built_as(analyzer, caller, accessor, callee):
+        return True
+    inherited = _inherited(analyzer, renamed(analyzer, caller), accessor) if depth < 4 else None
+    return inherited is not None and _built_as(analyzer, inherited[0], accessor, callee, depth + 1)
 
 
 def instance_key(frame):
