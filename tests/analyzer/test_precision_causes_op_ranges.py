@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.analyzer.marked_cases import MarkedCases
 from tests.analyzer.test_precision_causes_experts import HEADER, REPORTED, check_tree
 
 # The router adds a bias its block hands it; the block sized the bias from a field of
@@ -121,3 +122,59 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_cause(name, tmp_path, monkeypatch):
     check_tree(CASES[name], tmp_path, monkeypatch)
+
+
+# A slice `x[s:s + k]` inside `for s in range(0, len(x), k)` is never empty: s < len(x)
+# and the step is at least 1 on every pass. Its emptiness along that axis is decided by
+# the iteration; `numel()` (another axis may be empty), the slice's full width (the last
+# one may be short), a slice of another tensor, and a bound not tied to the sliced tensor
+# stay reported.
+SLICES = MarkedCases()
+SLICES.add("slice-of-a-range-loop-is-never-empty", """
+    import torch
+    import torch.nn as nn
+
+    class Chunked(nn.Module):
+        def forward(self, x, mask, k: int = 4):
+            rows = x[mask > 0]
+            out = []
+            for s in range(0, len(rows), k):  # expect: UT102
+                chunk = rows[s:s + k]
+                if chunk.shape[0] == 0:
+                    continue
+                if len(chunk) < 1:
+                    continue
+                if chunk.size(0) > 0:
+                    out.append(chunk.sum(0))
+                if chunk.numel() == 0:  # expect: UT101
+                    continue
+                if chunk.shape[0] == k:  # expect: UT101
+                    out.append(chunk)
+            n = rows.shape[0]
+            for s in range(0, n, 8):  # expect: UT102
+                tail = rows[s:]
+                if len(tail) == 0:
+                    break
+            return out
+
+    class Columns(nn.Module):
+        def forward(self, x, y, lengths):
+            for s in range(0, x.shape[-1], 16):  # expect: UT104
+                piece = x[..., s:s + 16]
+                if piece.shape[-1] == 0:
+                    continue
+                other = y[..., s:s + 16]
+                if other.shape[-1] == 0:  # expect: UT103
+                    continue
+            n = int(lengths.max())  # expect: UT201
+            for s in range(0, n, 8):  # expect: UT102
+                part = x[s:s + 8]
+                if part.shape[0] == 0:  # expect: UT101
+                    continue
+            return x
+""", select=["ALL"])
+
+
+@pytest.mark.parametrize("name", SLICES.names())
+def test_slice(name):
+    SLICES.check(name)
