@@ -69,6 +69,18 @@ class Symbol(str):
     def __reduce__(self):
         return (Symbol, (str(self), self.config))
 
+    # Two symbols of one text carried with different classes may name different fields:
+    # unequal (so that nothing computed with one is reused for the other).
+    def __eq__(self, other):
+        if isinstance(other, Symbol):
+            return str.__eq__(self, other) and self.config == other.config
+        return str.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
 
 def named(analyzer, key, size, config=None):
     """The symbolic name of ``size`` in an instance of class ``key``; ``config`` the class
