@@ -42,7 +42,6 @@ from analyzer.analyses.ranges.submodule_sizes import (
     own_init,
     renamed,
     single_write,
-    source,
 )
 from analyzer.frontend import ir
 
@@ -84,34 +83,46 @@ class Symbol(str):
 
 def named(analyzer, key, size, config=None):
     """The symbolic name of ``size`` in an instance of class ``key``; ``config`` the class
-    of its parameter's object if known from elsewhere."""
+    of its parameter's object if known from elsewhere. The field is kept as the code
+    spells it: one spelling of one object's field is one number, whatever its class."""
     if key is None or not isinstance(size, str):
         return size
     key = renamed(analyzer, key)
     if _CHAIN.match(size):
-        found = source(analyzer, key, size)
+        found = submodule_sizes._source(analyzer, key, size)
         if found is None:
             return size
-        size = _symbol(found[0], found[1])
+        size, config = _symbol(found[0], found[1]), config or found[2]
     if is_symbol(size):
-        param, _, field = size[1:].partition(".")
+        param = size[1:].partition(".")[0]
         init = own_init(analyzer, key)
         if init is None:
             return size
         config = annotated_class(analyzer, key, init, param) or config or getattr(size, "config", None)
-        if field and "." not in field:
-            field = canonical_field(analyzer, config, field)
-        return Symbol(_symbol(param, field), config)
+        return Symbol(str(size), config)
     return size
 
 
 def same(analyzer, key, text: str, size) -> bool:
-    """Whether the size text ``text`` (read in an instance of ``key``) is the size ``size``."""
+    """Whether the size text ``text`` (read in an instance of ``key``) is the size ``size``:
+    the same spelling, or aliases of one field in the class known for the object
+    (`canonical_field`)."""
     if text == size:
         return True
     if not is_symbol(size):
         return False
-    return named(analyzer, key, text, getattr(size, "config", None)) == size
+    mine = named(analyzer, key, text, getattr(size, "config", None))
+    if not is_symbol(mine):
+        return False
+    if str.__eq__(mine, size):
+        return True
+    config = getattr(size, "config", None) or getattr(mine, "config", None)
+    return config is not None and _canonical(analyzer, config, mine) == _canonical(analyzer, config, size)
+
+
+def _canonical(analyzer, config, size) -> str:
+    param, _, field = size[1:].partition(".")
+    return _symbol(param, canonical_field(analyzer, config, field) if field and "." not in field else field)
 
 
 def of_init_expression(analyzer, key, init: ir.FunctionDef, e):
@@ -151,7 +162,30 @@ def into_submodule(analyzer, caller, accessor, callee, size, depth=0):
     if callee_init is None or caller_init is None or any(a.star for a in construction.args):
         return None
     translated = _through(callee_init, construction, caller_init, size, inward=True)
-    return named(analyzer, callee, translated, getattr(size, "config", None)) if translated else None
+    if not translated:
+        return None
+    return _spelled_as_read(analyzer, callee, named(analyzer, callee, translated, getattr(size, "config", None)))
+
+
+def _spelled_as_read(analyzer, key, size):
+    """``size`` (a symbol of ``key``) under the spelling ``key``'s own attributes read it
+    by, when they read it by an alias of the field (`canonical_field`, in the class known
+    for the object): the alias is resolved where it is known, so that what the callee is
+    given holds its own spelling whichever caller gave it."""
+    param, _, field = size[1:].partition(".")
+    config = getattr(size, "config", None)
+    if config is None or not field or "." in field:
+        return size
+    wanted = canonical_field(analyzer, config, field)
+    spellings = []
+    for attr in submodule_sizes._init_fields(analyzer, key):
+        found = submodule_sizes._source(analyzer, renamed(analyzer, key), "self." + attr)
+        if found is not None and found[0] == param and found[1] and "." not in found[1]:
+            spellings.append(found[1])
+    if field in spellings:
+        return size
+    aliases = {f for f in spellings if canonical_field(analyzer, config, f) == wanted}
+    return Symbol(_symbol(param, aliases.pop()), config) if len(aliases) == 1 else size
 
 
 def out_of_submodule(analyzer, caller, accessor, callee, size, depth=0):
