@@ -103,7 +103,51 @@ ARGMAX_ROUTER = """
             return self.experts(hidden_states, indices, weights)
 """
 
+# The router annotates its configuration with a class that makes its field an alias of
+# another; the block annotates the same object with another class. The router and the
+# experts spell the field alike: one spelling of one object's field is one number,
+# whichever class an annotation names.
+TWO_ANNOTATIONS = """
+
+    class TextConfig:
+        attribute_map = {{"num_local_experts": "n_routed"}}
+
+
+    class OuterConfig:
+        pass
+
+
+    class Router(nn.Module):
+        def __init__(self, config: TextConfig):
+            super().__init__()
+            self.top_k = config.num_experts_per_tok
+            self.num_experts = config.{router_size}
+            self.weight = nn.Parameter(torch.zeros(self.num_experts, config.hidden_size))
+
+        def forward(self, hidden_states):
+            logits = F.linear(hidden_states, self.weight)
+            values, indices = torch.topk(logits, self.top_k, dim=-1)
+            return logits, values, indices
+
+
+    class Block(nn.Module):
+        def __init__(self, config: OuterConfig):
+            super().__init__()
+            self.gate = Router(config)
+            self.experts = Experts(config)
+
+        def forward(self, hidden_states):
+            _, weights, indices = self.gate(hidden_states)
+            return self.experts(hidden_states, indices, weights)
+"""
+
 CASES = {
+    "one-spelling-under-two-annotations": HEADER.format(sentinel="") + TWO_ANNOTATIONS.format(
+        router_size="num_local_experts"),
+    # `n_routed` is `num_local_experts` only if the object is a `TextConfig`, which the
+    # block's annotation contradicts: unsure, reported.
+    "alias-under-contradicting-annotations": HEADER.format(sentinel=REPORTED) + TWO_ANNOTATIONS.format(
+        router_size="n_routed"),
     "bias-sized-by-the-same-field": HEADER.format(sentinel="") + BIAS_ROUTER.format(bias_size="num_local_experts"),
     # A bias of another length broadcasts the logits' axis to its own.
     "bias-sized-by-another-field": HEADER.format(sentinel=REPORTED) + BIAS_ROUTER.format(bias_size="num_routed"),

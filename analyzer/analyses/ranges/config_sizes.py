@@ -16,7 +16,9 @@ attribute is written once, at the top of that `__init__`, from the same field
 
 Sizes are taken from: the first size of a tensor factory built in that `__init__`, and
 the `out_features` of an `nn.Linear` built there as `self.<attr>`, which is the size of
-the last axis of what calling `self.<attr>` returns. Anything else stays unknown."""
+the last axis of what calling `self.<attr>` returns. A field (or parameter) no attribute
+reads is named by its symbol (`symbolic_sizes`: `nn.Linear(h, config.num_experts)` and
+`nn.Linear(h, num_experts)` of a parameter). Anything else stays unknown."""
 
 from __future__ import annotations
 

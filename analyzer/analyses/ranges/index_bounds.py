@@ -32,7 +32,8 @@ A tensor's `Value.bound` carries what is known, as a tagged tuple:
 
 ``size`` is the text of the expression: only attributes of `self` and integer constants
 with arithmetic on them, which a forward does not rebind, so the same text at the test
-is the same number."""
+is the same number; or, where the construction tells where the number came from, its
+symbol (`symbolic_sizes`: `@config.num_experts`), to which the test's text is named."""
 
 from __future__ import annotations
 

@@ -13,20 +13,29 @@ Each is named here by where the number came from when the module was built:
 
 so `nn.Linear(config.hidden_size, config.num_experts)`, `self.num_experts` (written
 `self.num_experts = config.num_experts`) and `torch.zeros(config.num_experts)` all have
-the size `@config.num_experts`. A field is named as the configuration's class stores it
-when `__init__` annotates the parameter with that class (`canonical_field`).
+the size `@config.num_experts`. The field is kept as the code spells it: one spelling of
+one object's field is one number, whatever class an annotation gives the object. A
+symbol carries that class (`Symbol.config`: the annotation of the parameter in the
+nearest `__init__` that has one, as it crosses modules), by which two spellings are one
+field when the class maps one to the other (`attribute_map`, `canonical_field`).
 
 Equations. For a size ``s`` of class ``K`` (the instance's class, or the class it only
 renames):
 
-    name(K, "self.a.b")   = "@p.f"   if source(K, "self.a.b") = (p, f)    (`submodule_sizes`)
-    name(K, "@p.f")       = "@p.canonical(f)"
+    name(K, "self.a.b")   = "@p.f"   if `self.a.b` was read from field f of parameter p of
+                                     K's `__init__` (`submodule_sizes._source`)
     name(K, s)            = s        otherwise (constants, arithmetic; unsure: kept as text)
+    same(K, t, "@p.f")    = name(K, t) is "@p.f", or "@p.g" with g and f aliases in the
+                            class the symbol carries
 
 Across a call into the submodule `self.sub`, built in ``K``'s `__init__` as
-`Sub(..., q=arg, ...)`: `@p.f` becomes `@q.g` when `arg` reads `p.h` and `f` is `h.g`
-(or `h` is empty); out of it, the reverse. Anything else loses the size, which is always
-sound: a lost size decides nothing."""
+`Sub(..., q=arg, ...)` (or by the base ``K`` leaves the attribute to, through
+`super().__init__(...)`): `@p.f` becomes `@q.g` when `arg` reads `p.h` and `f` is `h.g`
+(or `h` is empty), under the spelling the callee's own attributes read it by when that
+is an alias (resolved at the call, so what the callee is given does not depend on the
+caller); out of it, the reverse. Anything else loses the size, which is always sound:
+a lost size decides nothing. Two symbols are equal when their spellings and carried
+classes are: a summary computed for one is never reused for another."""
 
 from __future__ import annotations
 
