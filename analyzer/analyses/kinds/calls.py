@@ -35,7 +35,7 @@ from analyzer.analyses.kinds.values import (
 from analyzer.analyses.project.index import ClassKey, FunctionKey
 from analyzer.analyses.ranges import fixed_rows
 from analyzer.analyses.ranges.keyed_ranges import into_callee
-from analyzer.analyses.ranges.submodule_sizes import inward, outward
+from analyzer.analyses.ranges.symbolic_sizes import inward, outward
 from analyzer.frontend import expr_text, ir
 
 
@@ -135,6 +135,7 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
             return summary.returns
         crossing = self._other_self(self_value)
         accessor = _module_expression(fn, node) if crossing else None
+        caller = None
         if crossing:
             caller = self.frame.self_value.ref if self.frame is not None and self.frame.self_value is not None else None
             args = [inward(self.analyzer, caller, accessor, self_value.ref, a) for a in args]
@@ -161,7 +162,7 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         # An argument returned as it was passed is the caller's very value (`is`: a training
         # target still at its default, `tracing_guards`), not an equal copy.
         returns = ranks.as_passed(ranks.substitute(summary.returns, passed), originals)
-        return outward(returns, accessor) if crossing else returns
+        return outward(self.analyzer, caller, accessor, self_value.ref, returns) if crossing else returns
 
     def _other_self(self, self_value) -> bool:
         """Whether the call runs a method of a module that is not this frame's `self`

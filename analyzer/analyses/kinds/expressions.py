@@ -41,7 +41,7 @@ from analyzer.analyses.kinds.values import (
     type_tag,
 )
 from analyzer.analyses.project import init_writes
-from analyzer.analyses.ranges import axis_sizes, config_sizes, index_bounds, keyed_ranges, value_ranges
+from analyzer.analyses.ranges import axis_sizes, config_sizes, index_bounds, keyed_ranges, symbolic_sizes, value_ranges
 from analyzer.frontend import expr_text, ir
 
 
@@ -155,7 +155,9 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             return False
         sink, self.sink = self.sink, None
         try:
-            return index_bounds.decided(test, self.ev(test.left, dict(state)).bound)
+            key = symbolic_sizes.instance_key(self.frame)
+            return index_bounds.decided(test, self.ev(test.left, dict(state)).bound,
+                                        lambda text, size: symbolic_sizes.same(self.analyzer, key, text, size))
         finally:
             self.sink = sink
 
@@ -339,6 +341,10 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             result = replace(result, bound=config_sizes.call_bound(self.analyzer, self.frame, func, e))
         elif result.type == "container" and func.type in ("ext", "method"):
             result = _indices_bounded(func, args, e, result)
+        if result.type == "tensor" and result.bound is not None:
+            # a size written as text here (`self.n`) is named by where it came from
+            result = replace(result, bound=symbolic_sizes.bound_named(self.analyzer, symbolic_sizes.instance_key(self.frame),
+                                                                      result.bound))
         if (isinstance(e.func, ir.Attribute) and isinstance(e.func.value, ir.Name) and func.type == "method"
                 and (api.is_inplace_method(e.func.attr) or e.func.attr in api.INDEX_PUT_METHODS)):
             owner = state.get(e.func.value.id)

@@ -16,12 +16,15 @@ attribute is written once, at the top of that `__init__`, from the same field
 
 Sizes are taken from: the first size of a tensor factory built in that `__init__`, and
 the `out_features` of an `nn.Linear` built there as `self.<attr>`, which is the size of
-the last axis of what calling `self.<attr>` returns. Anything else stays unknown."""
+the last axis of what calling `self.<attr>` returns. A field (or parameter) no attribute
+reads is named by its symbol (`symbolic_sizes`: `nn.Linear(h, config.num_experts)` and
+`nn.Linear(h, num_experts)` of a parameter). Anything else stays unknown."""
 
 from __future__ import annotations
 
 from analyzer.analyses.ranges.axis_sizes import FACTORIES, argument, fixed_size, size_arguments
 from analyzer.analyses.ranges.submodule_sizes import attribute_reading, own_init, renamed, same_class, single_write
+from analyzer.analyses.ranges.symbolic_sizes import of_init_expression
 from analyzer.frontend import expr_text, ir
 
 _LINEAR_MODULES = ("torch.nn.Linear", "torch.nn.modules.linear.Linear")
@@ -71,7 +74,7 @@ def _linear_width(analyzer, key, accessor) -> str | None:
     if built is None or any(a.star for a in built.args) or expr_text(built.func).rsplit(".", 1)[-1] != "Linear":
         return None
     out = argument(built, 1, "out_features")
-    if out is None or not (fixed_size(out) or isinstance(out, ir.Attribute)) or single_write(analyzer, key, accessor.attr) is not built:
+    if out is None or not (fixed_size(out) or isinstance(out, (ir.Attribute, ir.Name))) or single_write(analyzer, key, accessor.attr) is not built:
         return None
     return _size(analyzer, key, init, out)
 
@@ -79,4 +82,9 @@ def _linear_width(analyzer, key, accessor) -> str | None:
 def _size(analyzer, key, init, e) -> str | None:
     if fixed_size(e):
         return expr_text(e)
-    return attribute_reading(analyzer, key, init, e) if isinstance(e, ir.Attribute) else None
+    if not isinstance(e, (ir.Attribute, ir.Name)):
+        return None
+    # An attribute read from the same field names the size; else the field itself does
+    # (`symbolic_sizes`: `@config.num_experts`, the same number in every module built from it).
+    found = attribute_reading(analyzer, key, init, e) if isinstance(e, ir.Attribute) else None
+    return found if found is not None else of_init_expression(analyzer, key, init, e)

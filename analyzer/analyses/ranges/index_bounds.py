@@ -32,7 +32,8 @@ A tensor's `Value.bound` carries what is known, as a tagged tuple:
 
 ``size`` is the text of the expression: only attributes of `self` and integer constants
 with arithmetic on them, which a forward does not rebind, so the same text at the test
-is the same number."""
+is the same number; or, where the construction tells where the number came from, its
+symbol (`symbolic_sizes`: `@config.num_experts`), to which the test's text is named."""
 
 from __future__ import annotations
 
@@ -110,14 +111,17 @@ def picked(bound, index_node) -> tuple | None:
     return None
 
 
-def decided(test, bound) -> bool:
+def decided(test, bound, same=None) -> bool:
     """Whether the comparison ``test`` of an index of bound ``bound`` with its bound is the
     same for every input: false for `i == size`, `i >= size`, `i > size`, true for
-    `i != size`, `i < size`, `i <= size`."""
+    `i != size`, `i < size`, `i <= size`. ``same(text, size)`` tells whether a size text
+    is a (symbolic, `symbolic_sizes`) size."""
     if bound is None or bound[0] != "below" or not isinstance(test, ir.Compare) or len(test.ops) != 1:
         return False
-    return test.ops[0] in ("==", ">=", ">", "!=", "<", "<=") and _fixed_size(test.comparators[0]) \
-        and expr_text(test.comparators[0]) == bound[1]
+    if not (test.ops[0] in ("==", ">=", ">", "!=", "<", "<=") and _fixed_size(test.comparators[0])):
+        return False
+    text = expr_text(test.comparators[0])
+    return text == bound[1] or same is not None and same(text, bound[1])
 
 
 def _permuted(kind, axis, ndim, size, order) -> tuple | None:

@@ -29,18 +29,24 @@ from analyzer.analyses.project.index import ClassKey
 from analyzer.frontend import expr_text, ir
 
 
-def outward(value, accessor):
+def outward(value, accessor, symbol=None):
     """``value`` (returned by a submodule reached through the expression ``accessor``) with
     its sizes written from the caller's side; sizes are dropped when ``accessor`` is not
-    an attribute chain of `self`."""
+    an attribute chain of `self`. A symbolic size (`symbolic_sizes`) is what ``symbol``
+    makes of it (dropped without one)."""
     prefix = expr_text(accessor) if _self_chain(accessor) else None
-    return _rewrite(value, lambda size: prefix + size[4:] if prefix is not None and _ATTRIBUTE_CHAIN.match(size) else
-                    size if _constant(size) else None)
+
+    def translate(size: str) -> str | None:
+        if size.startswith("@"):
+            return symbol(size) if symbol is not None else None
+        return prefix + size[4:] if prefix is not None and _ATTRIBUTE_CHAIN.match(size) else size if _constant(size) else None
+    return _rewrite(value, translate)
 
 
-def inward(analyzer, caller: ClassKey | None, accessor, callee: ClassKey, value):
+def inward(analyzer, caller: ClassKey | None, accessor, callee: ClassKey, value, symbol=None):
     """``value`` (passed by a method of ``caller`` to the submodule ``accessor``, of class
-    ``callee``) with its sizes written from the callee's side, or dropped (`source`)."""
+    ``callee``) with its sizes written from the callee's side, or dropped (`source`). A
+    symbolic size (`symbolic_sizes`) is what ``symbol`` makes of it."""
     if caller is None or not _built_as(analyzer, caller, accessor, callee):
         return _rewrite(value, lambda size: size if _constant(size) else None)
     prefix = expr_text(accessor)
@@ -48,6 +54,8 @@ def inward(analyzer, caller: ClassKey | None, accessor, callee: ClassKey, value)
     def translate(size: str) -> str | None:
         if _constant(size):
             return size
+        if size.startswith("@"):
+            return symbol(size) if symbol is not None else None
         wanted = _source(analyzer, caller, size) if size.startswith("self.") else None
         if wanted is None:
             return None

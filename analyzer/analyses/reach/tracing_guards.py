@@ -13,6 +13,7 @@ from analyzer.analyses.project.constructor_flags import constant_flag
 from analyzer.analyses.ranges.hit_rows import emptiness_tests
 from analyzer.analyses.ranges.list_lengths import length_tests
 from analyzer.analyses.ranges.loop_counters import counter_tests
+from analyzer.analyses.ranges.nonempty_slices import never_empty_tests
 from analyzer.analyses.reach.loss_targets import reads_only_for_loss
 from analyzer.analyses.reach.training_flags import is_training_flag
 from analyzer.frontend import expr_text, ir
@@ -115,9 +116,11 @@ nonzeros of a row visited because it has some is False (`hit_rows`)."""
         return self._loss_targets[name]
 
     def decided_by_iteration(self, test) -> bool:
-        """An emptiness test of a local list that only the loop iteration decides, or a
-        loop counter tested against the length of what its loop walks (`loop_counters`)."""
-        return id(test) in length_tests(self.frame.fn).by_iteration or id(test) in counter_tests(self.frame.fn)
+        """An emptiness test of a local list that only the loop iteration decides, a loop
+        counter tested against the length of what its loop walks (`loop_counters`), or the
+        emptiness of a slice its loop makes never empty (`nonempty_slices`)."""
+        return (id(test) in length_tests(self.frame.fn).by_iteration or id(test) in counter_tests(self.frame.fn)
+                or id(test) in never_empty_tests(self.frame.fn))
 
     def _decide(self, s, state: dict) -> bool:
         """Mark what a test known under tracing makes unreachable; True if it is known."""
