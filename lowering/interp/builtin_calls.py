@@ -243,6 +243,20 @@ def _map(interp: Interpreter, args, kwargs):
     return iter([interp.call(func, list(items), {}) for items in zip(*columns)])
 
 
+def _filter(interp: Interpreter, args, kwargs):
+    """`filter(f, iterable)`: `f` called on the items as `map` does (`_map`); which items
+    are kept must be known at export time (a filter on tensor values is refused by
+    `static_truth`, naming it)."""
+    if kwargs or len(args) != 2:
+        return filter(*args, **kwargs)  # raises the TypeError Python raises
+    func, iterable = args
+    if not isinstance(func, (Closure, BoundUserMethod, TensorMethod, GraphChoice)) and not interp._has_graph(args, {}):
+        return filter(func, iterable)  # static Python
+    items = list(interp.iterate(iterable))
+    tests = items if func is None else [interp.call(func, [x], {}) for x in items]
+    return iter([x for x, t in zip(items, tests) if interp.static_truth(t, "the test of `filter()`")])
+
+
 def _super(interp: Interpreter, args, kwargs):
     """Zero-argument `super()`: the class comes from the method's `__class__` cell, the
     object from its first parameter, as Python's compiler arranges."""
@@ -296,6 +310,6 @@ _BUILTIN_HANDLERS = {
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: python_minmax(max), min: python_minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
     abs: _abs, any: _any_all(any), all: _any_all(all), super: _super, callable: _callable, hasattr: _hasattr,
-    type: _type, iter: _iter, next: _next, pow: _pow, divmod: _divmod, dict: _dict, map: _map,
+    type: _type, iter: _iter, next: _next, pow: _pow, divmod: _divmod, dict: _dict, map: _map, filter: _filter,
     torch.is_tensor: _is_tensor,
 }

@@ -381,6 +381,9 @@ class PythonSemantics:
             if numbers:
                 self.python_number(result)
             return result
+        if op == "+" and isinstance(a, tuple) and isinstance(b, tuple) and isinstance(a, torch.Size) != isinstance(
+                b, torch.Size):
+            a, b = tuple(a), tuple(b)  # Size + a shape with graph sizes: a shape is a tuple here
         return _PY_BIN[op](a, b)
 
     def _as_double(self, x):
@@ -417,7 +420,9 @@ class PythonSemantics:
                 return base.dtype
             if attr == "device":
                 return torch.device("cpu")
-            if attr in ("is_cuda", "requires_grad", "is_sparse", "is_quantized"):
+            if attr == "requires_grad":
+                return base in self.values_needing_grad  # a parameter's own flag; computed values: False
+            if attr in ("is_cuda", "is_sparse", "is_quantized"):
                 return False
             if attr in ("T", "mT"):
                 return self.call_op("Tensor.t" if attr == "T" and base.rank == 2 else "Tensor.mT", [base], {})
