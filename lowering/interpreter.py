@@ -44,6 +44,7 @@ from lowering.interp.data_ifs import DataIfs
 from lowering.interp.data_loops import DataLoops
 from lowering.interp.exceptions import Exceptions
 from lowering.interp.fork_points import ForkPoints
+from lowering.interp.local_modules import LocalModules
 from lowering.interp.module_hooks import ModuleHooks
 from lowering.interp.object_state import ObjectState
 from lowering.interp.functions import ReadSources, UserCode, _is_user_function, annotate_and_structure
@@ -67,7 +68,7 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
 class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerging, DataLoops, CoverageProbes,
                   Containers, PythonState, TorchCalls, InPlaceUpdates, ModuleMethods, ModuleAttributes, MemoCaches,
                   UserCode, Exceptions, ObjectState, ModuleHooks, ContextsAndImports, ContextManagers,
-                  ForkPoints):
+                  ForkPoints, LocalModules):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""

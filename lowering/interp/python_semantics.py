@@ -20,6 +20,7 @@ from lowering.ops import registry
 from lowering.interp.python_numbers import refuse_first_iteration_alias
 from lowering.interp.python_state import _CONTAINERS, has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
+from lowering.interp.module_attributes import converts_itself
 from lowering.interp.object_state import changes_module_tensors
 from lowering.interp.output_calls import takes_a_message
 from lowering.interp.values import (MISSING, BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked,
@@ -69,6 +70,8 @@ class PythonSemantics:
         pass
 
     def _stmt_Assign(self, s, frame):
+        if converts_itself(s) and self.convert_module_attribute(s, frame):
+            return  # `self.mean = self.mean.type_as(x)`: a fixed point, call-local (`module_attributes`)
         value = self.eval(s.value, frame)
         for t in s.targets:
             self.assign(t, value, frame)
@@ -186,7 +189,8 @@ class PythonSemantics:
             owner = self.eval(target.value, frame)
             if isinstance(owner, torch.nn.Module) and self.leaves_state_unchanged(owner, target.attr, value):
                 return  # `self.cell_anchors = [a.to(dtype) for a in self.cell_anchors]` of the same dtype
-            if isinstance(owner, torch.nn.Module) and changes_module_tensors(value):
+            if isinstance(owner, torch.nn.Module) and changes_module_tensors(value) and \
+                    id(owner) not in self.local_objects:  # a module built in forward is an object of the call
                 # Tensors (and containers that may hold them) are call-local: `module_attributes`.
                 self.assign_module_attribute(owner, target.attr, value, expr_text(target))
                 return

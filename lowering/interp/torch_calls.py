@@ -105,7 +105,9 @@ class TorchCalls:
         if getattr(func, "__script_if_tracing_wrapper", False):
             func = getattr(func, "__original_fn")  # torch.jit._script_if_tracing: the function itself outside a tracer
         if inspect.isclass(func) and issubclass(func, torch.nn.Module):
-            raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
+            return self.module_in_forward(func, args, kwargs)  # a module of the call (`local_modules`)
+        if self.initialises_local_module(func, args):
+            return None  # `super().__init__()` of a module built in forward: set up already
         if made_at_export(func) and not self._has_graph(args, kwargs):
             return func(*args, **kwargs)  # a `with` statement's manager, made as Python makes it (context_managers)
         if isinstance(func, functools._lru_cache_wrapper) and _is_user_function(func.__wrapped__):
