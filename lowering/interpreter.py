@@ -109,6 +109,8 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
         # (id(module), name) -> (module, value), and the ones read before any assignment.
         self.attribute_writes: dict[tuple[int, str], tuple[torch.nn.Module, Any]] = {}
         self.attribute_reads: set[tuple[int, str]] = set()
+        # The ones forward replaced by an idempotent conversion of themselves, with the dtypes cast to.
+        self.converted_attributes: dict[tuple[int, str], set] = {}
         # Caches that outlive the call, filled by forward with values computed from
         # parameters only (`memo_caches`): id -> (dict, {key: value}), for this export.
         self.memo_writes: dict[int, tuple[dict, dict]] = {}

@@ -52,17 +52,22 @@ def _same_expression(a, b) -> bool:
     return False
 
 
-def converts_itself(s) -> bool:
-    """`self.attr = self.attr.type_as(x)` (a chain of idempotent conversions of the
-    attribute itself), as a statement."""
+def _conversion_chain(s) -> list | None:
+    """For `self.attr = self.attr.to(x.device).type_as(x)`: its calls, innermost first;
+    None when the statement is not a chain of idempotent conversions of the attribute itself."""
     if not isinstance(s, ir.Assign) or len(s.targets) != 1 or not isinstance(s.targets[0], ir.Attribute):
-        return False
-    e, converted = s.value, False
+        return None
+    e, calls = s.value, []
     while isinstance(e, ir.Call) and isinstance(e.func, ir.Attribute) and e.func.attr in _IDEMPOTENT_CONVERSIONS:
         if e.func.attr == "type" and not e.args:
-            return False  # `.type()` is the type's name
-        e, converted = e.func.value, True
-    return converted and _same_expression(e, s.targets[0])
+            return None  # `.type()` is the type's name
+        calls.append(e)
+        e = e.func.value
+    return calls[::-1] if calls and _same_expression(e, s.targets[0]) else None
+
+
+def converts_itself(s) -> bool:
+    return _conversion_chain(s) is not None
 
 
 def _graph_reads(graph, name: str) -> bool:
@@ -100,13 +105,33 @@ class ModuleAttributes:
         if not isinstance(module, torch.nn.Module) or id(module) in self.local_objects:
             return False
         key = (id(module), target.attr)
-        if key in self.attribute_writes or not isinstance(getattr(module, target.attr, None), torch.Tensor):
+        if key in self.attribute_writes and key not in self.converted_attributes or \
+                not isinstance(getattr(module, target.attr, None), torch.Tensor):
             return False
         read_before = key in self.attribute_reads
-        value = self.eval(s.value, frame)
+        value = self.eval(target, frame)
+        casts = set(self.converted_attributes.get(key, ()))  # the dtypes this call casts it to
+        for call in _conversion_chain(s):  # one step at a time, to see the dtype each casts to
+            frame.env["$converted"] = value
+            before = getattr(value, "dtype", None)
+            try:
+                value = self.eval(ir.Call(ir.Attribute(ir.Name("$converted", call.span), call.func.attr, call.span),
+                                          call.args, call.span), frame)
+            finally:
+                frame.env.pop("$converted", None)
+            if getattr(value, "dtype", None) != before:
+                casts.add(getattr(value, "dtype", None))
         if not read_before:
             self.attribute_reads.discard(key)  # the conversion's own read: no earlier value reaches the graph
+        dtypes = casts
+        if len(dtypes) > 1 or None in dtypes:
+            # to(float16) then to(float32): a cast to one dtype is idempotent, a round trip need not be
+            raise self.error(f"`{expr_text(target)}` is converted to several dtypes in one call "
+                             f"({', '.join(sorted(str(d) for d in dtypes))}): no fixed point untrace can prove",
+                             "convert it to one dtype, or keep the converted value in a local variable",
+                             construct="assign")
         self.assign_module_attribute(module, target.attr, value, expr_text(target), converted=True)
+        self.converted_attributes[key] = casts
         return True
 
     def assign_module_attribute(self, module: torch.nn.Module, attr: str, value, text: str,
@@ -120,6 +145,10 @@ class ModuleAttributes:
         if self.g.parent is not None:
             raise self.error(f"assigning `{text}` inside a data-dependent `if` or loop: the module's state would "
                              "depend on the data", "keep per-call state in local variables", construct="assign")
+        if key in self.converted_attributes and not converted:
+            raise self.error(f"assigning `{text}` after forward converted it to itself: the next call would "
+                             "convert this value instead", "keep per-call state in local variables",
+                             construct="assign")
         if key in self.attribute_reads and not cached_buffer:
             raise self.error(f"`{text}` is read before forward assigns it: eager PyTorch reads the value the previous "
                              "call left there, which an exported graph cannot keep", "keep per-call state in local "
