@@ -30,7 +30,7 @@ import inspect
 
 import torch
 
-from lowering.graph import Value
+from lowering.errors import LoweringError
 from lowering.interp.functions import _is_library_python, _is_user_function
 from lowering.interp.static_calls import holds_interpreter_value
 
@@ -106,9 +106,15 @@ class LocalModules:
         self.local_objects[id(module)] = id(self.g)
         self._local_refs.append(module)
         if init is not torch.nn.Module.__init__:
-            self.call_python_function(init, [module, *args], kwargs)
-        held = [k for k in _tensors(module) if k.rpartition(".")[2] in
-                {n for m in module.modules() for n in (*m._parameters, *m._buffers)}]
+            where = self.location
+            try:
+                self.call_python_function(init, [module, *args], kwargs)
+            except LoweringError as exc:  # named by the module, where forward builds it
+                raise LoweringError(f"creating a module ({cls.__name__}) inside forward from tensor values: "
+                                    f"{exc.message}", path=where[0], line=where[1], construct="call",
+                                    hint="create it in __init__") from None
+        held = [f"{prefix}.{n}" if prefix else n for prefix, m in module.named_modules()
+                for n in (*m._parameters, *m._buffers)]
         if held:
             raise self.error(f"creating a module ({cls.__name__}) inside forward from tensor values, holding "
                              f"parameters or buffers ({', '.join(held[:4])})", "create it in __init__",
