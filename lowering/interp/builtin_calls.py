@@ -147,6 +147,19 @@ def _sum(interp: Interpreter, args, kwargs):
     return total
 
 
+def _prod(interp: Interpreter, args, kwargs):
+    """`math.prod(s)` of sizes the graph decides: their product, as `sum` adds them."""
+    if len(args) != 1 or set(kwargs) - {"start"}:
+        return math.prod(*args, **kwargs)  # raises the TypeError Python raises
+    items = list(interp.iterate(args[0]))
+    if not interp._has_graph(items, kwargs):
+        return math.prod(items, **kwargs)
+    total = kwargs.get("start", 1)
+    for item in items:
+        total = interp.binop("*", total, item)
+    return total
+
+
 def _any_all(kind):
     """`any(s < 16 for s in x.shape[-2:])` over graph values: their truth values joined
     with Or / And. A known item that decides (a true one for `any`) decides alone."""
@@ -304,7 +317,7 @@ def _dict(interp: Interpreter, args, kwargs):
 
 _BUILTIN_HANDLERS = {
     math.ceil: _rounding("Ceil", math.ceil), math.floor: _rounding("Floor", math.floor),
-    round: _round, sum: _sum, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
+    round: _round, sum: _sum, math.prod: _prod, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
     enumerate: _over_rows(graph_enumerate, enumerate), zip: _over_rows(graph_zip, zip),
     reversed: _over_rows(graph_reversed, reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
