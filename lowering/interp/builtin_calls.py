@@ -147,6 +147,19 @@ def _sum(interp: Interpreter, args, kwargs):
     return total
 
 
+def _slice(interp: Interpreter, args, kwargs):
+    """`slice(a, b)` only holds its bounds, graph values too: indexing with it is `x[a:b]`."""
+    return slice(*args, **kwargs)
+
+
+def _sqrt(interp: Interpreter, args, kwargs):
+    """`math.sqrt(n)` of a graph number (a size): a Python float of the graph (a double)."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], Value):
+        x = args[0] if args[0].dtype == torch.float64 else interp.g.cast(args[0], torch.float64)
+        return interp.python_number(interp.g.op("Sqrt", x))
+    return math.sqrt(*args, **kwargs)
+
+
 def _prod(interp: Interpreter, args, kwargs):
     """`math.prod(s)` of sizes the graph decides: their product, as `sum` adds them."""
     if len(args) != 1 or set(kwargs) - {"start"}:
@@ -317,7 +330,7 @@ def _dict(interp: Interpreter, args, kwargs):
 
 _BUILTIN_HANDLERS = {
     math.ceil: _rounding("Ceil", math.ceil), math.floor: _rounding("Floor", math.floor),
-    round: _round, sum: _sum, math.prod: _prod, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
+    round: _round, sum: _sum, math.prod: _prod, math.sqrt: _sqrt, slice: _slice, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
     enumerate: _over_rows(graph_enumerate, enumerate), zip: _over_rows(graph_zip, zip),
     reversed: _over_rows(graph_reversed, reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),

@@ -118,6 +118,8 @@ class TorchCalls:
             return self.replace_dataclass(args, kwargs)
         if is_namedtuple_method(func):
             return func(*args, **kwargs)  # `out._replace(logits=...)`: a new tuple of the same items
+        if func in (torch.is_floating_point, torch.is_complex) and len(args) == 1 and isinstance(args[0], Value):
+            return getattr(args[0].dtype, func.__name__)  # the dtype decides, whatever the values
         if func is torch.broadcast_shapes and not kwargs:
             return self.broadcast_shapes(args)
         if func is torch.Size and len(args) == 1 and not kwargs and self._has_graph(args, kwargs):
@@ -363,6 +365,10 @@ class TorchCalls:
                 return [Stacked(rows)]
         if name in ("is_floating_point",):
             return value.dtype.is_floating_point
+        if name == "is_integer" and value in self.python_numbers and not args and not kwargs:
+            if not value.dtype.is_floating_point:
+                return True  # int.is_integer()
+            return self.python_number(self.g.op("Equal", value, self.g.op("Floor", value)))  # float.is_integer()
         if name == "get_device":
             return -1
         if name in ("append",):
@@ -451,7 +457,7 @@ class TorchCalls:
         if forward is torch.nn.Module.forward:
             raise self.error(f"{cls.__name__} has no forward", construct="call",
                              hint="give the module a forward, or call the method you mean")
-        if not _is_user_function(forward):
+        if not _is_user_function(forward) and not _is_library_python(forward):
             raise self.error(f"no lowering for module {name}",
                              f"register one with lowering.register_lowering({cls.__name__}, fn)", construct="call")
         return self.call_python_function(forward, [module, *args], kwargs)

@@ -6,6 +6,7 @@ tracing guards answer as in eager. What reaches I/O or a C function with no lowe
 refused by its name."""
 
 import io
+import math
 
 import pytest
 import torch
@@ -79,3 +80,49 @@ def test_library_python_that_reaches_io_is_refused_by_name():
     with pytest.raises(LoweringError) as info:
         export(SavesItsInput(), (torch.randn(2, 3),))
     assert info.value.path.endswith("torch/serialization.py"), info.value  # where torch.save's source stops
+
+
+# ---------------------------------------------------------------- Python on sizes the graph decides
+# (what the libraries read from source above do with a dynamic length)
+
+
+def pad_to_multiple(t, multiple):
+    """local-attention's `pad_to_multiple`: `(n / multiple).is_integer()` of a dynamic length."""
+    m = t.shape[-1] / multiple
+    if m.is_integer():
+        return t
+    return torch.nn.functional.pad(t, (0, math.ceil(m) * multiple - t.shape[-1]))
+
+
+class SizesAsPythonNumbers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cached = None
+
+    def forward(self, x):
+        n = x.shape[-1]
+        scale = 1 / math.sqrt(n)  # a Python float of a size
+        head = x[..., slice(0, n // 2)]  # a slice object with a graph bound
+        none_test = n != self.cached and x.dim() != None  # noqa: E711 - a number and a tensor against None
+        empty = x[:, :0]
+        grows = torch.is_floating_point(x) and empty.numel() == 0
+        return pad_to_multiple(x, 4) * scale, head.sum(-1) * none_test * grows
+
+
+@torch.autocast("cpu", enabled=False)
+def autocast_free(x):
+    return x * 2
+
+
+class DecoratedForward(nn.Module):
+    """rotary-embedding-torch: a forward wrapped by `@autocast(...)`, whose wrapper is torch's Python."""
+
+    @torch.autocast("cpu", enabled=False)
+    def forward(self, x):
+        return autocast_free(x) + 1
+
+
+@pytest.mark.parametrize("model", [SizesAsPythonNumbers(), DecoratedForward()], ids=lambda m: type(m).__name__)
+def test_python_on_dynamic_sizes_matches_eager(model):
+    inputs = [(torch.randn(2, n),) for n in (8, 6, 13, 1)]
+    export_and_compare(model.eval(), inputs[0], inputs, dynamic_shapes={"x": {1: "n"}})
