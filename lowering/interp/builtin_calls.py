@@ -155,6 +155,9 @@ def _slice(interp: Interpreter, args, kwargs):
 def _sqrt(interp: Interpreter, args, kwargs):
     """`math.sqrt(n)` of a graph number (a size): a Python float of the graph (a double)."""
     if len(args) == 1 and not kwargs and isinstance(args[0], Value):
+        if args[0] not in interp.python_numbers:
+            raise interp.error("no lowering for `math.sqrt` of a tensor (eager takes its value as a Python float)",
+                               "use torch.sqrt on the tensor", construct="call")
         x = args[0] if args[0].dtype == torch.float64 else interp.g.cast(args[0], torch.float64)
         return interp.python_number(interp.g.op("Sqrt", x))
     return math.sqrt(*args, **kwargs)
