@@ -4,6 +4,7 @@ updates of what they return are `inplace_updates`."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -248,16 +249,35 @@ class TorchCalls:
             if _is_user_function(func):
                 return self.call_python_function(func, args, kwargs)
             if inspect.isclass(func) and not issubclass(func, torch.nn.Module) and _is_library_python(func):
-                return self.instantiate(func, args, kwargs)  # a library's class, e.g. torch.distributions'
+                with self.reading_library(name):
+                    return self.instantiate(func, args, kwargs)  # a library's class, e.g. torch.distributions'
             if inspect.ismethod(func) and _is_library_python(func.__func__) and not isinstance(func.__self__, type):
-                return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
+                with self.reading_library(name):
+                    return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
             if inspect.isfunction(func) and _is_library_python(func):
-                return self.call_python_function(func, args, kwargs)  # pure Python, not an operator: its source
+                with self.reading_library(name):
+                    return self.call_python_function(func, args, kwargs)  # pure Python, not an operator: its source
             raise self.error(f"no lowering for `{name}`",
                              f"register one with lowering.register_lowering({name!r}, fn), or rewrite with supported torch ops",
                              construct="call")
         raise self.error(f"cannot call {func!r}", construct="call",
                          hint="register a lowering for it (lowering.register_lowering), or call it outside forward")
+
+    @contextlib.contextmanager
+    def reading_library(self, name: str):
+        """A refusal inside library code read from source names the library call the
+        model's own code made (`torch.autograd.grad`), not only the line deep inside it."""
+        outermost = not getattr(self, "_library_depth", 0)
+        self._library_depth = getattr(self, "_library_depth", 0) + 1
+        try:
+            yield
+        except LoweringError as exc:
+            if outermost and " (inside `" not in exc.message:
+                exc.message = f"{exc.message} (inside `{name}`, library Python read from source)"
+                exc.args = (exc.message,)
+            raise
+        finally:
+            self._library_depth -= 1
 
     def broadcast_shapes(self, shapes) -> tuple:
         """`torch.broadcast_shapes(*shapes)` of shapes with sizes the graph decides: per

@@ -80,6 +80,7 @@ def test_library_python_that_reaches_io_is_refused_by_name():
     with pytest.raises(LoweringError) as info:
         export(SavesItsInput(), (torch.randn(2, 3),))
     assert info.value.path.endswith("torch/serialization.py"), info.value  # where torch.save's source stops
+    assert info.value.message.endswith("(inside `torch.save`, library Python read from source)")
 
 
 # ---------------------------------------------------------------- Python on sizes the graph decides
