@@ -187,6 +187,12 @@ class PythonSemantics:
             self.setitem(target, base, index, value, frame)
         elif isinstance(target, ir.Attribute):
             owner = self.eval(target.value, frame)
+            if isinstance(owner, Value):
+                what = ("replaces the values of a parameter or buffer for later calls" if owner in self._state_values
+                        else "changes a tensor in place")
+                raise self.error(f"assigning `{expr_text(target)}` in forward {what}, which untrace does not lower",
+                                 "compute the new tensor and use it directly (a functional call such as "
+                                 "F.conv2d(x, weight, bias))", construct="assign")
             if isinstance(owner, torch.nn.Module) and self.leaves_state_unchanged(owner, target.attr, value):
                 return  # `self.cell_anchors = [a.to(dtype) for a in self.cell_anchors]` of the same dtype
             if isinstance(owner, torch.nn.Module) and changes_module_tensors(value) and \

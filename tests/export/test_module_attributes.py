@@ -285,3 +285,22 @@ def test_a_state_update_that_is_no_idempotent_conversion_is_refused(model, messa
     with pytest.raises(LoweringError) as info:
         export(model, (torch.randn(2, 3),))
     assert info.value.message.startswith(message)
+
+
+class ReplacesItsWeightData(nn.Module):
+    """SPAN's re-parameterisation in forward: `self.conv.weight.data = ...`."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 3, 1)
+
+    def forward(self, x):
+        self.conv.weight.data = self.conv.weight * 2
+        return self.conv(x)
+
+
+def test_assigning_a_parameter_s_data_is_refused_by_name():
+    with pytest.raises(LoweringError) as info:
+        export(ReplacesItsWeightData(), (torch.randn(2, 3, 4),))
+    assert info.value.message == ("assigning `self.conv.weight.data` in forward replaces the values of a parameter "
+                                  "or buffer for later calls, which untrace does not lower")
