@@ -40,7 +40,12 @@ _SEEDS = (20261207, 7)
 def _static_argument(interp, v, depth: int = 0) -> bool:
     """Static Python, where the model's own modules count as static too."""
     if isinstance(v, torch.nn.Module):
-        return id(v) in interp.module_paths or id(v) in interp.local_objects
+        if id(v) in interp.module_paths:
+            return True
+        # one forward built: static unless it holds graph values (a padding of graph sizes)
+        return id(v) in interp.local_objects and not any(
+            holds_interpreter_value(x) for m in v.modules() for k, x in vars(m).items()
+            if k not in ("_modules", "_parameters", "_buffers"))
     if depth < 4 and isinstance(v, (list, tuple)):
         return all(_static_argument(interp, x, depth + 1) for x in v)
     if depth < 4 and isinstance(v, dict):

@@ -413,8 +413,10 @@ class PythonSemantics:
         value = self.attribute(base, e.attr)
         if isinstance(value, TensorMethod):
             value.receiver = expr_text(e.value)  # `x[0].add_(1)` names `x[0]` if it is refused
-        if isinstance(value, _CONTAINERS) and (id(base), e.attr) not in self.attribute_writes:
-            # a container held by an object outlives the call (forward's own assignment is call-local)
+        if isinstance(value, _CONTAINERS) and (id(base), e.attr) not in self.attribute_writes and \
+                id(base) not in self.local_objects:
+            # a container held by an object outlives the call (forward's own assignment is call-local, and so
+            # is an object forward made: a container it was given from outside is marked where it was read)
             self.mark_foreign(value, expr_text(e))
         return value
 

@@ -122,3 +122,16 @@ def test_building_a_module_leaves_the_random_state_alone():
     with pytest.raises(LoweringError):
         export(linear, (y,))
     assert torch.equal(torch.random.get_rng_state(), state)
+
+
+class WrapsAPadOfTheInputSize(nn.Module):
+    """A module built from another that forward built from graph sizes: read from source too."""
+
+    def forward(self, x):
+        pad = nn.ConstantPad1d((0, x.shape[-1] % 3), 1.0)
+        return nn.Sequential(pad, nn.Tanh())(x)
+
+
+def test_a_module_built_from_a_module_holding_graph_sizes_matches_eager():
+    inputs = [(torch.randn(2, n),) for n in (7, 6, 11)]
+    export_and_compare(WrapsAPadOfTheInputSize(), inputs[0], inputs, dynamic_shapes={"x": {1: "n"}})
