@@ -111,6 +111,8 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
         self.attribute_reads: set[tuple[int, str]] = set()
         # The ones forward replaced by an idempotent conversion of themselves, with the dtypes cast to.
         self.converted_attributes: dict[tuple[int, str], set] = {}
+        self.modules_built = 0  # modules forward built so far (`local_modules`)
+        self._library_depth = 0  # library calls being read from source (`TorchCalls.reading_library`)
         # Caches that outlive the call, filled by forward with values computed from
         # parameters only (`memo_caches`): id -> (dict, {key: value}), for this export.
         self.memo_writes: dict[int, tuple[dict, dict]] = {}

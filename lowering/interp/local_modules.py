@@ -40,12 +40,11 @@ _SEEDS = (20261207, 7)
 def _static_argument(interp, v, depth: int = 0) -> bool:
     """Static Python, where the model's own modules count as static too."""
     if isinstance(v, torch.nn.Module):
-        if id(v) in interp.module_paths:
-            return True
-        # one forward built: static unless it holds graph values (a padding of graph sizes)
-        return id(v) in interp.local_objects and not any(
-            holds_interpreter_value(x) for m in v.modules() for k, x in vars(m).items()
-            if k not in ("_modules", "_parameters", "_buffers"))
+        if id(v) in interp.local_objects:
+            # one forward built: static unless it holds graph values (a padding of graph sizes)
+            return not any(holds_interpreter_value(x) for m in v.modules() for k, x in vars(m).items()
+                           if k not in ("_modules", "_parameters", "_buffers"))
+        return id(v) in interp.module_paths
     if depth < 4 and isinstance(v, (list, tuple)):
         return all(_static_argument(interp, x, depth + 1) for x in v)
     if depth < 4 and isinstance(v, dict):
@@ -70,10 +69,15 @@ class LocalModules:
             module = self._built_for_real(cls, args, kwargs)
         else:
             module = self._built_from_source(cls, args, kwargs)
-        for m in module.modules():
+        # Its own tensors are named apart from the model's (`weight` of a LayerNorm built in
+        # forward is not the root's `weight`): by the order forward builds modules in.
+        self.modules_built += 1
+        base = f"built_in_forward.{self.modules_built}.{cls.__name__}"
+        for name, m in module.named_modules():
             if id(m) not in self.module_paths:
                 self.local_objects.setdefault(id(m), id(self.g))
                 self._local_refs.append(m)
+                self.module_paths[id(m)] = f"{base}.{name}" if name else base
         return module
 
     def _built_for_real(self, cls, args, kwargs) -> torch.nn.Module:

@@ -267,8 +267,8 @@ class TorchCalls:
     def reading_library(self, name: str):
         """A refusal inside library code read from source names the library call the
         model's own code made (`torch.autograd.grad`), not only the line deep inside it."""
-        outermost = not getattr(self, "_library_depth", 0)
-        self._library_depth = getattr(self, "_library_depth", 0) + 1
+        outermost = not self._library_depth
+        self._library_depth += 1
         try:
             yield
         except LoweringError as exc:

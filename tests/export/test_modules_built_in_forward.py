@@ -135,3 +135,19 @@ class WrapsAPadOfTheInputSize(nn.Module):
 def test_a_module_built_from_a_module_holding_graph_sizes_matches_eager():
     inputs = [(torch.randn(2, n),) for n in (7, 6, 11)]
     export_and_compare(WrapsAPadOfTheInputSize(), inputs[0], inputs, dynamic_shapes={"x": {1: "n"}})
+
+
+class NormsWithItsOwnWeightName(nn.Module):
+    """A LayerNorm built in forward has a `weight` of its own, apart from the root's `weight`."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(3) + 5)
+
+    def forward(self, x):
+        return nn.LayerNorm(3)(x * self.weight) + nn.LayerNorm(3, eps=1e-3)(x)
+
+
+def test_the_tensors_of_a_module_built_in_forward_are_its_own():
+    inputs = [(torch.randn(b, 3),) for b in (4, 2)]
+    export_and_compare(NormsWithItsOwnWeightName(), inputs[0], inputs, dynamic_shapes={"x": {0: "b"}})
