@@ -44,6 +44,7 @@ from lowering.interp.data_ifs import DataIfs
 from lowering.interp.data_loops import DataLoops
 from lowering.interp.exceptions import Exceptions
 from lowering.interp.fork_points import ForkPoints
+from lowering.interp.local_modules import LocalModules
 from lowering.interp.module_hooks import ModuleHooks
 from lowering.interp.object_state import ObjectState
 from lowering.interp.functions import ReadSources, UserCode, _is_user_function, annotate_and_structure
@@ -67,7 +68,7 @@ __all__ = ["Interpreter", "MAX_UNROLL", "Frame", "Stacked", "Maybe", "GraphRange
 class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerging, DataLoops, CoverageProbes,
                   Containers, PythonState, TorchCalls, InPlaceUpdates, ModuleMethods, ModuleAttributes, MemoCaches,
                   UserCode, Exceptions, ObjectState, ModuleHooks, ContextsAndImports, ContextManagers,
-                  ForkPoints):
+                  ForkPoints, LocalModules):
     """One instance per export: the module, the graph being built, and what the
     interpreter knows about the values it has handed out (sources read, names of
     parameters, aliases, Python numbers). The methods live in `lowering.interp`."""
@@ -108,6 +109,10 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
         # (id(module), name) -> (module, value), and the ones read before any assignment.
         self.attribute_writes: dict[tuple[int, str], tuple[torch.nn.Module, Any]] = {}
         self.attribute_reads: set[tuple[int, str]] = set()
+        # The ones forward replaced by an idempotent conversion of themselves, with the dtypes cast to.
+        self.converted_attributes: dict[tuple[int, str], set] = {}
+        self.modules_built = 0  # modules forward built so far (`local_modules`)
+        self._library_depth = 0  # library calls being read from source (`TorchCalls.reading_library`)
         # Caches that outlive the call, filled by forward with values computed from
         # parameters only (`memo_caches`): id -> (dict, {key: value}), for this export.
         self.memo_writes: dict[int, tuple[dict, dict]] = {}

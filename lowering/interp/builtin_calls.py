@@ -147,6 +147,35 @@ def _sum(interp: Interpreter, args, kwargs):
     return total
 
 
+def _slice(interp: Interpreter, args, kwargs):
+    """`slice(a, b)` only holds its bounds, graph values too: indexing with it is `x[a:b]`."""
+    return slice(*args, **kwargs)
+
+
+def _sqrt(interp: Interpreter, args, kwargs):
+    """`math.sqrt(n)` of a graph number (a size): a Python float of the graph (a double)."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], Value):
+        if args[0] not in interp.python_numbers:
+            raise interp.error("no lowering for `math.sqrt` of a tensor (eager takes its value as a Python float)",
+                               "use torch.sqrt on the tensor", construct="call")
+        x = args[0] if args[0].dtype == torch.float64 else interp.g.cast(args[0], torch.float64)
+        return interp.python_number(interp.g.op("Sqrt", x))
+    return math.sqrt(*args, **kwargs)
+
+
+def _prod(interp: Interpreter, args, kwargs):
+    """`math.prod(s)` of sizes the graph decides: their product, as `sum` adds them."""
+    if len(args) != 1 or set(kwargs) - {"start"}:
+        return math.prod(*args, **kwargs)  # raises the TypeError Python raises
+    items = list(interp.iterate(args[0]))
+    if not interp._has_graph(items, kwargs):
+        return math.prod(items, **kwargs)
+    total = kwargs.get("start", 1)
+    for item in items:
+        total = interp.binop("*", total, item)
+    return total
+
+
 def _any_all(kind):
     """`any(s < 16 for s in x.shape[-2:])` over graph values: their truth values joined
     with Or / And. A known item that decides (a true one for `any`) decides alone."""
@@ -243,6 +272,20 @@ def _map(interp: Interpreter, args, kwargs):
     return iter([interp.call(func, list(items), {}) for items in zip(*columns)])
 
 
+def _filter(interp: Interpreter, args, kwargs):
+    """`filter(f, iterable)`: `f` called on the items as `map` does (`_map`); which items
+    are kept must be known at export time (a filter on tensor values is refused by
+    `static_truth`, naming it)."""
+    if kwargs or len(args) != 2:
+        return filter(*args, **kwargs)  # raises the TypeError Python raises
+    func, iterable = args
+    if not isinstance(func, (Closure, BoundUserMethod, TensorMethod, GraphChoice)) and not interp._has_graph(args, {}):
+        return filter(func, iterable)  # static Python
+    items = list(interp.iterate(iterable))
+    tests = items if func is None else [interp.call(func, [x], {}) for x in items]
+    return iter([x for x, t in zip(items, tests) if interp.static_truth(t, "the test of `filter()`")])
+
+
 def _super(interp: Interpreter, args, kwargs):
     """Zero-argument `super()`: the class comes from the method's `__class__` cell, the
     object from its first parameter, as Python's compiler arranges."""
@@ -290,12 +333,12 @@ def _dict(interp: Interpreter, args, kwargs):
 
 _BUILTIN_HANDLERS = {
     math.ceil: _rounding("Ceil", math.ceil), math.floor: _rounding("Floor", math.floor),
-    round: _round, sum: _sum, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
+    round: _round, sum: _sum, math.prod: _prod, math.sqrt: _sqrt, slice: _slice, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
     enumerate: _over_rows(graph_enumerate, enumerate), zip: _over_rows(graph_zip, zip),
     reversed: _over_rows(graph_reversed, reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: python_minmax(max), min: python_minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
     abs: _abs, any: _any_all(any), all: _any_all(all), super: _super, callable: _callable, hasattr: _hasattr,
-    type: _type, iter: _iter, next: _next, pow: _pow, divmod: _divmod, dict: _dict, map: _map,
+    type: _type, iter: _iter, next: _next, pow: _pow, divmod: _divmod, dict: _dict, map: _map, filter: _filter,
     torch.is_tensor: _is_tensor,
 }

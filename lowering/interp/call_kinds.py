@@ -14,12 +14,17 @@ from lowering.interp.values import BoundUserMethod
 
 
 def _is_method_of_python_object(func, owner) -> bool:
-    """A C method bound to a plain Python object (not a module namespace, not torch's)."""
+    """A C method bound to a plain Python object (not a module namespace, not a tensor's,
+    not one of torch's C types)."""
     if not isinstance(func, (types.BuiltinMethodType, types.MethodWrapperType)) or owner is None:
         return False
     if isinstance(owner, (types.ModuleType, type, torch.Tensor, torch.nn.Module, Value)):
         return False
-    return (type(owner).__module__ or "").partition(".")[0] not in ("torch", "numpy")
+    if (type(owner).__module__ or "").partition(".")[0] not in ("torch", "numpy"):
+        return True
+    from lowering.interp.functions import _is_library_python
+
+    return _is_library_python(type(owner))  # an object of torch's pure-Python classes (a Distribution)
 
 
 def _as_python(value):

@@ -66,6 +66,8 @@ class Comparisons:
                 raise self.refuse_varying_list(side, f"`{op}`")
         if isinstance(a, NDArray) or isinstance(b, NDArray):
             return numpy_arrays.compare(self, op, a, b)
+        if op in ("==", "!=") and (a is None and isinstance(b, Value) or b is None and isinstance(a, Value)):
+            return op == "!="  # a tensor or a graph-held number against None: eager's `t != None` is True
         if isinstance(a, Value) or isinstance(b, Value):
             return self.call_op(f"operator.{_CMPOPS[op]}", [a, b], {})
         if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and (_contains_graph(a) or _contains_graph(b)):

@@ -93,6 +93,32 @@ def _is_user_function(fn) -> bool:
     return not path.startswith(_TORCH_DIR) and package not in _LIBRARY_PACKAGES
 
 
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set on classes made by a `class` statement
+
+
+def _is_library_python(fn) -> bool:
+    """Pure-Python library code that a call reaches with no lowering registered for it
+    (torch's own, such as `torch.distributions.Transform.__init__`, which is no torch
+    operator): interpreted from its source like the model's own code, so that only real
+    operators need lowerings. Not: C functions and methods (no source), Python's own
+    library (run as Python on static values), frozen or generated code, and the packages
+    whose calls go to NumPy, ONNX or typing."""
+    fn = getattr(fn, "__func__", fn)
+    if not (inspect.isfunction(fn) or inspect.isclass(fn)):
+        return False
+    if inspect.isclass(fn) and not fn.__flags__ & _HEAP_TYPE:
+        return False  # a class defined in C (torch.Size), whatever file its module has
+    try:
+        path = inspect.getsourcefile(fn) or ""
+    except TypeError:
+        return False
+    code = getattr(fn, "__code__", None)
+    if not path or path.startswith("<") or is_stdlib_path(path) or code is not None and code.co_filename.startswith("<"):
+        return False
+    package = (getattr(fn, "__module__", "") or "").partition(".")[0]
+    return package not in _LIBRARY_PACKAGES - {"torch"}
+
+
 def _same_state(g, old, new) -> bool:
     if old is new:
         return True

@@ -16,6 +16,11 @@ the same result for every input without specializing on the example one:
   breaks, globals instead of context variables);
 - `torch.cuda.is_current_stream_capturing()` (and xpu's) -> False: no accelerator
   graph is being captured;
+- `torch.overrides.has_torch_function(...)` (and `_unary`, `_variadic`) and
+  `torch._C._is_torch_function_mode_enabled()` -> False: what forward receives are plain
+  tensors and parameters, and no `TorchFunctionMode` is active in eager; torch's own
+  pure-Python code read from source (`torch.distributions`, `torch.functional`) then
+  takes the path eager takes;
 - `torch.compiler.is_exporting()` -> True: code under it avoids Python branches on the
   example input's shapes or values so that one exported graph serves every input, and
   must compute what the other path computes (timm's position-embedding resampling,
@@ -38,6 +43,10 @@ _GUARDS = {
     "torch.compiler.is_dynamo_compiling": False,
     "torch._dynamo.external_utils.is_compiling": False,  # torch._dynamo.is_compiling
     "torch.compiler.is_exporting": True,
+    "torch._C._has_torch_function": False,  # torch.overrides.has_torch_function
+    "torch._C._has_torch_function_unary": False,
+    "torch._C._has_torch_function_variadic": False,
+    "torch._C._is_torch_function_mode_enabled": False,
     "torch.cuda.graphs.is_current_stream_capturing": False,  # no accelerator graph is being captured
     "torch.xpu.graphs.is_current_stream_capturing": False,
 }

@@ -26,7 +26,7 @@ import types
 import torch
 
 from lowering.interp.chosen_identity import check_record_change
-from lowering.interp.functions import _is_user_function
+from lowering.interp.functions import _is_library_python, _is_user_function
 from lowering.interp.values import Closure, _contains_graph
 
 _UNSET = object()
@@ -69,7 +69,7 @@ class ObjectState:
         self.local_objects[id(obj)] = id(self.g)
         self._local_refs.append(obj)
         init = cls.__init__
-        if _is_user_function(init) and not _generated(init):
+        if (_is_user_function(init) or _is_library_python(init)) and not _generated(init):
             self.call_python_function(init, [obj, *args], kwargs)
         elif dataclasses.is_dataclass(cls) and _generated(init):
             self._init_dataclass(cls, obj, args, kwargs)

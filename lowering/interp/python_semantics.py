@@ -20,6 +20,7 @@ from lowering.ops import registry
 from lowering.interp.python_numbers import refuse_first_iteration_alias
 from lowering.interp.python_state import _CONTAINERS, has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
+from lowering.interp.module_attributes import converts_itself
 from lowering.interp.object_state import changes_module_tensors
 from lowering.interp.output_calls import takes_a_message
 from lowering.interp.values import (MISSING, BoundUserMethod, Closure, Frame, GraphChoice, ReturnSignal, Stacked,
@@ -69,6 +70,8 @@ class PythonSemantics:
         pass
 
     def _stmt_Assign(self, s, frame):
+        if converts_itself(s) and self.convert_module_attribute(s, frame):
+            return  # `self.mean = self.mean.type_as(x)`: a fixed point, call-local (`module_attributes`)
         value = self.eval(s.value, frame)
         for t in s.targets:
             self.assign(t, value, frame)
@@ -184,9 +187,16 @@ class PythonSemantics:
             self.setitem(target, base, index, value, frame)
         elif isinstance(target, ir.Attribute):
             owner = self.eval(target.value, frame)
+            if isinstance(owner, Value):
+                what = ("replaces the values of a parameter or buffer for later calls" if owner in self._state_values
+                        else "changes a tensor in place")
+                raise self.error(f"assigning `{expr_text(target)}` in forward {what}, which untrace does not lower",
+                                 "compute the new tensor and use it directly (a functional call such as "
+                                 "F.conv2d(x, weight, bias))", construct="assign")
             if isinstance(owner, torch.nn.Module) and self.leaves_state_unchanged(owner, target.attr, value):
                 return  # `self.cell_anchors = [a.to(dtype) for a in self.cell_anchors]` of the same dtype
-            if isinstance(owner, torch.nn.Module) and changes_module_tensors(value):
+            if isinstance(owner, torch.nn.Module) and changes_module_tensors(value) and \
+                    id(owner) not in self.local_objects:  # a module built in forward is an object of the call
                 # Tensors (and containers that may hold them) are call-local: `module_attributes`.
                 self.assign_module_attribute(owner, target.attr, value, expr_text(target))
                 return
@@ -381,6 +391,9 @@ class PythonSemantics:
             if numbers:
                 self.python_number(result)
             return result
+        if op == "+" and isinstance(a, tuple) and isinstance(b, tuple) and isinstance(a, torch.Size) != isinstance(
+                b, torch.Size):
+            a, b = tuple(a), tuple(b)  # Size + a shape with graph sizes: a shape is a tuple here
         return _PY_BIN[op](a, b)
 
     def _as_double(self, x):
@@ -400,8 +413,10 @@ class PythonSemantics:
         value = self.attribute(base, e.attr)
         if isinstance(value, TensorMethod):
             value.receiver = expr_text(e.value)  # `x[0].add_(1)` names `x[0]` if it is refused
-        if isinstance(value, _CONTAINERS) and (id(base), e.attr) not in self.attribute_writes:
-            # a container held by an object outlives the call (forward's own assignment is call-local)
+        if isinstance(value, _CONTAINERS) and (id(base), e.attr) not in self.attribute_writes and \
+                id(base) not in self.local_objects:
+            # a container held by an object outlives the call (forward's own assignment is call-local, and so
+            # is an object forward made: a container it was given from outside is marked where it was read)
             self.mark_foreign(value, expr_text(e))
         return value
 
@@ -417,7 +432,9 @@ class PythonSemantics:
                 return base.dtype
             if attr == "device":
                 return torch.device("cpu")
-            if attr in ("is_cuda", "requires_grad", "is_sparse", "is_quantized"):
+            if attr == "requires_grad":
+                return base in self.values_needing_grad  # a parameter's own flag; computed values: False
+            if attr in ("is_cuda", "is_sparse", "is_quantized"):
                 return False
             if attr in ("T", "mT"):
                 return self.call_op("Tensor.t" if attr == "T" and base.rank == 2 else "Tensor.mT", [base], {})

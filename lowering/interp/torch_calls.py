@@ -4,6 +4,7 @@ updates of what they return are `inplace_updates`."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -23,7 +24,7 @@ from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.autograd_functions import call_function_apply, is_function_apply
-from lowering.interp.functions import _is_user_function
+from lowering.interp.functions import _is_library_python, _is_user_function
 from lowering.interp.static_calls import NOT_STATIC, run_static_call
 from lowering.interp.module_methods import is_module_method
 from lowering.interp.context_managers import made_at_export
@@ -105,7 +106,9 @@ class TorchCalls:
         if getattr(func, "__script_if_tracing_wrapper", False):
             func = getattr(func, "__original_fn")  # torch.jit._script_if_tracing: the function itself outside a tracer
         if inspect.isclass(func) and issubclass(func, torch.nn.Module):
-            raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
+            return self.module_in_forward(func, args, kwargs)  # a module of the call (`local_modules`)
+        if self.initialises_local_module(func, args):
+            return None  # `super().__init__()` of a module built in forward: set up already
         if made_at_export(func) and not self._has_graph(args, kwargs):
             return func(*args, **kwargs)  # a `with` statement's manager, made as Python makes it (context_managers)
         if isinstance(func, functools._lru_cache_wrapper) and _is_user_function(func.__wrapped__):
@@ -116,6 +119,18 @@ class TorchCalls:
             return self.replace_dataclass(args, kwargs)
         if is_namedtuple_method(func):
             return func(*args, **kwargs)  # `out._replace(logits=...)`: a new tuple of the same items
+        if func in (torch.is_floating_point, torch.is_complex) and len(args) == 1 and isinstance(args[0], Value):
+            return getattr(args[0].dtype, func.__name__)  # the dtype decides, whatever the values
+        if func is torch.broadcast_shapes and not kwargs:
+            return self.broadcast_shapes(args)
+        if func is torch.Size and len(args) == 1 and not kwargs and self._has_graph(args, kwargs):
+            return tuple(args[0])  # sizes the graph decides: a shape is a tuple here, as `x.shape` is
+        if func is object.__new__ and len(args) == 1 and not kwargs and inspect.isclass(args[0]) and \
+                (_is_user_function(args[0]) or _is_library_python(args[0])) and args[0].__new__ is object.__new__:
+            obj = object.__new__(args[0])  # `self.__new__(type(self))`: a blank object of a Python class
+            self.local_objects[id(obj)] = id(self.g)
+            self._local_refs.append(obj)
+            return obj
         if is_generated_init(func, args):
             return self.call_generated_init(func, args, kwargs)
         if is_hook_registration(func):
@@ -201,7 +216,8 @@ class TorchCalls:
         if inspect.ismethod(func) and _is_user_function(func.__func__):
             return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
         dunder_call = getattr(type(func), "__call__", None)
-        if not inspect.isclass(func) and inspect.isfunction(dunder_call) and _is_user_function(dunder_call):
+        if not inspect.isclass(func) and inspect.isfunction(dunder_call) and (
+                _is_user_function(dunder_call) or _is_library_python(dunder_call)):
             return self.call_python_function(dunder_call, [func, *args], kwargs)  # obj(...) is type(obj).__call__(obj, ...)
         name = registry.canonical_name(func) if callable(func) else None
         if name is not None:
@@ -232,11 +248,66 @@ class TorchCalls:
                 return self.call_torch(name, func, args, kwargs, first_argument)
             if _is_user_function(func):
                 return self.call_python_function(func, args, kwargs)
+            if inspect.isclass(func) and not issubclass(func, torch.nn.Module) and _is_library_python(func):
+                with self.reading_library(name):
+                    return self.instantiate(func, args, kwargs)  # a library's class, e.g. torch.distributions'
+            if inspect.ismethod(func) and _is_library_python(func.__func__) and not isinstance(func.__self__, type):
+                with self.reading_library(name):
+                    return self.call_python_function(func.__func__, [func.__self__, *args], kwargs)
+            if inspect.isfunction(func) and _is_library_python(func):
+                with self.reading_library(name):
+                    return self.call_python_function(func, args, kwargs)  # pure Python, not an operator: its source
             raise self.error(f"no lowering for `{name}`",
                              f"register one with lowering.register_lowering({name!r}, fn), or rewrite with supported torch ops",
                              construct="call")
         raise self.error(f"cannot call {func!r}", construct="call",
                          hint="register a lowering for it (lowering.register_lowering), or call it outside forward")
+
+    @contextlib.contextmanager
+    def reading_library(self, name: str):
+        """A refusal inside library code read from source names the library call the
+        model's own code made (`torch.autograd.grad`), not only the line deep inside it."""
+        outermost = not self._library_depth
+        self._library_depth += 1
+        try:
+            yield
+        except LoweringError as exc:
+            if outermost and " (inside `" not in exc.message:
+                exc.message = f"{exc.message} (inside `{name}`, library Python read from source)"
+                exc.args = (exc.message,)
+            raise
+        finally:
+            self._library_depth -= 1
+
+    def broadcast_shapes(self, shapes) -> tuple:
+        """`torch.broadcast_shapes(*shapes)` of shapes with sizes the graph decides: per
+        dimension, a size of 1 takes the other's; two graph sizes give `b if a == 1 else a`."""
+        shapes = [(s,) if isinstance(s, (int, Value)) else tuple(s) for s in shapes]
+        rank = max((len(s) for s in shapes), default=0)
+        out = []
+        for d in range(rank):
+            dim = 1
+            for s in shapes:
+                k = d - (rank - len(s))
+                if k >= 0:
+                    dim = self._broadcast_size(dim, s[k])
+            out.append(dim)
+        return tuple(out)
+
+    def _broadcast_size(self, a, b):
+        if not isinstance(a, Value) and a == 1:
+            return b
+        if not isinstance(b, Value) and b == 1:
+            return a
+        if not isinstance(a, Value) and not isinstance(b, Value):
+            if a != b:
+                raise self.error(f"torch.broadcast_shapes: sizes {a} and {b} do not broadcast (torch raises)",
+                                 construct="call")
+            return a
+        if not isinstance(a, Value) or not isinstance(b, Value):
+            return a if not isinstance(a, Value) else b  # a static size other than 1: the only valid result
+        one = self.g.const(1, dtype=a.dtype)
+        return self.python_number(self.g.op("Where", self.g.op("Equal", a, one), b, a))
 
     def _is_pure(self, func, name: str) -> bool:
         """torch's own functions of static values (`torch.finfo`, `torch.device`): every
@@ -314,6 +385,10 @@ class TorchCalls:
                 return [Stacked(rows)]
         if name in ("is_floating_point",):
             return value.dtype.is_floating_point
+        if name == "is_integer" and value in self.python_numbers and not args and not kwargs:
+            if not value.dtype.is_floating_point:
+                return True  # int.is_integer()
+            return self.python_number(self.g.op("Equal", value, self.g.op("Floor", value)))  # float.is_integer()
         if name == "get_device":
             return -1
         if name in ("append",):
@@ -402,7 +477,7 @@ class TorchCalls:
         if forward is torch.nn.Module.forward:
             raise self.error(f"{cls.__name__} has no forward", construct="call",
                              hint="give the module a forward, or call the method you mean")
-        if not _is_user_function(forward):
+        if not _is_user_function(forward) and not _is_library_python(forward):
             raise self.error(f"no lowering for module {name}",
                              f"register one with lowering.register_lowering({cls.__name__}, fn)", construct="call")
         return self.call_python_function(forward, [module, *args], kwargs)

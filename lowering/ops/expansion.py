@@ -96,3 +96,22 @@ def tile(g, input, dims):
     reps = [1] * (rank - len(reps)) + list(reps)
     return _tile(g, x, reps, "tile")
 
+
+
+@register("torch.broadcast_tensors")
+def broadcast_tensors(g, *tensors):
+    """broadcast_tensors(Tensor[] tensors) -> Tensor[]"""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    xs = [require_value(g, t, "broadcast_tensors") for t in tensors]
+    shapes = [x.static_shape for x in xs]
+    if all(s is not None for s in shapes):
+        target = tuple(np.broadcast_shapes(*shapes))
+        return tuple(x if x.static_shape == target else g.op("Expand", x, g.shape_tensor(list(target))) for x in xs)
+    out = []
+    for x in xs:
+        for other in xs:  # Expand broadcasts both ways: against every other shape in turn
+            if other is not x:
+                x = g.op("Expand", x, g.shape_of(other))
+        out.append(x)
+    return tuple(out)

@@ -20,6 +20,7 @@ import torch
 from lowering.graph import GraphBuilder, Value, is_bool, is_float
 from lowering.ops._common import check_out, require_value
 from lowering.ops.registry import register
+from lowering.ops.shape import known_rank
 
 
 def _operands(g: GraphBuilder, name: str, *xs: Any) -> list[Value]:
@@ -356,3 +357,32 @@ def pinv(g, input, rcond=None, hermitian=False, *, atol=None, rtol=None, out=Non
              "forward and register the result as a buffer; for a least-squares fit of small fixed-size systems "
              "write the closed-form normal equations with elementwise ops",
     )
+
+
+@register("torch.tensordot")
+def tensordot(g, a, b, dims=2, out=None):
+    """tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
+    (torch.tensordot's `dims`: an int n, the last n dims of `a` with the first n of `b`, or
+    two lists of dims): the einsum that contracts them."""
+    if out is not None:
+        raise g.error("tensordot: `out=` is not supported")
+    ra, rb = known_rank(g, a, "tensordot"), known_rank(g, b, "tensordot")
+    if isinstance(dims, Value) or isinstance(dims, torch.Tensor):
+        raise g.error("tensordot: `dims` must be an int or lists of ints known at export time")
+    if isinstance(dims, int):
+        if dims < 0:
+            raise g.error(f"tensordot expects dims >= 0, but got dims={dims} (torch raises)")
+        da, db = list(range(ra - dims, ra)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(da) != len(db):
+        raise g.error("tensordot: both dimension lists should have the same length (torch raises)")
+    da, db = [d % ra if ra else d for d in da], [d % rb if rb else d for d in db]
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    sa = [next(letters) for _ in range(ra)]
+    sb = [next(letters) for _ in range(rb)]
+    for i, j in zip(da, db):
+        sb[j] = sa[i]
+    out_a = [s for i, s in enumerate(sa) if i not in da]
+    out_b = [s for j, s in enumerate(sb) if j not in db]
+    return einsum(g, f"{''.join(sa)},{''.join(sb)}->{''.join(out_a + out_b)}", a, b)

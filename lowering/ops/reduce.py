@@ -306,6 +306,18 @@ def all(g, input, dim=None, keepdim=False, *, out=None):
     return _all_any(g, "all", input, dim, keepdim)
 
 
+@register("torch._is_all_true", "Tensor._is_all_true")
+def is_all_true(g, input):
+    """_is_all_true(Tensor self) -> Tensor (a 0-d bool; torch.distributions' argument checks)"""
+    return _all_any(g, "all", input, None, False)
+
+
+@register("torch._is_any_true", "Tensor._is_any_true")
+def is_any_true(g, input):
+    """_is_any_true(Tensor self) -> Tensor"""
+    return _all_any(g, "any", input, None, False)
+
+
 @register("torch.any", "Tensor.any")
 def any(g, input, dim=None, keepdim=False, *, out=None):
     """any(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor(bool)"""

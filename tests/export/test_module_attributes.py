@@ -185,3 +185,122 @@ def test_a_buffer_rebuilt_from_constants_is_a_cache_of_the_call():
 def test_a_buffer_replaced_otherwise_is_still_state(model):
     with pytest.raises(LoweringError, match="assigning `self.rel` in forward replaces a submodule, parameter or buffer"):
         export(model.eval(), (torch.randn(2, 5, 4),))
+
+
+class ConvertsItsMean(nn.Module):
+    """SwinIR's `self.mean = self.mean.type_as(x)`: a float64 attribute converted to the
+    input's dtype on every call, a fixed point after the first."""
+
+    def __init__(self):
+        super().__init__()
+        self.mean = torch.tensor([0.4488, 0.4371, 0.4040], dtype=torch.float64).view(1, 3, 1)
+
+    def forward(self, x):
+        self.mean = self.mean.type_as(x)
+        return (x - self.mean) * 2.0
+
+
+class ConvertsItsBufferByAChain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.arange(3, dtype=torch.float64).view(3, 1) + 0.1)
+
+    def forward(self, x):
+        self.scale = self.scale.to(x.device).to(x.dtype).contiguous()
+        y = x * self.scale  # later reads see the converted value
+        self.scale = self.scale.detach().float()  # converted again: still its own fixed point
+        return y + self.scale
+
+
+@pytest.mark.parametrize("make", [ConvertsItsMean, ConvertsItsBufferByAChain], ids=lambda m: m.__name__)
+def test_an_idempotent_conversion_of_an_attribute_is_a_fixed_point(make):
+    model = make().eval()
+    inputs = [(torch.randn(b, 3, 4),) for b in (2, 1, 5)]
+    export_and_compare(make().eval(), inputs[0], inputs, dynamic_shapes={"x": {0: "b"}})  # eager's calls in order
+    export(model, inputs[0], dynamic_shapes={"x": {0: "b"}})
+    held = model.mean if make is ConvertsItsMean else model.scale
+    assert held.dtype == torch.float64  # the live module is left as it was
+
+
+class CountsInATensor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.count = torch.zeros(())
+
+    def forward(self, x):
+        self.count = self.count + 1  # no fixed point: every call sees another value
+        return x * self.count
+
+
+class ReadsTheMeanBeforeConvertingIt(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mean = torch.ones(3, dtype=torch.float64) / 3
+
+    def forward(self, x):
+        y = x.double() * self.mean  # the previous call's conversion in eager, the original here
+        self.mean = self.mean.float()
+        return y.float() + self.mean
+
+
+class ConvertsItsWeight(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(3))
+
+    def forward(self, x):
+        self.weight = self.weight.float()
+        return x * self.weight
+
+
+class RoundTripsItsMean(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mean = torch.full((3,), 1 / 3, dtype=torch.float64)
+
+    def forward(self, x):
+        self.mean = self.mean.bfloat16().half()  # two casts: no fixed point untrace can prove
+        return x * self.mean.float()
+
+
+class ReplacesTheConvertedMean(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mean = torch.ones(3)
+
+    def forward(self, x):
+        self.mean = self.mean.type_as(x)
+        self.mean = self.mean * 2  # the next call converts this one
+        return x * self.mean
+
+
+@pytest.mark.parametrize("model, message", [
+    (CountsInATensor(), "`self.count` is read before forward assigns it"),
+    (RoundTripsItsMean(), "`self.mean` is converted to several dtypes in one call"),
+    (ReplacesTheConvertedMean(), "assigning `self.mean` after forward converted it to itself"),
+    (ReadsTheMeanBeforeConvertingIt(), "`self.mean` is read before forward assigns it"),
+    (ConvertsItsWeight(), "assigning `self.weight` in forward replaces a submodule, parameter or buffer"),
+], ids=lambda m: type(m).__name__ if isinstance(m, nn.Module) else "")
+def test_a_state_update_that_is_no_idempotent_conversion_is_refused(model, message):
+    with pytest.raises(LoweringError) as info:
+        export(model, (torch.randn(2, 3),))
+    assert info.value.message.startswith(message)
+
+
+class ReplacesItsWeightData(nn.Module):
+    """SPAN's re-parameterisation in forward: `self.conv.weight.data = ...`."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 3, 1)
+
+    def forward(self, x):
+        self.conv.weight.data = self.conv.weight * 2
+        return self.conv(x)
+
+
+def test_assigning_a_parameter_s_data_is_refused_by_name():
+    with pytest.raises(LoweringError) as info:
+        export(ReplacesItsWeightData(), (torch.randn(2, 3, 4),))
+    assert info.value.message == ("assigning `self.conv.weight.data` in forward replaces the values of a parameter "
+                                  "or buffer for later calls, which untrace does not lower")

@@ -10,6 +10,8 @@ ENTRIES = [
     Entry("enumerate", "r = 0\nfor i, a in enumerate([v, 2], start=1):\n    r = r + i * a"),
     Entry("filter", "r = v * len(list(filter(None, [0, 1, 2, 0])))"),
     Entry("filter with a lambda", "r = sum(filter(lambda a: a > 1, [1, 2, 3])) * v"),
+    Entry("filter of tensors with a lambda", "r = sum(filter(lambda t: t.dim() == 1, [v * 1, v.sum(), v * 2]))",
+          static=None),
     Entry("frozenset", "r = v * len(frozenset([1, 2, 2]))"),
     Entry("iter / next", "it = iter([v, 2, 3])\nr = next(it) + next(it)"),
     Entry("next with a default", "r = v + next(iter([]), 5)"),

@@ -21,4 +21,11 @@ ENTRIES = [
           module="class Scale:\n    def __init__(self, k):\n        self.k = k\n    def __call__(self, a):\n"
                  "        return a * self.k\n\n\nclass Always:\n    def __init__(self, val):\n        self.val = val\n"
                  "    def __call__(self, *args, **kwargs):\n        return self.val"),
+    Entry("module built in forward",
+          "r = torch.nn.Sequential(torch.nn.Tanh(), Twice())(v) + torch.nn.ConstantPad1d((1, 0), 0.5)(v * torch.ones(2)).sum()",
+          static=None, module="class Twice(torch.nn.Module):\n    def forward(self, a):\n        return a * 2"),
+    Entry("module built in forward with random weights", "r = torch.nn.Linear(3, 3)(v)", static=None,
+          refused=r"creating a module \(Linear\) inside forward that initialises `weight`, `bias` randomly"),
+    Entry("class of torch's pure-Python library", "r = torch.distributions.Normal(v, 2.0).log_prob(v * 0.5)",
+          static=None),
 ]
