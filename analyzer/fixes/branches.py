@@ -40,9 +40,10 @@ from analyzer.diagnostics import Fix
 from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
-from analyzer.fixes.escapes import fix_escape
+from analyzer.fixes.escapes import _function_at, _only_truth_tests, fix_escape
 from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.loops import fix_loop
+from analyzer.fixes.numbers import number_if, number_ternary
 from analyzer.fixes.predicates import _bare, tensor_predicate
 from analyzer.fixes.torch_name import ModuleTorch, torch_name
 from analyzer.fixes.where import refuse_where, side_effect_free, where_assignment, where_target
@@ -185,8 +186,7 @@ def attach_fixes(facts: list, sources: Sources) -> list:
 def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
     """The fix for one UT101 site, or why there is none."""
     if fact.construct in ("and", "or"):
-        return (f"Python `{fact.construct}` returns one of its operands; `torch.logical_{fact.construct}` "
-                "returns a boolean tensor, so the rewrite is left to you")
+        return _truth_operator_fix(fact, file)
     if fact.construct == "filter":
         return "a comprehension filter keeps a data-dependent number of items, which no `torch.where`/`torch.cond` returns"
     if fact.construct == "elif":
@@ -231,6 +231,10 @@ def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) ->
         new = where_assignment(node, predicate, torch).with_changes(leading_lines=())
         edit = src.edit(node, node, src.code_of(new).rstrip("\r\n"))
         return _checked(src, edit, f"Rewrite the `if` as `{where_target(node)} = {torch}.where(...)`", statement=True)
+    annotate_regions(fn)
+    number = number_if(src, node, stmt, types, torch)
+    if number is not None:
+        return number
     plan = plan_cond(fn, block, stmt, types)
     if isinstance(plan, str):
         return plan
@@ -321,6 +325,44 @@ def _index_ifs(fn: ir.FunctionDef, block: list, out: dict) -> None:
             _index_ifs(fn, child, out)
 
 
+# ------------------------------------------------------------------------------ and / or
+
+
+def _truth_operator_fix(fact: BranchFact, file: _File) -> Fix | str:
+    """``flag = a and b`` of tensors, where ``flag`` is only ever tested for truth (``if flag``,
+    ``x if flag else y``, ``assert flag``, under ``not`` / ``and`` / ``or``) ->
+    ``flag = torch.logical_and(a, b)``. Python's ``and`` gives one of its operands, whose
+    truth is ``bool(a) and bool(b)``; ``logical_and`` gives a boolean tensor of that same
+    truth (for one-element operands; for larger ones both raise at the test). Both operands
+    are then evaluated: they must be free of side effects."""
+    left_to_you = (f"Python `{fact.construct}` returns one of its operands; `torch.logical_{fact.construct}` "
+                   "returns a boolean tensor, so the rewrite is left to you")
+    if dict(fact.types).get("$operands") != "tensor":
+        return left_to_you + " (an operand is not a tensor)"
+    src = file.source_at(fact.site.line)
+    node = src.node_at(cst.BooleanOperation, fact.site.line, fact.site.column)
+    while node is not None and isinstance(src.parents.get(node), cst.BooleanOperation):
+        node = src.parents[node]
+    statement = src.parents.get(node) if node is not None else None
+    if not (isinstance(statement, cst.Assign) and statement.value is node and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name)):
+        return left_to_you + " (the result is not assigned to a name)"
+    name = statement.targets[0].target.value
+    fn = _function_at(file, fact.site.line)
+    if fn is None or not _only_truth_tests(fn, name):
+        return left_to_you + f" (`{name}` is used as more than a truth test)"
+    try:
+        torch = file.torch_name(src, node)
+    except _NoTorch as no_torch:
+        return str(no_torch)
+    predicate = tensor_predicate(src, node, torch)
+    if isinstance(predicate, str):
+        return predicate
+    edit = src.edit(node, node, src.code_of(predicate))
+    return _checked(src, edit, f"`{name}` is only tested for truth: compute it with "
+                               f"`{torch}.logical_{fact.construct}`, which keeps it a tensor")
+
+
 # ------------------------------------------------------------------------------ ternary
 
 
@@ -328,6 +370,8 @@ def _ternary_fix(src: FixSource, node: cst.IfExp, types, torch: str) -> Fix | st
     if not is_tensor(types.get("$pred", "unknown")):
         return "the condition is not a tensor: keep it a tensor first"
     sides = (types.get("$then", "unknown"), types.get("$else", "unknown"))
+    if sides == ("python", "python"):
+        return number_ternary(src, node, types, torch)
     if not any(is_tensor(t) for t in sides):
         return "neither side is a tensor (torch.where would turn the Python result into a tensor)"
     if not all(is_tensor(t) or t == "python" for t in sides):
