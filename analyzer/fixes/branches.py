@@ -370,7 +370,7 @@ def _ternary_fix(src: FixSource, node: cst.IfExp, types, torch: str) -> Fix | st
     if not is_tensor(types.get("$pred", "unknown")):
         return "the condition is not a tensor: keep it a tensor first"
     sides = (types.get("$then", "unknown"), types.get("$else", "unknown"))
-    if sides == ("python", "python"):
+    if "python" in sides and not any(is_tensor(t) for t in sides):
         return number_ternary(src, node, types, torch)
     if not any(is_tensor(t) for t in sides):
         return "neither side is a tensor (torch.where would turn the Python result into a tensor)"

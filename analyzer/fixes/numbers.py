@@ -102,11 +102,12 @@ def number_ternary(src: FixSource, node: cst.IfExp, types, torch: str) -> Fix | 
     """``A if p else B`` of Python numbers -> ``torch.sym_ite((p).item(), A, B)``."""
     if not _pred_is_tensor(types):
         return "the condition is not a tensor: keep it a tensor first"
-    if types.get("$then") != "python" or types.get("$else") != "python":
-        return "neither side is a tensor (torch.where would turn the Python result into a tensor)"
     why = _sides_refusal(src, (node.body, node.orelse), torch)
     if why:
         return why
+    if types.get("$then") != "python" or types.get("$else") != "python":
+        return ("neither side is a tensor (torch.where would turn the Python result into a tensor), nor both "
+                "known to be numbers (`torch.sym_ite`)")
     try:
         flag = _flag(src, node.test, types, torch)
     except _Refused as refused:
@@ -157,10 +158,10 @@ def number_if(src: FixSource, node: cst.If, stmt: ir.If, types, torch: str) -> F
     results = list(stmt.results)
     if not results or not all(types.get(f"={name}") == "python" for name in results):
         return None
-    if not _pred_is_tensor(types):
-        return "the condition is not a tensor: keep it a tensor first"
     if not isinstance(node.orelse, cst.Else):
-        return "the `if` has no `else` (the number chosen needs a value on both sides)"
+        return None  # one-sided: the tensor fixes say why not
+    if not _pred_is_tensor(types):
+        return None
     then_values, else_values = _branch_values(node.body), _branch_values(node.orelse.body)
     if then_values is None or else_values is None or set(then_values) != set(else_values):
         return ("the branches are not both plain `name = number` assignments of the same names (by hand: "
