@@ -54,6 +54,7 @@ from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.analyses.kinds.facts import LoopFact
 from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
+from analyzer.fixes.bounded import masked_range
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import _clone, _last_values, _needs_clone, is_tensor
 from analyzer.fixes.predicates import tensor_predicate
@@ -93,6 +94,12 @@ def fix_loop(fact: LoopFact, file) -> Fix | str:
         return masked_return(fn, loop, node, dict(fact.types), src, torch)
     if fact.bound_level < Level.DATA and loop.kind == "for" and (_appends(loop) or not _over_range(loop)):
         return masked_break(fn, loop, node, dict(fact.types), src, torch)
+    if fact.bound_level >= Level.DATA:
+        live = annotate_regions(fn)
+        bounded = masked_range(fn, loop, node, dict(fact.types), src, torch,
+                               set(live.live_in(live.cfg.join_of[id(loop)])), _reshaping_assignment)
+        if bounded is not None:
+            return bounded
     plan = plan_loop(fn, loop, node, dict(fact.types), src, torch)
     if isinstance(plan, str):
         return plan
