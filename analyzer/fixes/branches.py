@@ -42,6 +42,7 @@ from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
 from analyzer.fixes.escapes import _function_at, _only_truth_tests, fix_escape
 from analyzer.fixes.source import FixSource, loses_comments, reindent
+from analyzer.fixes.guards import guarded_write
 from analyzer.fixes.loops import fix_loop
 from analyzer.fixes.numbers import number_if, number_ternary
 from analyzer.fixes.predicates import _bare, tensor_predicate
@@ -227,6 +228,9 @@ def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) ->
         return predicate
     if not is_tensor(types.get("$pred", "unknown")) and not is_tensor(types.get("$leaves", "unknown")):
         return _not_a_tensor(src.code_of(node.test))
+    guard = guarded_write(src, node, stmt, types)
+    if guard is not None:
+        return guard
     if refuse_where(node, src.module, torch) is None and is_tensor(types.get(f"={where_target(node)}", "")):
         new = where_assignment(node, predicate, torch).with_changes(leading_lines=())
         edit = src.edit(node, node, src.code_of(new).rstrip("\r\n"))
