@@ -34,7 +34,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, LoopFact
+from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, InplaceFact, LoopFact
 from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
 from analyzer.analyses.engine.regions import annotate_regions
@@ -43,6 +43,7 @@ from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
 from analyzer.fixes.escapes import _function_at, _only_truth_tests, fix_escape
 from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.guards import guarded_write
+from analyzer.fixes.inputs import fix_input_write
 from analyzer.fixes.loops import fix_loop
 from analyzer.fixes.numbers import number_if, number_ternary
 from analyzer.fixes.predicates import _bare, tensor_predicate
@@ -180,6 +181,9 @@ def attach_fixes(facts: list, sources: Sources) -> list:
             fact = replace(fact, no_fix=_ESCAPES_LEFT[fact.how])
         elif isinstance(fact, LoopFact) and Level.DATA in (fact.bound_level, fact.exit_level):
             fact = planned(fact, fix_loop)
+        elif isinstance(fact, InplaceFact) and fact.target == "input" and fact.how in (
+                "index-assign", "index_put_", "inplace-input"):
+            fact = planned(fact, fix_input_write)
         out.append(fact)
     return out
 

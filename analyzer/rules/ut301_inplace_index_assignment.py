@@ -22,7 +22,9 @@ def detect(facts):
                 message = f"in-place index assignment into {into} (`{fact.expression}`)"
                 suggestion = ("use `torch.where(mask, v, t)`, `t.masked_fill(mask, v)` or `t.index_put((idx,), v)` "
                               "out of place")
-            yield RULE.diagnostic(fact.site, message, suggestion)
+            if fact.no_fix:
+                suggestion += f" (not rewritten automatically: {fact.no_fix})"
+            yield RULE.diagnostic(fact.site, message, suggestion, fact.fix)
 
 
 RULE = Rule(
