@@ -58,7 +58,9 @@ RULE = Rule(
          "(`s = a if p else b`, or an `if`/`else` of plain `n = number` assignments) -> "
          "`torch.sym_ite(p.item(), a, b)`, the same number in eager and a symbolic one under torch.export (refused "
          "for non-numbers and literals of two types); `flag = a and b` of tensors, where `flag` is only tested for "
-         "truth -> `torch.logical_and(a, b)`. When a rewrite cannot be made (side effects, in-place writes, "
+         "truth -> `torch.logical_and(a, b)`; an `if m.any():` whose branch only writes through the boolean mask `m` "
+         "(`out[m] = f(x[m])`, the value reading tensors only through `[m]`) -> the writes alone (a write through an "
+         "empty mask writes nothing; the value must be computable on zero rows). When a rewrite cannot be made (side effects, in-place writes, "
          "early returns, non-tensor results, data-dependent shapes) the finding says why.",
     why="`torch.onnx.export(dynamo=False)` evaluates the condition once, on the example input, and records only "
         "that branch: the ONNX graph is silently wrong for inputs that would take the other one. The "
@@ -109,6 +111,17 @@ RULE = Rule(
             "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
             "        usable = torch.logical_and(x.abs().max() < 5, x.std() > 0.1)\n"
             "        scale = torch.sym_ite(usable.item(), 2.0, 1.0)\n        return x * scale\n",
+        ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.expert = torch.nn.Linear(4, 4)\n"
+            "    def forward(self, x: torch.Tensor):\n        out = torch.zeros_like(x)\n"
+            "        mask = x.sum(-1) > 0\n        if mask.any():\n            out[mask] = self.expert(x[mask])\n"
+            "        return out\n",
+            "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.expert = torch.nn.Linear(4, 4)\n"
+            "    def forward(self, x: torch.Tensor):\n        out = torch.zeros_like(x)\n"
+            "        mask = x.sum(-1) > 0\n        out[mask] = self.expert(x[mask])\n        return out\n",
         ),
     ),
     not_fixed=((
