@@ -40,7 +40,7 @@ from analyzer.diagnostics import Fix
 from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
-from analyzer.fixes.escapes import _function_at, _only_truth_tests, fix_escape
+from analyzer.fixes.escapes import _function_at, _only_truth_tests, fix_escape, fix_item_min_max, fix_unpacked_tolist
 from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.guards import guarded_write
 from analyzer.fixes.inputs import fix_input_write
@@ -177,6 +177,8 @@ def attach_fixes(facts: list, sources: Sources) -> list:
             fact = planned(fact, fix_branch)
         elif isinstance(fact, EscapeFact) and fact.target == "python" and fact.how in ("int", "float", "bool"):
             fact = planned(fact, lambda f, opened: fix_escape(f, opened, opened.torch_name))
+        elif isinstance(fact, EscapeFact) and fact.target == "python" and fact.how in ("tolist", "item"):
+            fact = planned(fact, _escape_uses)
         elif isinstance(fact, EscapeFact) and fact.how in _ESCAPES_LEFT:
             fact = replace(fact, no_fix=_ESCAPES_LEFT[fact.how])
         elif isinstance(fact, LoopFact) and Level.DATA in (fact.bound_level, fact.exit_level):
@@ -186,6 +188,13 @@ def attach_fixes(facts: list, sources: Sources) -> list:
             fact = planned(fact, fix_input_write)
         out.append(fact)
     return out
+
+
+def _escape_uses(fact: EscapeFact, file: _File) -> Fix | str:
+    """``.tolist()`` unpacked into names, ``.item()`` compared by ``max``/``min``; else why not."""
+    fixer = fix_unpacked_tolist if fact.how == "tolist" else fix_item_min_max
+    fix = fixer(fact, file, file.torch_name)
+    return _ESCAPES_LEFT[fact.how] if fix is None else fix
 
 
 def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
