@@ -148,3 +148,139 @@ def _stop_name(fn: ir.FunctionDef, line: int) -> str:
         if not isinstance(s, (ir.FunctionDef, ir.ClassDef)):
             taken |= assigned_names([s])
     return "loop_stop" if "loop_stop" not in taken else f"loop_stop_{line}"
+
+
+# ------------------------------------------------------------------------------ counted while
+
+def _static_bound(expr) -> bool:
+    """An int literal or ``self.<attr>`` (a configuration value)."""
+    if isinstance(expr, ir.Const):
+        return type(expr.value) is int
+    return isinstance(expr, ir.Attribute) and isinstance(expr.value, ir.Name) and expr.value.id == "self"
+
+
+def _counter_break(stmt) -> tuple[str, str, object] | None:
+    """(counter, op, bound) of ``if counter == bound: break`` (or ``>=``)."""
+    if not (isinstance(stmt, ir.If) and not stmt.orelse and len(stmt.body) == 1 and isinstance(stmt.body[0], ir.Break)
+            and not stmt.is_elif):
+        return None
+    test = stmt.test
+    if not (isinstance(test, ir.Compare) and len(test.ops) == 1 and test.ops[0] in ("==", ">=")
+            and isinstance(test.left, ir.Name) and _static_bound(test.comparators[0])):
+        return None
+    return test.left.id, test.ops[0], test.comparators[0]
+
+
+def _increments(stmt, counter: str) -> bool:
+    return (isinstance(stmt, ir.AugAssign) and isinstance(stmt.target, ir.Name) and stmt.target.id == counter
+            and stmt.op == "+" and isinstance(stmt.value, ir.Const) and stmt.value.value == 1
+            and type(stmt.value.value) is int)
+
+
+def _item_comparison(src: FixSource, test: cst.BaseExpression, torch: str) -> str | None:
+    """``x.item() <op> c`` as the tensor test ``x.double() <op> c``: the number ``.item()``
+    gives, compared in double precision as Python compares it (exact for every real dtype,
+    integers up to 2**53)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual,
+                                                          cst.GreaterThan, cst.GreaterThanEqual))):
+        return None
+    left = test.left
+    if not (isinstance(left, cst.Call) and not left.args and isinstance(left.func, cst.Attribute)
+            and left.func.attr.value == "item"):
+        return None
+    from analyzer.fixes.where import side_effect_free
+
+    other = test.comparisons[0].comparator
+    if not side_effect_free(left.func.value, tensor_methods=True, torch=torch) or not side_effect_free(other):
+        return None
+    op = src.code_of(test.comparisons[0].operator).strip()
+    return f"{src.code_of(left.func.value)}.double() {op} {src.code_of(other)}"
+
+
+def counted_while(fn: ir.FunctionDef, block: list, loop: ir.Loop, node, types, src: FixSource, torch: str,
+                  live_after: set[str]) -> Fix | str | None:
+    """A ``while`` that also stops when a counter reaches a static bound, as a ``for`` over
+    that many iterations that breaks on the test (the loop the UT102 masked-break fix takes
+    next):
+
+        steps = 0                                   steps = 0
+        while token.item() != self.eos:             for steps in range(0, self.max_len):
+            if steps == self.max_len:        ->         if torch.logical_not(token.double() != self.eos):
+                break                                       break
+            <body>                                      <body>
+            steps += 1
+
+    The same iterations: the counter starts at an int literal, grows by one at the end of
+    each pass and is written nowhere else, so the ``for`` gives it the same value in every
+    pass, and the pass where it reaches the bound only tested the condition (free of side
+    effects) before breaking. A ``.item()`` comparison becomes the tensor test
+    ``x.double() <op> c`` (``_item_comparison``). Refused when the counter is read after the
+    loop (the ``for`` leaves it one lower when the bound stops it). With ``==``, a start
+    above the bound never stopped the original by the counter; the rewrite runs no pass
+    then (a configuration of no use, but not provably absent: unsafe)."""
+    if loop.kind != "while" or loop.orelse or not loop.body or len(loop.body) < 3:
+        return None
+    found = _counter_break(loop.body[0])
+    if found is None or not _increments(loop.body[-1], found[0]):
+        return None
+    counter, _, _ = found
+    middle = loop.body[1:-1]
+    if any(isinstance(s, (ir.Break, ir.Continue, ir.Return)) for s in ir.walk_statements(middle)):
+        return "the loop leaves or skips a pass elsewhere than at the counter's test"
+    if counter in assigned_names(middle):
+        return f"the counter `{counter}` is assigned in the loop body"
+    if counter in live_after:
+        return f"the counter `{counter}` is used after the loop"
+    index = next((i for i, s in enumerate(block) if s is loop), None)
+    start = None
+    for stmt in block[:index] if index is not None else ():
+        if counter in assigned_names([stmt]):
+            start = stmt.value.value if (isinstance(stmt, ir.Assign) and len(stmt.targets) == 1
+                                         and isinstance(stmt.targets[0], ir.Name) and isinstance(stmt.value, ir.Const)
+                                         and type(stmt.value.value) is int) else None
+    if start is None:
+        return f"the counter `{counter}` does not start at an int literal before the loop"
+    if is_tensor(types.get("$pred", "unknown")):
+        from analyzer.fixes.predicates import tensor_predicate
+
+        predicate = tensor_predicate(src, node.test, torch)
+        if isinstance(predicate, str):
+            return predicate
+        test = src.code_of(predicate.with_changes(lpar=[], rpar=[]) if hasattr(predicate, "lpar") else predicate)
+    else:
+        test = _item_comparison(src, node.test, torch)
+        if test is None:
+            return ("the `while` condition is not a tensor (a Python value from `.item()`, `bool()`...): keep it a "
+                    "tensor first")
+    lines = list(node.body.body)
+    if len(lines) != len(loop.body):
+        return "the loop body was not matched to its source"
+    cst_break, cst_increment = lines[0], lines[-1]
+    bound = src.code_of(cst_break.test.comparisons[0].comparator)
+    unit = node.body.indent if isinstance(node.body, cst.IndentedBlock) and node.body.indent \
+        else src.module.default_indent
+    comment = node.body.header.comment if isinstance(node.body, cst.IndentedBlock) else None
+    kept_comments = []
+    for line in (cst_break, cst_increment):
+        for c in _comments_of(src.code_of(line)):
+            kept_comments.append(c)
+    middle_code = "".join(src.code_of(line) for line in lines[1:-1])
+    text = (f"for {counter} in range({start}, {bound}):" + (f"  {comment.value}" if comment else "") + "\n"
+            + reindent("".join(f"{c}\n" for c in kept_comments)
+                       + f"if {torch}.logical_not({test}):\n{unit}break\n" + middle_code, unit))
+    indent = src.indent_of(node)
+    text = reindent(text, indent)[len(indent):].rstrip("\r\n")
+    edit = src.edit(node, node, text)
+    if loses_comments(src.text(edit), edit.content):
+        return "comments inside the loop would be lost"
+    if not src.parses_after(edit, statement=True):
+        return "the rewrite would not parse (please report this)"
+    return Fix(f"Bound the loop by its counter (`for {counter} in range({start}, {bound})`), breaking on the "
+               "condition kept a tensor; the next pass masks it", (edit,), APPLICABILITY)
+
+
+def _comments_of(code: str) -> list[str]:
+    from analyzer.fixes.source import comments
+
+    return list(comments(code))
