@@ -42,6 +42,7 @@ from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
 from analyzer.fixes.escapes import _function_at, _only_truth_tests, fix_escape, fix_item_min_max, fix_unpacked_tolist
 from analyzer.fixes.source import FixSource, loses_comments, reindent
+from analyzer.fixes.filtered import filtered_comprehension, filtered_loop
 from analyzer.fixes.guards import guarded_write
 from analyzer.fixes.inputs import fix_input_write
 from analyzer.fixes.loops import fix_loop
@@ -202,6 +203,12 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
     if fact.construct in ("and", "or"):
         return _truth_operator_fix(fact, file)
     if fact.construct == "filter":
+        try:
+            fix = filtered_comprehension(file, fact, dict(fact.types), file.torch_name)
+        except _NoTorch as no_torch:
+            return str(no_torch)
+        if fix is not None:
+            return fix
         return "a comprehension filter keeps a data-dependent number of items, which no `torch.where`/`torch.cond` returns"
     if fact.construct == "elif":
         return "an `elif` of a chain: the fix of the chain's `if` makes it a nested `if` first, then a `torch.cond`"
@@ -226,7 +233,7 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
                 return "the `if` was not found"
             if isinstance(node.orelse, cst.If):
                 return _elif_fix(src, node, *found, types, file.torch_name(src, node))
-            return _if_fix(src, node, *found, types, file.torch_name(src, node))
+            return _if_fix(src, node, *found, types, file.torch_name(src, node), file=file)
     except _NoTorch as no_torch:
         return str(no_torch)
     return f"no rewrite for `{fact.construct}`"
@@ -235,7 +242,7 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
 # ------------------------------------------------------------------------------ if
 
 
-def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) -> Fix | str:
+def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str, file=None) -> Fix | str:
     predicate = tensor_predicate(src, node.test, torch)
     if not isinstance(predicate, cst.BaseExpression):
         return predicate
@@ -244,6 +251,10 @@ def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) ->
     guard = guarded_write(src, node, stmt, types)
     if guard is not None:
         return guard
+    if file is not None:
+        grown = filtered_loop(file, src, node, fn, block, stmt, types, torch)
+        if grown is not None:
+            return grown
     if refuse_where(node, src.module, torch) is None and is_tensor(types.get(f"={where_target(node)}", "")):
         new = where_assignment(node, predicate, torch).with_changes(leading_lines=())
         edit = src.edit(node, node, src.code_of(new).rstrip("\r\n"))

@@ -60,7 +60,11 @@ RULE = Rule(
          "for non-numbers and literals of two types); `flag = a and b` of tensors, where `flag` is only tested for "
          "truth -> `torch.logical_and(a, b)`; an `if m.any():` whose branch only writes through the boolean mask `m` "
          "(`out[m] = f(x[m])`, the value reading tensors only through `[m]`) -> the writes alone (a write through an "
-         "empty mask writes nothing; the value must be computable on zero rows). When a rewrite cannot be made (side effects, in-place writes, "
+         "empty mask writes nothing; the value must be computable on zero rows); a list filtered by a boolean tensor "
+         "test (`kept = [f(t) for t in x if p(t)]`, or `kept = []` / `for t in x: if p(t): kept.append(f(t))`) used "
+         "only by `torch.stack(kept)` and `len(kept)` -> `torch.stack([f(t) for t in x])[torch.stack([p(t) for t in "
+         "x])]` and `kept.shape[0]`, with `torch._check(kept.shape[0] > 0)` where the stack of an empty list "
+         "raised (every item is computed: `f` must be free of side effects). When a rewrite cannot be made (side effects, in-place writes, "
          "early returns, non-tensor results, data-dependent shapes) the finding says why.",
     why="`torch.onnx.export(dynamo=False)` evaluates the condition once, on the example input, and records only "
         "that branch: the ONNX graph is silently wrong for inputs that would take the other one. The "
@@ -122,6 +126,13 @@ RULE = Rule(
             "        self.expert = torch.nn.Linear(4, 4)\n"
             "    def forward(self, x: torch.Tensor):\n        out = torch.zeros_like(x)\n"
             "        mask = x.sum(-1) > 0\n        out[mask] = self.expert(x[mask])\n        return out\n",
+        ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
+            "        kept = [t for t in x if t.norm() > 1.0]\n        return torch.stack(kept).mean(0), len(kept)\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
+            "        kept = torch.stack([t for t in x])[torch.stack([t.norm() > 1.0 for t in x])]\n"
+            "        torch._check(kept.shape[0] > 0)\n        return kept.mean(0), kept.shape[0]\n",
         ),
     ),
     not_fixed=((
