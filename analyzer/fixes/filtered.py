@@ -1,12 +1,13 @@
 """A list filtered by a tensor test and then stacked, as one masked tensor:
 
-    kept = [f(t) for t in x if p(t)]             kept = torch.stack([f(t) for t in x])[torch.stack([p(t) for t in x])]
+    kept = [f(t) for t in x if p(t)]             kept = torch.stack([f(t) for t in xs])[torch.stack([p(t) for t in xs])]
                                           ->     torch._check(kept.shape[0] > 0)
     pooled = torch.stack(kept).mean(0)           pooled = kept.mean(0)
     n = len(kept)                                n = kept.shape[0]
 
 and the same for the loop that grows it (``kept = []`` / ``for t in x: if p(t):
-kept.append(f(t))``). ``filtered_comprehension(...)`` and ``filtered_loop(...)`` give the
+kept.append(f(t))``); ``xs`` is ``x``, or ``x.unbind(0)`` (the same rows) when ``x`` is a tensor.
+``filtered_comprehension(...)`` and ``filtered_loop(...)`` give the
 ``Fix``, why there is none, or None when the site is not of this form.
 
 Why: the number of items is data; a list of that length has no form in a graph, but a
@@ -155,8 +156,8 @@ def filtered_comprehension(file, fact, types, torch_name) -> Fix | str | None:
     why, stacks, lengths = _common_refusal(fn, name, torch, line)
     if why:
         return why
-    text = _masked(torch, src.code_of(node.elt), comp.target.value, src.code_of(comp.iter),
-                   src.code_of(comp.ifs[0].test))
+    iterable = src.code_of(comp.iter) + (".unbind(0)" if types.get("$iter") == "tensor" else "")
+    text = _masked(torch, src.code_of(node.elt), comp.target.value, iterable, src.code_of(comp.ifs[0].test))
     line_node = src.parents.get(statement)
     edits = [src.edit(node, node, text)]
     uses = _use_edits(file.source_at, stacks, lengths, name)
@@ -225,8 +226,10 @@ def filtered_loop(file, src: FixSource, node: cst.If, fn: ir.FunctionDef, block:
     init_node = src.node_at(cst.SimpleStatementLine, init.span.line, init.span.column)
     if init_node is None:
         return f"`{name} = []` was not found"
-    text = f"{name} = " + _masked(torch, src.code_of(item), loop_node.target.value, src.code_of(loop_node.iter),
-                                  src.code_of(node.test))
+    iterable = src.code_of(loop_node.iter)
+    if isinstance(loop_node.iter, cst.Name) and is_tensor(types.get(loop_node.iter.value, "")):
+        iterable += ".unbind(0)"  # the same rows, read twice without iterating a tensor
+    text = f"{name} = " + _masked(torch, src.code_of(item), loop_node.target.value, iterable, src.code_of(node.test))
     edits = [src.edit(init_node.body[0], loop_node, text)]
     uses = _use_edits(file.source_at, stacks, lengths, name)
     if isinstance(uses, str):

@@ -131,7 +131,7 @@ RULE = Rule(
             "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
             "        kept = [t for t in x if t.norm() > 1.0]\n        return torch.stack(kept).mean(0), len(kept)\n",
             "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
-            "        kept = torch.stack([t for t in x])[torch.stack([t.norm() > 1.0 for t in x])]\n"
+            "        kept = torch.stack([t for t in x.unbind(0)])[torch.stack([t.norm() > 1.0 for t in x.unbind(0)])]\n"
             "        torch._check(kept.shape[0] > 0)\n        return kept.mean(0), kept.shape[0]\n",
         ),
     ),

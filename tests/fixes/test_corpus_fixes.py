@@ -40,6 +40,8 @@ CHANGED_BY_FIX = {
     # numbers chosen by a tensor test (torch.sym_ite), a guard of a masked write dropped,
     # a written input copied (UT301)
     "ternary_select", "moe_top1_router", "masked_write",
+    # a filtered list stacked (salient_tokens' `kept`), a while bounded by its counter
+    "salient_tokens", "greedy_decoder",
 }
 EXPORTABLE_BEFORE = {"data_asserts"}  # torch.export turns a tensor `assert` into a runtime assertion itself
 EXPORTABLE_AFTER = {"data_asserts", "early_exit_head", "helper_function_branch", "method_helper_branch",

@@ -44,10 +44,10 @@ def _inputs():
 
 def test_the_filtered_lists_become_masked_stacks():
     fixed, applied = fix_until_stable(FILTERED)
-    assert ("        kept = torch.stack([t * 2 for t in h])[torch.stack([t.norm() > 1.0 for t in h])]\n"
+    assert ("        kept = torch.stack([t * 2 for t in h.unbind(0)])[torch.stack([t.norm() > 1.0 for t in h.unbind(0)])]\n"
             "        torch._check(kept.shape[0] > 0)\n"
             "        pooled = kept.mean(dim=0)\n"
-            "        rows = torch.stack([r.relu() for r in h])[torch.stack([r.sum() > 0 for r in h])]\n"
+            "        rows = torch.stack([r.relu() for r in h.unbind(0)])[torch.stack([r.sum() > 0 for r in h.unbind(0)])]\n"
             "        torch._check(rows.shape[0] > 0)\n"
             "        return pooled, rows.sum(0), torch.tensor(kept.shape[0])\n") in fixed
     assert {d.code for d in applied} == {"UT101"}
