@@ -260,7 +260,7 @@ def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str, fi
         edit = src.edit(node, node, src.code_of(new).rstrip("\r\n"))
         return _checked(src, edit, f"Rewrite the `if` as `{where_target(node)} = {torch}.where(...)`", statement=True)
     annotate_regions(fn)
-    number = number_if(src, node, stmt, types, torch)
+    number = number_if(src, node, stmt, types, torch, fn)
     if number is not None:
         return number
     plan = plan_cond(fn, block, stmt, types)

@@ -27,7 +27,7 @@ import libcst as cst
 from analyzer.diagnostics import Fix
 from analyzer.fixes.branch_body import _expression
 from analyzer.fixes.source import FixSource, loses_comments, reindent
-from analyzer.frontend import ir
+from analyzer.frontend import expr_text, ir
 
 APPLICABILITY = "unsafe"
 
@@ -81,9 +81,9 @@ def guarded_write(src: FixSource, node: cst.If, stmt: ir.If, types) -> Fix | str
     for s in stmt.body:
         target = s.targets[0]
         if not _by_mask(target.index, mask):
-            return f"`{ir_text(target)}` is not written through the mask `{mask}` the `if` tests"
+            return f"`{expr_text(target)}` is not written through the mask `{mask}` the `if` tests"
         if not isinstance(target.value, ir.Name):
-            return f"`{ir_text(target)}` writes into an expression"
+            return f"`{expr_text(target)}` writes into an expression"
         why = _value_refusal(s.value, mask, types)
         if why:
             return why
@@ -106,8 +106,3 @@ def guarded_write(src: FixSource, node: cst.If, stmt: ir.If, types) -> Fix | str
         return "the rewrite would not parse (please report this)"
     return Fix(f"Drop the `if {mask}.any()`: a write through an empty mask writes nothing", (edit,), APPLICABILITY)
 
-
-def ir_text(expr) -> str:
-    from analyzer.frontend import expr_text
-
-    return expr_text(expr)

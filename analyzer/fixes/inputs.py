@@ -25,6 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from analyzer.diagnostics import Edit, Fix
+from analyzer.fixes.escapes import _function_at
 from analyzer.frontend import ir
 
 APPLICABILITY = "unsafe"
@@ -42,18 +43,8 @@ def _root_name(node) -> str | None:
             return None
 
 
-def _forward_of(file, line: int):
-    best = None
-    for fn in ir.walk_statements(file.module.body, into_defs=True):
-        if isinstance(fn, ir.FunctionDef) and fn.span.line <= line and any(
-                s.span.line == line for s in ir.walk_statements(fn.body)):
-            if best is None or fn.span.line >= best.span.line:
-                best = fn
-    return best
-
-
 def fix_input_write(fact, file) -> Fix | str:
-    fn = _forward_of(file, fact.site.line)
+    fn = _function_at(file, fact.site.line)
     if fn is None or fn.name != "forward":
         return "the write is not in `forward` (a helper's argument is its caller's tensor, which it may read back)"
     src = file.source_at(fact.site.line)

@@ -152,7 +152,8 @@ def _reads(node: cst.BaseExpression) -> set[str]:
     return found
 
 
-def number_if(src: FixSource, node: cst.If, stmt: ir.If, types, torch: str) -> Fix | str | None:
+def number_if(src: FixSource, node: cst.If, stmt: ir.If, types, torch: str,
+              fn: ir.FunctionDef | None = None) -> Fix | str | None:
     """``if p: n = A / else: n = B`` of Python numbers -> ``n = torch.sym_ite((p).item(), A, B)``.
     None when the ``if`` does not assign Python values only (the tensor fixes take it)."""
     results = list(stmt.results)
@@ -184,6 +185,8 @@ def number_if(src: FixSource, node: cst.If, stmt: ir.If, types, torch: str) -> F
     lines = []
     if len(names) > 1:
         chosen = f"chosen_{stmt.span.line}"
+        if fn is not None and chosen in _names_in(fn):
+            return f"`{chosen}` is taken in the function (the rewrite names the test so)"
         lines.append(f"{chosen} = {flag}")
         flag = chosen
     for name in names:
@@ -200,3 +203,11 @@ def number_if(src: FixSource, node: cst.If, stmt: ir.If, types, torch: str) -> F
         return "the rewrite would not parse (please report this)"
     what = ", ".join(f"`{n}`" for n in names)
     return Fix(f"Choose {what} with `{torch}.sym_ite(...)`, which torch.export keeps symbolic", (edit,), APPLICABILITY)
+
+
+def _names_in(fn: ir.FunctionDef) -> set[str]:
+    names = {p.name for p in fn.params}
+    for stmt in ir.walk_statements(fn.body, into_defs=True):
+        for expr in ir.child_expressions(stmt):
+            names |= {sub.id for sub in ir.walk_expression(expr) if isinstance(sub, ir.Name)}
+    return names
