@@ -164,4 +164,7 @@ def _call(call: ir.Call, types) -> str | None:
         return f"calls `{text}()`, which untrace cannot prove free of side effects"
     if isinstance(func, ir.Name) and types.get(func.id) in _CALLABLE_TYPES:
         return None
+    if (isinstance(func, ir.Subscript) and isinstance(func.value, ir.Attribute) and isinstance(func.value.value, ir.Name)
+            and func.value.value.id == "self" and types.get(f"self.{func.value.attr}") == "modules"):
+        return None  # a submodule of a ModuleList (`self.layers[i](x)`), as `self.fc(x)` is
     return f"calls `{text}()`, which untrace cannot prove free of side effects"

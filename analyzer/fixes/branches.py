@@ -34,15 +34,19 @@ from dataclasses import replace
 
 import libcst as cst
 
-from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, LoopFact
+from analyzer.analyses.kinds.facts import BranchFact, EscapeFact, InplaceFact, LoopFact
 from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
 from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
-from analyzer.fixes.escapes import fix_escape
+from analyzer.fixes.escapes import _function_at, _only_truth_tests, fix_escape, fix_item_min_max, fix_unpacked_tolist
 from analyzer.fixes.source import FixSource, loses_comments, reindent
+from analyzer.fixes.filtered import filtered_comprehension, filtered_loop
+from analyzer.fixes.guards import guarded_write
+from analyzer.fixes.inputs import fix_input_write
 from analyzer.fixes.loops import fix_loop
+from analyzer.fixes.numbers import number_if, number_ternary
 from analyzer.fixes.predicates import _bare, tensor_predicate
 from analyzer.fixes.torch_name import ModuleTorch, torch_name
 from analyzer.fixes.where import refuse_where, side_effect_free, where_assignment, where_target
@@ -174,20 +178,37 @@ def attach_fixes(facts: list, sources: Sources) -> list:
             fact = planned(fact, fix_branch)
         elif isinstance(fact, EscapeFact) and fact.target == "python" and fact.how in ("int", "float", "bool"):
             fact = planned(fact, lambda f, opened: fix_escape(f, opened, opened.torch_name))
+        elif isinstance(fact, EscapeFact) and fact.target == "python" and fact.how in ("tolist", "item"):
+            fact = planned(fact, _escape_uses)
         elif isinstance(fact, EscapeFact) and fact.how in _ESCAPES_LEFT:
             fact = replace(fact, no_fix=_ESCAPES_LEFT[fact.how])
         elif isinstance(fact, LoopFact) and Level.DATA in (fact.bound_level, fact.exit_level):
             fact = planned(fact, fix_loop)
+        elif isinstance(fact, InplaceFact) and fact.target == "input" and fact.how in (
+                "index-assign", "index_put_", "inplace-input"):
+            fact = planned(fact, fix_input_write)
         out.append(fact)
     return out
+
+
+def _escape_uses(fact: EscapeFact, file: _File) -> Fix | str:
+    """``.tolist()`` unpacked into names, ``.item()`` compared by ``max``/``min``; else why not."""
+    fixer = fix_unpacked_tolist if fact.how == "tolist" else fix_item_min_max
+    fix = fixer(fact, file, file.torch_name)
+    return _ESCAPES_LEFT[fact.how] if fix is None else fix
 
 
 def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
     """The fix for one UT101 site, or why there is none."""
     if fact.construct in ("and", "or"):
-        return (f"Python `{fact.construct}` returns one of its operands; `torch.logical_{fact.construct}` "
-                "returns a boolean tensor, so the rewrite is left to you")
+        return _truth_operator_fix(fact, file)
     if fact.construct == "filter":
+        try:
+            fix = filtered_comprehension(file, fact, dict(fact.types), file.torch_name)
+        except _NoTorch as no_torch:
+            return str(no_torch)
+        if fix is not None:
+            return fix
         return "a comprehension filter keeps a data-dependent number of items, which no `torch.where`/`torch.cond` returns"
     if fact.construct == "elif":
         return "an `elif` of a chain: the fix of the chain's `if` makes it a nested `if` first, then a `torch.cond`"
@@ -212,7 +233,7 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
                 return "the `if` was not found"
             if isinstance(node.orelse, cst.If):
                 return _elif_fix(src, node, *found, types, file.torch_name(src, node))
-            return _if_fix(src, node, *found, types, file.torch_name(src, node))
+            return _if_fix(src, node, *found, types, file.torch_name(src, node), file=file)
     except _NoTorch as no_torch:
         return str(no_torch)
     return f"no rewrite for `{fact.construct}`"
@@ -221,16 +242,27 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
 # ------------------------------------------------------------------------------ if
 
 
-def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str) -> Fix | str:
+def _if_fix(src: FixSource, node: cst.If, fn, block, stmt, types, torch: str, file=None) -> Fix | str:
     predicate = tensor_predicate(src, node.test, torch)
     if not isinstance(predicate, cst.BaseExpression):
         return predicate
     if not is_tensor(types.get("$pred", "unknown")) and not is_tensor(types.get("$leaves", "unknown")):
         return _not_a_tensor(src.code_of(node.test))
+    guard = guarded_write(src, node, stmt, types)
+    if guard is not None:
+        return guard
+    if file is not None:
+        grown = filtered_loop(file, src, node, fn, block, stmt, types, torch)
+        if grown is not None:
+            return grown
     if refuse_where(node, src.module, torch) is None and is_tensor(types.get(f"={where_target(node)}", "")):
         new = where_assignment(node, predicate, torch).with_changes(leading_lines=())
         edit = src.edit(node, node, src.code_of(new).rstrip("\r\n"))
         return _checked(src, edit, f"Rewrite the `if` as `{where_target(node)} = {torch}.where(...)`", statement=True)
+    annotate_regions(fn)
+    number = number_if(src, node, stmt, types, torch, fn)
+    if number is not None:
+        return number
     plan = plan_cond(fn, block, stmt, types)
     if isinstance(plan, str):
         return plan
@@ -321,6 +353,44 @@ def _index_ifs(fn: ir.FunctionDef, block: list, out: dict) -> None:
             _index_ifs(fn, child, out)
 
 
+# ------------------------------------------------------------------------------ and / or
+
+
+def _truth_operator_fix(fact: BranchFact, file: _File) -> Fix | str:
+    """``flag = a and b`` of tensors, where ``flag`` is only ever tested for truth (``if flag``,
+    ``x if flag else y``, ``assert flag``, under ``not`` / ``and`` / ``or``) ->
+    ``flag = torch.logical_and(a, b)``. Python's ``and`` gives one of its operands, whose
+    truth is ``bool(a) and bool(b)``; ``logical_and`` gives a boolean tensor of that same
+    truth (for one-element operands; for larger ones both raise at the test). Both operands
+    are then evaluated: they must be free of side effects."""
+    left_to_you = (f"Python `{fact.construct}` returns one of its operands; `torch.logical_{fact.construct}` "
+                   "returns a boolean tensor, so the rewrite is left to you")
+    if dict(fact.types).get("$operands") != "tensor":
+        return left_to_you + " (an operand is not a tensor)"
+    src = file.source_at(fact.site.line)
+    node = src.node_at(cst.BooleanOperation, fact.site.line, fact.site.column)
+    while node is not None and isinstance(src.parents.get(node), cst.BooleanOperation):
+        node = src.parents[node]
+    statement = src.parents.get(node) if node is not None else None
+    if not (isinstance(statement, cst.Assign) and statement.value is node and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name)):
+        return left_to_you + " (the result is not assigned to a name)"
+    name = statement.targets[0].target.value
+    fn = _function_at(file, fact.site.line)
+    if fn is None or not _only_truth_tests(fn, name):
+        return left_to_you + f" (`{name}` is used as more than a truth test)"
+    try:
+        torch = file.torch_name(src, node)
+    except _NoTorch as no_torch:
+        return str(no_torch)
+    predicate = tensor_predicate(src, node, torch)
+    if isinstance(predicate, str):
+        return predicate
+    edit = src.edit(node, node, src.code_of(predicate))
+    return _checked(src, edit, f"`{name}` is only tested for truth: compute it with "
+                               f"`{torch}.logical_{fact.construct}`, which keeps it a tensor")
+
+
 # ------------------------------------------------------------------------------ ternary
 
 
@@ -328,6 +398,8 @@ def _ternary_fix(src: FixSource, node: cst.IfExp, types, torch: str) -> Fix | st
     if not is_tensor(types.get("$pred", "unknown")):
         return "the condition is not a tensor: keep it a tensor first"
     sides = (types.get("$then", "unknown"), types.get("$else", "unknown"))
+    if "python" in sides and not any(is_tensor(t) for t in sides):
+        return number_ternary(src, node, types, torch)
     if not any(is_tensor(t) for t in sides):
         return "neither side is a tensor (torch.where would turn the Python result into a tensor)"
     if not all(is_tensor(t) or t == "python" for t in sides):

@@ -139,3 +139,93 @@ def _only_truth_tests(fn, name: str) -> bool:
                 if isinstance(sub, ir.Name) and sub.id == name and id(sub) not in tests and id(sub) not in targets:
                     return False
     return True
+
+
+# ------------------------------------------------------------------------------ .tolist() / .item()
+
+def _escape_call(src, fact):
+    """The ``t.<how>()`` call of the site: the outermost call starting there whose method is ``how``."""
+    node = src.node_at(cst.Call, fact.site.line, fact.site.column)
+    best = None
+    while isinstance(node, (cst.Call, cst.Attribute)):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == fact.how \
+                and not node.args:
+            best = node
+        node = src.parents.get(node)
+    return best
+
+
+def fix_unpacked_tolist(fact: EscapeFact, file, torch_name) -> Fix | str | None:
+    """``a, b = t.tolist()`` -> ``a, b = [v.tolist() for v in t.unbind(0)]``: the same items
+    (``tolist`` of each row of ``t`` is that row of ``t.tolist()``, a Python number for a
+    1-d ``t``), and as many as the names unpacked, so torch.export keeps each a symbolic
+    number (``.tolist()`` of a 0-d tensor is its ``.item()``) where ``t.tolist()`` needs the
+    length of a list it cannot make. A length other than the names' raises as before
+    (``ValueError`` of the unpacking). None when the list is not unpacked into names."""
+    src = file.source_at(fact.site.line)
+    call = _escape_call(src, fact)
+    statement = src.parents.get(call) if call is not None else None
+    if not (isinstance(statement, cst.Assign) and statement.value is call and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, (cst.Tuple, cst.List))
+            and all(isinstance(e, cst.Element) and not isinstance(e, cst.StarredElement)
+                    and isinstance(e.value, cst.Name) for e in statement.targets[0].target.elements)):
+        return None
+    receiver = call.func.value
+    code = src.code_of(receiver)
+    names = {e.value.value for e in statement.targets[0].target.elements}
+    item = "v" if "v" not in names and "v" not in code else "row"
+    edit = src.edit(call, call, f"[{item}.tolist() for {item} in {code}.unbind(0)]")
+    if not src.parses_after(edit, statement=False):
+        return "the rewrite would not parse (please report this)"
+    return Fix("Unpack the rows (`t.unbind(0)`), each made a Python number on its own, which torch.export keeps "
+               "symbolic", (edit,), APPLICABILITY)
+
+
+_SYM = {"max": "sym_max", "min": "sym_min"}
+
+
+def fix_item_min_max(fact: EscapeFact, file, torch_name) -> Fix | None:
+    """``n = t.item()`` then ``max(n, c)`` / ``min(n, c)`` -> ``torch.sym_max(n, c)`` /
+    ``torch.sym_min``: on Python numbers ``builtins.max`` / ``min`` (the value), while the
+    builtin compares an unbacked SymFloat and stops torch.export ("Could not guard on
+    data-dependent expression"). Only where ``n`` is bound once, and each call is of the
+    builtin with two positional arguments. What changes: with a float among the arguments
+    the result is a float (``max(3, 1e-8)`` is ``3.0``, not ``3``): the same number."""
+    src = file.source_at(fact.site.line)
+    call = _escape_call(src, fact)
+    statement = src.parents.get(call) if call is not None else None
+    if not (isinstance(statement, cst.Assign) and statement.value is call and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name)):
+        return None
+    name = statement.targets[0].target.value
+    fn = _function_at(file, fact.site.line)
+    if fn is None or sum(name in assigned_names([s]) for s in ir.walk_statements(fn.body)
+                         if not isinstance(s, (ir.If, ir.Loop, ir.With, ir.Try))) != 1:
+        return None
+    if any(p.name == name for p in fn.params):
+        return None
+    shadowed = {n for s in ir.walk_statements(file.module.body, into_defs=True)
+                for n in (assigned_names([s]) if not isinstance(s, (ir.If, ir.Loop, ir.With, ir.Try)) else ())}
+    shadowed |= {s.name for s in ir.walk_statements(file.module.body, into_defs=True) if isinstance(s, ir.FunctionDef)}
+    edits = []
+    for stmt in ir.walk_statements(fn.body):
+        for expr in ir.child_expressions(stmt):
+            for sub in ir.walk_expression(expr):
+                if not (isinstance(sub, ir.Call) and isinstance(sub.func, ir.Name) and sub.func.id in _SYM
+                        and sub.func.id not in shadowed and len(sub.args) == len(sub.positional) == 2):
+                    continue
+                if not any(isinstance(a.value, ir.Name) and a.value.id == name for a in sub.args):
+                    continue
+                where = file.source_at(sub.span.line)
+                node = where.node_at(cst.Call, sub.span.line, sub.span.column)
+                if node is None or not isinstance(node.func, cst.Name):
+                    continue
+                try:
+                    torch = torch_name(where, node)
+                except Exception:  # noqa: BLE001 - no torch name there: that call is left
+                    continue
+                edits.append(where.edit(node.func, node.func, f"{torch}.{_SYM[sub.func.id]}"))
+    if not edits:
+        return None
+    return Fix(f"Compare `{name}` with `torch.sym_max` / `torch.sym_min`, which torch.export keeps symbolic, "
+               f"instead of the builtin", tuple(edits), APPLICABILITY)

@@ -54,6 +54,7 @@ from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.analyses.kinds.facts import LoopFact
 from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
+from analyzer.fixes.bounded import counted_while, masked_range
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import _clone, _last_values, _needs_clone, is_tensor
 from analyzer.fixes.predicates import tensor_predicate
@@ -93,6 +94,19 @@ def fix_loop(fact: LoopFact, file) -> Fix | str:
         return masked_return(fn, loop, node, dict(fact.types), src, torch)
     if fact.bound_level < Level.DATA and loop.kind == "for" and (_appends(loop) or not _over_range(loop)):
         return masked_break(fn, loop, node, dict(fact.types), src, torch)
+    if loop.kind == "while":
+        live = annotate_regions(fn)
+        block, _ = _block_of(fn.body, loop)
+        counted = counted_while(fn, block or [], loop, node, dict(fact.types), src, torch,
+                                set(live.live_in(live.cfg.join_of[id(loop)])))
+        if counted is not None:
+            return counted
+    if fact.bound_level >= Level.DATA:
+        live = annotate_regions(fn)
+        bounded = masked_range(fn, loop, node, dict(fact.types), src, torch,
+                               set(live.live_in(live.cfg.join_of[id(loop)])), _reshaping_assignment)
+        if bounded is not None:
+            return bounded
     plan = plan_loop(fn, loop, node, dict(fact.types), src, torch)
     if isinstance(plan, str):
         return plan
@@ -658,11 +672,15 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
     text = f"{names} = {starts}\n{head}\n" + reindent("".join(lines), unit)
     text = reindent(text, indent)[len(indent):].rstrip("\n")
     edits = [src.edit(node, node, text)]
-    for name, (call, dim, initial) in stacks.items():
+    for name, (call, dim, initial, joined) in stacks.items():
         call_node = _cst_call_at(src, call)
         if call_node is None:
-            return f"the `torch.stack` of `{name}` was not found"
+            return f"the `torch.{joined}` of `{name}` was not found"
         count = kept if not initial else f"({kept} + {initial})"
+        if joined != "stack":
+            # a concatenation: as long as the first `count` items together, whatever their sizes
+            count = (f"{torch}.tensor([0] + [item.shape[{dim}] for item in {name}]).cumsum(0)"
+                     f"[{kept}{f' + {initial}' if initial else ''}]")
         edits.append(src.edit(call_node, call_node, f"{src.code_of(call_node)}.narrow({dim}, 0, {count}.item())"))
     cut = edits[0]
     if loses_comments(src.text(cut), cut.content):
@@ -703,7 +721,7 @@ def _stacked_after(name: str, block: list, position: int, fn: ir.FunctionDef, lo
                 if isinstance(sub, ir.Call) and sub.args and isinstance(sub.args[0].value, ir.Name) \
                         and sub.args[0].value.id == name:
                     uses.append((stmt, sub))
-    stacks = [(s, c) for s, c in uses if expr_text(c.func) in ("torch.stack",)]
+    stacks = [(s, c) for s, c in uses if expr_text(c.func) in ("torch.stack", "torch.cat", "torch.concat")]
     reads = sum(1 for stmt in ir.walk_statements(fn.body) for e in ir.child_expressions(stmt)
                 for sub in ir.walk_expression(e) if isinstance(sub, ir.Name) and sub.id == name)
     in_loop = sum(1 for stmt in ir.walk_statements(loop.body) for e in ir.child_expressions(stmt)
@@ -715,7 +733,9 @@ def _stacked_after(name: str, block: list, position: int, fn: ir.FunctionDef, lo
     call = stacks[0][1]
     if any(s is stacks[0][0] for s in ir.walk_statements(loop.body)):
         return f"the list `{name}` is stacked inside the loop"
-    dim_arg = call.args[1].value if len(call.args) > 1 else None
+    dim_arg = call.args[1].value if len(call.args) > 1 and call.args[1].keyword in (None, "dim") else None
+    if len(call.args) > 1 and call.args[1].keyword not in (None, "dim"):
+        return f"the `torch.stack` of `{name}` has other arguments"
     if dim_arg is None:
         dim = 0
     elif isinstance(dim_arg, ir.Const) and isinstance(dim_arg.value, int) and dim_arg.value >= 0:
@@ -724,7 +744,7 @@ def _stacked_after(name: str, block: list, position: int, fn: ir.FunctionDef, lo
         return f"the list `{name}` is stacked along an axis that is not a non-negative constant"
     if any(a.star for a in call.args) or len(call.args) > 2:
         return f"the `torch.stack` of `{name}` has other arguments"
-    return call, dim, initial
+    return call, dim, initial, expr_text(call.func).rsplit(".", 1)[1]
 
 
 def _cst_call_at(src: FixSource, call: ir.Call):

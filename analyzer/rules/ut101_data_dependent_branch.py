@@ -54,7 +54,17 @@ RULE = Rule(
          "-> `torch.cond` with nested branch functions over the live-in tensors; a ternary -> `torch.where`; "
          "`assert` -> `torch._check(p.item())`; an `if` that returns from the middle of the function (a tensor or a tuple of "
          "tensors on both paths) -> `return torch.cond(...)`; an `elif` chain -> nested `torch.cond`s (first the same "
-         "program as `else:` holding an `if`, then one `torch.cond` per pass). When a rewrite cannot be made (side effects, in-place writes, "
+         "program as `else:` holding an `if`, then one `torch.cond` per pass); Python numbers chosen by a tensor test "
+         "(`s = a if p else b`, or an `if`/`else` of plain `n = number` assignments) -> "
+         "`torch.sym_ite(p.item(), a, b)`, the same number in eager and a symbolic one under torch.export (refused "
+         "for non-numbers and literals of two types); `flag = a and b` of tensors, where `flag` is only tested for "
+         "truth -> `torch.logical_and(a, b)`; an `if m.any():` whose branch only writes through the boolean mask `m` "
+         "(`out[m] = f(x[m])`, the value reading tensors only through `[m]`) -> the writes alone (a write through an "
+         "empty mask writes nothing; the value must be computable on zero rows); a list filtered by a boolean tensor "
+         "test (`kept = [f(t) for t in x if p(t)]`, or `kept = []` / `for t in x: if p(t): kept.append(f(t))`) used "
+         "only by `torch.stack(kept)` and `len(kept)` -> `torch.stack([f(t) for t in x])[torch.stack([p(t) for t in "
+         "x])]` and `kept.shape[0]`, with `torch._check(kept.shape[0] > 0)` where the stack of an empty list "
+         "raised (every item is computed: `f` must be free of side effects). When a rewrite cannot be made (side effects, in-place writes, "
          "early returns, non-tensor results, data-dependent shapes) the finding says why.",
     why="`torch.onnx.export(dynamo=False)` evaluates the condition once, on the example input, and records only "
         "that branch: the ONNX graph is silently wrong for inputs that would take the other one. The "
@@ -92,12 +102,52 @@ RULE = Rule(
             "            return (a.clone(), b.clone())\n        a, b = torch.cond(x.mean() > 1, true_fn, false_fn, (x,))\n"
             "        return a * b\n",
         ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+            "        tau = 0.5 if x.mean() > 0 else 2.0\n        return torch.softmax(x / tau, dim=-1)\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+            "        tau = torch.sym_ite((x.mean() > 0).item(), 0.5, 2.0)\n        return torch.softmax(x / tau, dim=-1)\n",
+        ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+            "        usable = x.abs().max() < 5 and x.std() > 0.1\n        scale = 2.0 if usable else 1.0\n"
+            "        return x * scale\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+            "        usable = torch.logical_and(x.abs().max() < 5, x.std() > 0.1)\n"
+            "        scale = torch.sym_ite(usable.item(), 2.0, 1.0)\n        return x * scale\n",
+        ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.expert = torch.nn.Linear(4, 4)\n"
+            "    def forward(self, x: torch.Tensor):\n        out = torch.zeros_like(x)\n"
+            "        mask = x.sum(-1) > 0\n        if mask.any():\n            out[mask] = self.expert(x[mask])\n"
+            "        return out\n",
+            "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.expert = torch.nn.Linear(4, 4)\n"
+            "    def forward(self, x: torch.Tensor):\n        out = torch.zeros_like(x)\n"
+            "        mask = x.sum(-1) > 0\n        out[mask] = self.expert(x[mask])\n        return out\n",
+        ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
+            "        kept = [t for t in x if t.norm() > 1.0]\n        return torch.stack(kept).mean(0), len(kept)\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n"
+            "        kept = torch.stack([t for t in x.unbind(0)])[torch.stack([t.norm() > 1.0 for t in x.unbind(0)])]\n"
+            "        torch._check(kept.shape[0] > 0)\n        return kept.mean(0), kept.shape[0]\n",
+        ),
     ),
     not_fixed=((
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            print(x)\n"
         "            x = -x\n        return x\n",
         "the branch evaluates `print(x)` for its side effects",
-    ),),
+    ), (
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        s = 1 if x.mean() > 0 else 0.5\n"
+        "        return x * s\n",
+        "the sides are numbers of two types",
+    ), (
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        ok = x.min() > 0 and x.max() < 9\n"
+        "        return ok\n",
+        "`ok` is used as more than a truth test",
+    )),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            return x\n        return -x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x if x.mean() > 0 else -x\n",

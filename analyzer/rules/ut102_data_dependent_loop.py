@@ -44,7 +44,14 @@ RULE = Rule(
          "loop of fixed length (a `ModuleList`, `range(const)`) with one `if ...: return v` closing its body and the "
          "function's `return w` after it -> every iteration runs and `torch.where` keeps the first `v` whose test "
          "held; such a loop with one `if ...: break` -> every iteration runs, each carried value keeps what it had "
-         "once the test held, and a list it grows, stacked after it, is cut to the iterations that ran. Refused, with the reason and the hand-written form: lists grown in the loop, Python counters, the loop "
+         "once the test held, and a list it grows, stacked after it, is cut to the iterations that ran; a `for` over "
+         "`range(n)`, `n` from tensor values, whose body calls `self.layers[i]` of a `ModuleList` (which bounds `n`) "
+         "-> every iteration up to `len(self.layers)` runs, each carried value kept with `torch.where(i < n, ...)`, "
+         "and `torch._check(n <= len(self.layers))` where the original raised `IndexError`; a `while` whose body opens with "
+         "`if steps == BOUND: break` and closes with `steps += 1` (`steps` from an int literal, `BOUND` static) -> "
+         "`for steps in range(start, BOUND)` breaking on the condition kept a tensor (`x.item() != c` becomes "
+         "`x.double() != c`), which the masked-break fix then takes; the lists such a loop grows may be stacked or "
+         "concatenated (`torch.cat(...).narrow(...)` to the items the original kept). Refused, with the reason and the hand-written form: lists grown in the loop, Python counters, the loop "
          "variable used in arithmetic, side effects, `continue`.",
     why="The tracer runs the loop once and records the iterations the example input took: the ONNX graph "
         "always runs exactly that many, whatever the input.",
@@ -93,8 +100,37 @@ RULE = Rule(
             "            stopped = torch.logical_or(stopped, x.abs().max() < 1e-3)\n"
             "        return torch.stack(outs).narrow(0, 0, kept.item())\n",
         ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])\n"
+            "    def forward(self, x):\n        for i in range(int(x.mean().abs() * 3)):\n"
+            "            x = x + self.layers[i](x)\n        return x\n",
+            "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])\n"
+            "    def forward(self, x):\n"
+            "        loop_stop = torch.scalar_tensor(torch.sym_int((x.mean().abs() * 3).item()), dtype=torch.long)\n"
+            "        torch._check((loop_stop <= len(self.layers)).item())\n        for i in range(len(self.layers)):\n"
+            "            x = torch.where(i < loop_stop, x + self.layers[i](x), x)\n        return x\n",
+        ),
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        steps = 0\n"
+            "        while x.max().item() > 1.0:\n            if steps == 8:\n                break\n"
+            "            x = x * 0.5\n            steps += 1\n        return x\n",
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        steps = 0\n"
+            "        def loop_cond(steps, x):\n            return torch.logical_and(steps < 8, "
+            "torch.logical_not(torch.logical_not(x.max().double() > 1.0)))\n"
+            "        def loop_body(steps, x):\n            x = x * 0.5\n            return steps + 1, x\n"
+            "        _, x = torch._higher_order_ops.while_loop(loop_cond, loop_body, (torch.tensor(0), x.clone()))\n"
+            "        return x\n",
+        ),
     ),
     not_fixed=((
+        "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])\n"
+        "    def forward(self, x):\n        for i in range(int(x.sum())):\n"
+        "            x = self.layers[i](x) * i\n        return x\n",
+        "the loop variable `i` is used other than as the index of `self.layers`",
+    ), (
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        outs = []\n"
         "        while x.abs().max() > 1e-3:\n            x = x * 0.5\n            outs.append(x)\n"
         "        return torch.stack(outs)\n",

@@ -24,7 +24,12 @@ RULE = Rule(
     summary="A tensor turned into a Python number or list (`.item()`, `.tolist()`, `int(t)`, `float(t)`, `bool(t)`).",
     what="Reports `.item()`, `.tolist()`, `int()`, `float()`, `bool()`, `not t` and `math.*` applied to tensors. "
          "An `.item()` that only feeds a runtime check (`torch._check(p.item())`, what `--fix` writes for a tensor "
-         "`assert`) is not reported: it is used in no computation.",
+         "`assert`) is not reported: it is used in no computation. "
+         "Unsafe fixes (`--fix --unsafe-fixes`): `int(t)` / `float(t)` -> `torch.sym_int(t.item())` / "
+         "`torch.sym_float(...)`; `flag = bool(t)` only tested for truth -> `flag = t`; `a, b = t.tolist()` -> "
+         "`a, b = [v.tolist() for v in t.unbind(0)]` (the same items, one symbolic number each); `n = t.item()` "
+         "compared by the builtin `max(n, c)` / `min(n, c)` -> `torch.sym_max` / `torch.sym_min` (the same number; "
+         "a float when a float is among the arguments).",
     why="A Python number is invisible to the tracer: whatever it feeds is frozen to the example input's value.",
     example="def forward(self, x):\n    scale = x.abs().max().item()\n    return x / scale",
     use_instead="def forward(self, x):\n    return x / x.abs().max()",
@@ -39,7 +44,18 @@ RULE = Rule(
         "        return x[:, :n]\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, lengths):\n"
         "        n = torch.sym_int(lengths.max().item())\n        return x[:, :n]\n",
-    ),),
+    ), (
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        lo, hi = torch.stack([x.min(), x.max()]).tolist()\n        return (x - lo) / (hi - lo)\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        lo, hi = [v.tolist() for v in torch.stack([x.min(), x.max()]).unbind(0)]\n"
+        "        return (x - lo) / (hi - lo)\n",
+    ), (
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        amax = x.abs().max().item()\n"
+        "        return x / max(amax, 1e-8)\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        amax = x.abs().max().item()\n"
+        "        return x / torch.sym_max(amax, 1e-8)\n",
+    )),
     not_fixed=((
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        sizes = x.long().tolist()\n"
         "        return torch.split(x, sizes)\n",

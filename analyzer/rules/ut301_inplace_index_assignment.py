@@ -22,7 +22,9 @@ def detect(facts):
                 message = f"in-place index assignment into {into} (`{fact.expression}`)"
                 suggestion = ("use `torch.where(mask, v, t)`, `t.masked_fill(mask, v)` or `t.index_put((idx,), v)` "
                               "out of place")
-            yield RULE.diagnostic(fact.site, message, suggestion)
+            if fact.no_fix:
+                suggestion += f" (not rewritten automatically: {fact.no_fix})"
+            yield RULE.diagnostic(fact.site, message, suggestion, fact.fix)
 
 
 RULE = Rule(
@@ -35,7 +37,11 @@ RULE = Rule(
          "methods (`x.add_()`, `x.masked_fill_()`) on inputs and views. Writes into a tensor the code made itself "
          "(`torch.zeros(...)`, `x.clone()`, an op's result) are UT304, off by default: the legacy tracer records "
          "them faithfully -- except a write through a boolean mask of fewer dimensions than its target (`y[m] = 0.0` "
-         "with `m = y[:, 0] > 0`) of a value that does not hold the masked rows, reported here wherever it writes.",
+         "with `m = y[:, 0] > 0`) of a value that does not hold the masked rows, reported here wherever it writes. "
+         "Unsafe fix (`--fix --unsafe-fixes`): a write into an argument of `forward` (no default) -> `x = x.clone()` at "
+         "the top of `forward`, so every write lands in the copy: the outputs are the same, bit for bit, but the "
+         "caller's tensor is no longer modified (code that reads it back would see the difference). Writes in "
+         "helpers, into views and into parameters are left, with the reason.",
     why="The trace records a write into an input, a buffer or a view as a copy into that one tensor: the caller's "
         "tensor or the module's buffer is not updated by the ONNX graph, and the other tensors that share the "
         "storage of a view keep their old values in the graph while eager PyTorch changes them. A write through a "
@@ -44,6 +50,17 @@ RULE = Rule(
     example="def forward(self, x):\n    x[x < 0] = 0\n    return x",
     use_instead="def forward(self, x):\n    return x.masked_fill(x < 0, 0)",
     detect=detect,
+    fixes=((
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, valid):\n        x[~valid] = 0.0\n"
+        "        x.mul_(0.5)\n        return x.sum(-1)\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, valid):\n        x = x.clone()\n"
+        "        x[~valid] = 0.0\n        x.mul_(0.5)\n        return x.sum(-1)\n",
+    ),),
+    not_fixed=((
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor = None):\n        x[0] = 1.0\n"
+        "        return x\n",
+        "`x` has a default",
+    ),),
     valid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x.masked_fill(x < 0, 0)\n",
         # writes into tensors made here are traced faithfully (UT304)

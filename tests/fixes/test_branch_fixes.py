@@ -216,9 +216,12 @@ def test_and_in_a_value_is_refused_and_torch_must_be_imported():
         "            x = -x\n        return x\n")
 
 
-def test_a_ternary_of_python_values_is_refused():
-    assert "neither side is a tensor" in refused(
-        HEAD + "\n    def forward(self, x):\n        t = 0.5 if x.mean() > 0 else 2.0\n        return x / t\n")
+def test_a_ternary_of_python_values_of_two_types_is_refused():
+    # one type each: torch.sym_ite (tests/fixes/test_number_fixes.py)
+    assert "numbers of two types" in refused(
+        HEAD + "\n    def forward(self, x):\n        t = 1 if x.mean() > 0 else 2.0\n        return x / t\n")
+    assert "not a number" in refused(
+        HEAD + "\n    def forward(self, x):\n        t = 'a' if x.mean() > 0 else 'b'\n        return x, t\n")
 
 
 def test_operands_with_side_effects_in_a_python_or_are_refused():

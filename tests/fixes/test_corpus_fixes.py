@@ -37,11 +37,17 @@ CHANGED_BY_FIX = {
     "trim_padding", "multi_exit_cascade",
     # UT201: a bool() only tested for truth stays a tensor, then its `if` becomes a torch.cond
     "escape_then_branch",
+    # numbers chosen by a tensor test (torch.sym_ite), a guard of a masked write dropped,
+    # a written input copied (UT301)
+    "ternary_select", "moe_top1_router", "masked_write",
+    # a filtered list stacked (salient_tokens' `kept`), a while bounded by its counter
+    "salient_tokens", "greedy_decoder",
 }
 EXPORTABLE_BEFORE = {"data_asserts"}  # torch.export turns a tensor `assert` into a runtime assertion itself
 EXPORTABLE_AFTER = {"data_asserts", "early_exit_head", "helper_function_branch", "method_helper_branch",
                     "multi_file", "submodule_hazard", "fixed_point_refinement", "multi_exit_cascade",
-                    "escape_then_branch"}
+                    "escape_then_branch", "and_or_tensors", "branch_chosen_passes", "ternary_select",
+                    "moe_top1_router"}
 
 
 def model_files(name: str) -> list[Path]:
@@ -106,7 +112,7 @@ def test_fixed_sites_no_longer_report_ut101_and_refused_ones_still_do(fixed):
     expected = {site for site in ut101_sites(CORPORA)
                 if any(Path(p).resolve() == (CORPORA / site[0]).resolve()
                        and Path(p).read_text().splitlines()[line - 1].strip() == site[1] for p, line in refused)}
-    assert ("and_or_tensors.py", "scale = self.gain if usable else 1.0  # expect: UT101") in expected
+    assert ("token_pruning.py", "if kept.shape[0] < self.min_tokens:  # expect: UT101") in expected
     assert ut101_sites(root / "corpora") == expected
 
 
@@ -140,9 +146,18 @@ def test_dynamo_export_before_and_after_fix(measured):
     assert before <= after  # a fix never makes a model stop exporting
 
 
+# A finding a fix moves to another code, rightly: `torch.sym_ite(p.item(), a, b)` (for a
+# UT101 number chosen by a tensor test) still hands the legacy tracer a Python bool (UT201),
+# the copy the UT301 fix makes of a written input is a local tensor (UT304), and the masked
+# stack of a filtered list reads the rows twice, for the items and for the tests (a second
+# UT105 where the filter's UT101 was: `salient_tokens`).
+MOVED_TO = {"UT201", "UT304", "UT105"}
+
+
 def test_fixed_code_brings_no_finding_of_its_own(fixed):
     """What --fix writes is clean under untrace's own rules: no file of the fixed corpus
-    has more findings of a code than the original had."""
+    has more findings than the original had, nor more of a code, but for the codes a
+    fix moves a finding to (`MOVED_TO`)."""
     root, changed = fixed
     copy = root / "corpora"
 
@@ -153,4 +168,11 @@ def test_fixed_code_brings_no_finding_of_its_own(fixed):
     before, after = findings(CORPORA), findings(copy)
     # Lines move and `int(t)` reads `torch.sym_int(t.item())` after a fix: what is compared
     # is how many findings of each code every file has, which never grows.
-    assert changed and {key: n for key, n in after.items() if n > before.get(key, 0)} == {}
+    assert changed and {key: n for key, n in after.items()
+                        if n > before.get(key, 0) and key[1] not in MOVED_TO} == {}
+    per_file_before, per_file_after = Counter(), Counter()
+    for (path, _), n in before.items():
+        per_file_before[path] += n
+    for (path, _), n in after.items():
+        per_file_after[path] += n
+    assert {path: n for path, n in per_file_after.items() if n > per_file_before[path]} == {}

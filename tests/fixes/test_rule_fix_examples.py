@@ -29,4 +29,4 @@ def test_the_example_left_alone_says_why(rule, index, source, why):
 
 
 def test_the_rules_with_fixes_show_them():
-    assert {r.code for r in all_rules() if r.fixes} == {"UT101", "UT102", "UT201"}
+    assert {r.code for r in all_rules() if r.fixes} == {"UT101", "UT102", "UT201", "UT301"}

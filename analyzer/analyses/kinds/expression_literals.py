@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from analyzer.analyses.kinds.call_values import as_index_level
-from analyzer.analyses.kinds.facts import LoopFact
+from analyzer.analyses.kinds.facts import BranchFact, LoopFact
 from analyzer.analyses.kinds.shapes import rows_level
 from analyzer.analyses.kinds.values import DATA, NONE, STATIC, STATIC_PY, UNKNOWN, Value, default_value, join_all
 from analyzer.analyses.ranges.keyed_ranges import dict_display
@@ -88,7 +88,13 @@ class LiteralSemantics:
             level = max(level, lvl, rows_level(iterable) if iterable.is_certain_tensor else STATIC)
             self.bind(g.target, elem, inner)
             for cond in g.ifs:
+                before = len(self.sink) if self.sink is not None else None
                 level = max(level, self.predicate(cond, inner, "filter", cond.span, report=True))
+                if before is not None and len(self.sink) > before and isinstance(self.sink[-1], BranchFact) \
+                        and self.sink[-1].construct == "filter":
+                    # for the fix: a tensor iterated is read again as `.unbind(0)` (the same rows)
+                    self.sink[-1] = replace(self.sink[-1], types=self.sink[-1].types + (
+                        ("$iter", "tensor" if iterable.is_certain_tensor else iterable.type),))
         elt = self.ev(e.elt, inner)
         if e.key is not None:
             self.ev(e.key, inner)

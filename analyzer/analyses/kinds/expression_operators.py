@@ -133,6 +133,11 @@ class OperatorSemantics:
                 level = max(level, truth)
                 if truth >= DATA and v.is_certain_tensor:
                     self.emit(BranchFact(self.site(e.span), e.op, DATA, self.text(e)))
+        if self.sink and isinstance(self.sink[-1], BranchFact) and self.sink[-1].construct == e.op \
+                and self.sink[-1].site == self.site(e.span):
+            # for the fix: `torch.logical_and` of the operands is only their truth when all are tensors
+            operands = "tensor" if all(v.is_certain_tensor and not v.nullable for v in values) else "mixed"
+            self.sink[-1] = replace(self.sink[-1], types=(("$operands", operands),))
         result = join_all(values) or UNKNOWN
         return result.tainted(level) if result.type != "tensor" else result
 

@@ -146,6 +146,8 @@ class InplaceFact:
     expression: str
     # what is written: "input" | "parameter" | "view" (of another tensor) | "local" (made here)
     target: str = "input"
+    fix: "Fix | None" = None  # filled by analyzer.fixes.branches (a write into a `forward` input)
+    no_fix: str | None = None  # why there is no fix, when one was attempted
 
 
 @dataclass(frozen=True, slots=True)

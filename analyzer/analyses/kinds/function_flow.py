@@ -239,6 +239,11 @@ class FunctionAnalysis(TracingGuards):
             body = self.frame.fn.body
             if any(s is stmt for s in body):
                 blocks.append(body[[i for i, s in enumerate(body) if s is stmt][0] + 1:])
+            for loop in ir.walk_statements(body):  # the iterable of a loop the `if` is the body of
+                if isinstance(loop, ir.Loop) and loop.iter is not None and any(s is stmt for s in loop.body):
+                    for sub in ir.walk_expression(loop.iter):
+                        if isinstance(sub, ir.Name) and sub.id not in types:
+                            types[sub.id] = type_tag(ev.ev(sub, dict(state)))
             for block in blocks:
                 for s in ir.walk_statements(block, into_defs=True):  # nested defs: a fix made inside the branch
                     for e in ir.child_expressions(s):
