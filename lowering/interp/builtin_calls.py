@@ -1,5 +1,5 @@
 """Python builtins over graph values: `len`, `range`, `int`/`float`/`bool`, `min`/`max`,
-`isinstance`, `list`/`tuple`, `abs`, `sum`, `any`/`all`, `round`, `math.ceil`/`math.floor`,
+`isinstance`, `list`/`tuple`, `abs`, `sum`, `any`/`all`, `round` (`math` in `number_math`),
 `enumerate`/`zip`/`reversed`, `map` (`min`/`max` in `builtin_minmax`, zip and the others over the
 rows of a dynamic axis in `graph_rows`)."""
 
@@ -181,17 +181,6 @@ def _round(interp: Interpreter, args, kwargs):
     return round(*args, **kwargs)
 
 
-def _rounding(op: str, fallback):
-    """`math.ceil` / `math.floor` of a graph number: a Python int of the graph."""
-    def to_int(interp: Interpreter, args, kwargs):
-        x = args[0]
-        if isinstance(x, Value):
-            if not x.dtype.is_floating_point:
-                return interp.python_number(interp.g.cast(x, torch.int64))
-            return interp.python_number(interp.g.cast(interp.g.op(op, x), torch.int64))
-        return fallback(*args, **kwargs)
-
-    return to_int
 def _callable(interp: Interpreter, args, kwargs):
     (x,) = args
     return isinstance(x, (Closure, BoundUserMethod, TensorMethod, GraphChoice)) or callable(x)
@@ -289,7 +278,6 @@ def _dict(interp: Interpreter, args, kwargs):
 
 
 _BUILTIN_HANDLERS = {
-    math.ceil: _rounding("Ceil", math.ceil), math.floor: _rounding("Floor", math.floor),
     round: _round, sum: _sum, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
     enumerate: _over_rows(graph_enumerate, enumerate), zip: _over_rows(graph_zip, zip),
     reversed: _over_rows(graph_reversed, reversed),

@@ -14,6 +14,9 @@ from lowering.numpy_arrays import NDArray
 
 _CMPOPS = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
 
+# What a tensor or a Python number compares unequal with, statically (`Tensor.__eq__(None)` is False).
+_NEVER_EQUAL = (type(None), str, bytes)
+
 _PY_CMP = {k: getattr(operator, v) for k, v in _CMPOPS.items()}
 
 
@@ -67,6 +70,10 @@ class Comparisons:
         if isinstance(a, NDArray) or isinstance(b, NDArray):
             return numpy_arrays.compare(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):
+            if op in ("==", "!=") and isinstance(b if isinstance(a, Value) else a, _NEVER_EQUAL):
+                # A Python number, like a tensor, is never equal to None or a string: what eager answers
+                # whatever the value (`seq_len != self._cached_len` with a cache that starts as None).
+                return op == "!="
             return self.call_op(f"operator.{_CMPOPS[op]}", [a, b], {})
         if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and (_contains_graph(a) or _contains_graph(b)):
             return self.compare_sequences(op, a, b)

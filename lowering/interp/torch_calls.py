@@ -21,6 +21,7 @@ from lowering.numpy_arrays import NDArray, NumpyMethod
 from lowering.ops import registry
 from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
+from lowering.interp.number_math import NUMBER_METHODS, is_math_function, math_call, number_method
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.autograd_functions import call_function_apply, is_function_apply
 from lowering.interp.functions import _is_user_function
@@ -140,6 +141,8 @@ class TorchCalls:
             return self.generators.call_method(self, func, args, kwargs)
         if getattr(func, "__module__", "") == "torch._higher_order_ops.map" and getattr(func, "__name__", "") == "map":
             return self.functional_map(args, kwargs)
+        if _hashable(func) and is_math_function(func) and self._has_graph(args, kwargs):
+            return math_call(self, func, args, kwargs)  # `math.sqrt(n)` of a number the graph holds
         special = _BUILTIN_HANDLERS.get(func) if _hashable(func) else None
         if special is not None:
             try:
@@ -312,6 +315,8 @@ class TorchCalls:
             if isinstance(self.g.size(value, d), Value):
                 rows = value if d == 0 else self.call_op("torch.movedim", [value, d, 0], {})
                 return [Stacked(rows)]
+        if value in self.python_numbers and (name in NUMBER_METHODS or not hasattr(torch.Tensor, name)):
+            return number_method(self, value, name, args, kwargs)  # `(n / w).is_integer()`: a Python number's
         if name in ("is_floating_point",):
             return value.dtype.is_floating_point
         if name == "get_device":
