@@ -285,5 +285,5 @@ _BUILTIN_HANDLERS = {
     max: python_minmax(max), min: python_minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
     abs: _abs, any: _any_all(any), all: _any_all(all), super: _super, callable: _callable, hasattr: _hasattr,
     type: _type, iter: _iter, next: _next, pow: _pow, divmod: _divmod, dict: _dict, map: _map,
-    torch.is_tensor: _is_tensor,
+    torch.is_tensor: _is_tensor, slice: lambda interp, args, kwargs: slice(*args, **kwargs),  # holds what it is given
 }

@@ -27,7 +27,7 @@ from lowering.interp.autograd_functions import call_function_apply, is_function_
 from lowering.interp.functions import _is_user_function
 from lowering.interp.static_calls import NOT_STATIC, run_static_call
 from lowering.interp.module_methods import is_module_method
-from lowering.interp.context_managers import made_at_export
+from lowering.interp.context_managers import context_decorated, made_at_export
 from lowering.interp.output_calls import NOT_HANDLED, call_without_graph_effect
 from lowering.interp.call_kinds import _as_python, _inherited_forward, _is_method_of_python_object
 from lowering.interp.guards import guard_value, is_guard
@@ -73,6 +73,20 @@ def _inplace_flag(func, args, kwargs) -> bool:
     return bound.arguments.get("inplace") is True
 
 
+def _what_forward_is(forward) -> str:
+    """Why a module's forward is not source untrace reads: a decorator's wrapper, or a
+    library's function, with where it is defined."""
+    code = getattr(forward, "__code__", None)
+    where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    inner = getattr(forward, "__wrapped__", None)
+    if inner is not None:
+        inner_code = getattr(inner, "__code__", None)
+        at = f" at {inner_code.co_filename}:{inner_code.co_firstlineno}" if inner_code is not None else ""
+        return (f": its forward{at} is wrapped by a decorator, whose wrapper `{getattr(forward, '__qualname__', forward)}`"
+                f"{where} untrace does not interpret")
+    return f": its forward `{getattr(forward, '__qualname__', forward)}`{where} is not Python source untrace interprets"
+
+
 class TorchCalls:
     def call(self, func, args, kwargs):
         # The source of the first argument, when the call is in the source: an in-place
@@ -107,6 +121,12 @@ class TorchCalls:
             func = getattr(func, "__original_fn")  # torch.jit._script_if_tracing: the function itself outside a tracer
         if inspect.isclass(func) and issubclass(func, torch.nn.Module):
             raise self.error(f"creating a module ({func.__name__}) inside forward", "create it in __init__", construct="call")
+        decorated = context_decorated(func.__func__ if inspect.ismethod(func) else func)
+        if decorated is not None:  # `@torch.autocast(...)` / `@torch.no_grad()`: the function under its manager
+            managers, inner = decorated
+            bound = [func.__self__] if inspect.ismethod(func) else []
+            return self.call_in_contexts(managers, f"@{type(managers[0]).__name__}(...) of {inner.__qualname__}",
+                                         lambda: self.call(inner, [*bound, *args], kwargs))
         if made_at_export(func) and not self._has_graph(args, kwargs):
             return func(*args, **kwargs)  # a `with` statement's manager, made as Python makes it (context_managers)
         if isinstance(func, functools._lru_cache_wrapper) and _is_user_function(func.__wrapped__):
@@ -238,6 +258,11 @@ class TorchCalls:
             raise self.error(f"no lowering for `{name}`",
                              f"register one with lowering.register_lowering({name!r}, fn), or rewrite with supported torch ops",
                              construct="call")
+        if not callable(func):
+            raise self.error(f"cannot call {func!r}: a `{type(func).__name__}` is not callable (eager raises TypeError "
+                             "for the inputs that reach this call)", construct="call",
+                             hint="when a data-dependent `if` leads here, make the test static (a Python value or a "
+                                  "static size) so that this side is not lowered")
         raise self.error(f"cannot call {func!r}", construct="call",
                          hint="register a lowering for it (lowering.register_lowering), or call it outside forward")
 
@@ -407,8 +432,13 @@ class TorchCalls:
         if forward is torch.nn.Module.forward:
             raise self.error(f"{cls.__name__} has no forward", construct="call",
                              hint="give the module a forward, or call the method you mean")
+        decorated = context_decorated(forward)
+        if decorated is not None:  # `@torch.autocast("cuda", enabled=False) def forward`
+            managers, inner = decorated
+            return self.call_in_contexts(managers, f"@{type(managers[0]).__name__}(...) of {cls.__name__}.forward",
+                                         lambda: self.call_python_function(inner, [module, *args], kwargs))
         if not _is_user_function(forward):
-            raise self.error(f"no lowering for module {name}",
+            raise self.error(f"no lowering for module {name}{_what_forward_is(forward)}",
                              f"register one with lowering.register_lowering({cls.__name__}, fn)", construct="call")
         return self.call_python_function(forward, [module, *args], kwargs)
 
