@@ -42,6 +42,23 @@ def rfft(g, input, n=None, dim=-1, norm=None, *, out=None):
     raise g.error(_NO_COMPLEX.format(what="torch.fft.rfft's complex result"), hint=_REAL_PARTS_HINT)
 
 
+def _refuse_complex_result(name: str):
+    def refuse(g, input, *args, **kwargs):
+        raise g.error(_NO_COMPLEX.format(what=f"{name}'s complex result"), hint=_REAL_PARTS_HINT)
+
+    refuse.__name__ = name.rsplit(".", 1)[-1]
+    refuse.__doc__ = f"{name}(Tensor self, ...) -> Tensor(complex)  (refused)"
+    return refuse
+
+
+# The multi-dimensional and complex-input transforms: a complex result, or (irfft2 / irfftn,
+# hfft) a complex input that only a complex-result call can have made.
+for _name in ("torch.fft.rfft2", "torch.fft.rfftn", "torch.fft.fft", "torch.fft.fft2", "torch.fft.fftn",
+              "torch.fft.ifft", "torch.fft.ifft2", "torch.fft.ifftn", "torch.fft.irfft2", "torch.fft.irfftn",
+              "torch.stft"):
+    register(_name, refuses=True)(_refuse_complex_result(_name))
+
+
 @register("torch.view_as_real", refuses=True)
 def view_as_real(g, input):
     """view_as_real(Tensor(a) self) -> Tensor(a)  (refused: its input is complex)"""
