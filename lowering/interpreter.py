@@ -33,6 +33,7 @@ from lowering.aliasing import Aliases
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
+from lowering.interp.context_managers import context_decorated
 from lowering.interp.branch_merging import BranchMerging
 from lowering.interp.comparisons import Comparisons
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
@@ -132,6 +133,11 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):
         fn = getattr(type(module), "forward")
+        decorated = context_decorated(fn)
+        if decorated is not None:  # `@torch.inference_mode() def forward`: under its manager
+            managers, inner = decorated
+            return self.call_in_contexts(managers, f"@{type(managers[0]).__name__}(...) of forward",
+                                         lambda: self.call_python_function(inner, [module, *args], kwargs))
         return self.call_python_function(fn, [module, *args], kwargs)
 
     def error(self, message: str, hint: str | None = None, construct: str | None = None) -> LoweringError:

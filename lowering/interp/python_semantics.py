@@ -17,6 +17,7 @@ from lowering.graph import Value
 from lowering import numpy_arrays
 from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
+from lowering.interp.context_managers import context_decorated
 from lowering.interp.python_numbers import refuse_first_iteration_alias
 from lowering.interp.python_state import _CONTAINERS, has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
@@ -438,8 +439,8 @@ class PythonSemantics:
                                         construct="attribute") from None
         if isinstance(value, torch.Tensor) and not isinstance(base, type):
             return self.tensor_constant(value, owner=base, attr=attr)
-        if inspect.ismethod(value) and _is_user_function(value.__func__):
-            return BoundUserMethod(value.__self__, value.__func__)
+        if inspect.ismethod(value) and _is_user_function(value.__func__) and context_decorated(value.__func__) is None:
+            return BoundUserMethod(value.__self__, value.__func__)  # (a decorated one is called under its manager)
         return value
 
     def python_number(self, v):

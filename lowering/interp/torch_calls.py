@@ -87,6 +87,11 @@ def _what_forward_is(forward) -> str:
     return f": its forward `{getattr(forward, '__qualname__', forward)}`{where} is not Python source untrace interprets"
 
 
+# Factories whose data may be Python floats: of the default dtype when no dtype is given.
+_FACTORIES_OF_DATA = ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor", "torch.full", "Tensor.new_tensor",
+                      "Tensor.new_full")
+
+
 class TorchCalls:
     def call(self, func, args, kwargs):
         # The source of the first argument, when the call is in the source: an in-place
@@ -359,11 +364,22 @@ class TorchCalls:
     def call_torch(self, name: str, func, args, kwargs, updated: str | None = None):
         """A torch function through the op table; `torch.relu_(x)`, `F.relu(x, inplace=True)`
         update their first argument in place (`updated`: its source, for messages)."""
+        if name in _FACTORIES_OF_DATA and kwargs.get("dtype") is None:
+            # A Python float the graph holds is a double; torch.tensor(n / 2) is of the default dtype.
+            args = [self._python_floats_as_default(a) for a in args]
+            kwargs = {k: self._python_floats_as_default(v) if k == "fill_value" else v for k, v in kwargs.items()}
         result = self.call_op(name, args, kwargs)
         if args and isinstance(args[0], Value) and isinstance(result, Value) and (
                 is_in_place(name) or _inplace_flag(func, args, kwargs)):
             self.update_aliases(args[0], result, updated)
         return result
+
+    def _python_floats_as_default(self, v):
+        if isinstance(v, Value) and v in self.python_numbers and v.dtype.is_floating_point:
+            return self.g.cast(v, torch.get_default_dtype())
+        if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
+            return type(v)(self._python_floats_as_default(x) for x in v) if type(v) in (list, tuple) else v
+        return v
 
     def tolist(self, value: Value):
         """`.tolist()` of a tensor with a static shape: nested lists of 0-d graph values; of a
