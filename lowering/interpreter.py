@@ -109,6 +109,13 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
         # (id(module), name) -> (module, value), and the ones read before any assignment.
         self.attribute_writes: dict[tuple[int, str], tuple[torch.nn.Module, Any]] = {}
         self.attribute_reads: set[tuple[int, str]] = set()
+        # Caches rebuilt when a key changes (`module_attributes.cache_rebuild`): the module
+        # attribute an operand of `==` / `is` read last, what each comparison operand read,
+        # the (attribute, graph value) pairs compared, and the rebuilds being run.
+        self.attribute_source = None
+        self._operand_sources: dict[int, Any] = {}
+        self.key_comparisons: list = []
+        self.cache_rebuilds: list = []
         # Caches that outlive the call, filled by forward with values computed from
         # parameters only (`memo_caches`): id -> (dict, {key: value}), for this export.
         self.memo_writes: dict[int, tuple[dict, dict]] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import operator
 
+from analyzer.frontend import ir
 from lowering import numpy_arrays
 from lowering.graph import Value
 from lowering.interp.chosen_identity import check_identity
@@ -22,10 +23,13 @@ _PY_CMP = {k: getattr(operator, v) for k, v in _CMPOPS.items()}
 
 class Comparisons:
     def _ev_Compare(self, e, frame):
-        left = self.eval(e.left, frame)
+        left_expr, left = e.left, self._operand(e.left, frame)
         result = None
         for op, comp in zip(e.ops, e.comparators):
-            right = self.eval(comp, frame)
+            right = self._operand(comp, frame)
+            if op in ("==", "!=", "is", "is not"):
+                self.note_key_comparison(left_expr, left, comp, right)
+            left_expr = comp
             if op in ("is", "is not"):
                 r = check_identity(self, left, right)
                 r = r if op == "is" else not r
@@ -47,6 +51,21 @@ class Comparisons:
             result = r if result is None else self._and(result, r)
             left = right
         return result
+
+    def _operand(self, expr, frame):
+        self.attribute_source = None
+        value = self.eval(expr, frame)
+        self._operand_sources[id(expr)] = self.attribute_source if isinstance(expr, ir.Attribute) else None
+        return value
+
+    def note_key_comparison(self, left_expr, left, right_expr, right) -> None:
+        """`n != self.key` of a graph number with a module attribute: noted, for a cache that
+        the `if` it decides rebuilds (`module_attributes.cache_rebuild`)."""
+        for expr, other in ((left_expr, right), (right_expr, left)):
+            source = self._operand_sources.get(id(expr))
+            if source is not None and source[2] is not other and isinstance(other, Value):
+                module, attr, _ = source
+                self.key_comparisons.append(((id(module), attr), other))
 
     def tensor_contains(self, element, t: Value) -> Value:
         """`element in t` is `Tensor.__contains__`: `(element == t).any()`, a graph bool, for

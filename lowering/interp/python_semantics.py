@@ -399,6 +399,8 @@ class PythonSemantics:
     def _ev_Attribute(self, e, frame):
         base = self.eval(e.value, frame)
         value = self.attribute(base, e.attr)
+        if isinstance(base, torch.nn.Module):
+            self.attribute_source = (base, e.attr, value)  # a cache's key, if a comparison takes it (module_attributes)
         if isinstance(value, TensorMethod):
             value.receiver = expr_text(e.value)  # `x[0].add_(1)` names `x[0]` if it is refused
         if isinstance(value, _CONTAINERS) and (id(base), e.attr) not in self.attribute_writes:
