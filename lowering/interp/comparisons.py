@@ -21,6 +21,13 @@ _NEVER_EQUAL = (type(None), str, bytes)
 _PY_CMP = {k: getattr(operator, v) for k, v in _CMPOPS.items()}
 
 
+def _key_like(v) -> bool:
+    """What a cache may be keyed by: a graph value, a number, a tuple of them (a shape)."""
+    if isinstance(v, tuple):
+        return bool(v) and all(_key_like(x) for x in v)
+    return isinstance(v, (Value, int, float)) and not isinstance(v, bool)
+
+
 class Comparisons:
     def _ev_Compare(self, e, frame):
         left_expr, left = e.left, self._operand(e.left, frame)
@@ -63,7 +70,7 @@ class Comparisons:
         the `if` it decides rebuilds (`module_attributes.cache_rebuild`)."""
         for expr, other in ((left_expr, right), (right_expr, left)):
             source = self._operand_sources.get(id(expr))
-            if source is not None and source[2] is not other and isinstance(other, Value):
+            if source is not None and source[2] is not other and _key_like(other):
                 module, attr, _ = source
                 self.key_comparisons.append(((id(module), attr), other))
 

@@ -187,7 +187,8 @@ class PythonSemantics:
             owner = self.eval(target.value, frame)
             if isinstance(owner, torch.nn.Module) and self.leaves_state_unchanged(owner, target.attr, value):
                 return  # `self.cell_anchors = [a.to(dtype) for a in self.cell_anchors]` of the same dtype
-            if isinstance(owner, torch.nn.Module) and changes_module_tensors(value):
+            if isinstance(owner, torch.nn.Module) and (changes_module_tensors(value) or self.cache_rebuilds):
+                # (a cache's static key too: call-local as the tables it keys)
                 # Tensors (and containers that may hold them) are call-local: `module_attributes`.
                 self.assign_module_attribute(owner, target.attr, value, expr_text(target))
                 return

@@ -286,6 +286,11 @@ class TorchCalls:
                              f"register one with lowering.register_lowering({name!r}, fn)", construct="call")
         args = [self._materialise(a) for a in args]
         kwargs = {k: self._materialise(v) for k, v in kwargs.items()}
+        if name.startswith(("torch.", "Tensor.")) and not name.startswith("torch.nn."):
+            # torch's argument parser takes NumPy's names too: `x.sum(axis=1, keepdims=True)`
+            for numpy_name, torch_name in (("axis", "dim"), ("keepdims", "keepdim")):
+                if numpy_name in kwargs and torch_name not in kwargs:
+                    kwargs[torch_name] = kwargs.pop(numpy_name)
         try:
             result = lowering(self.g, *args, **kwargs)
         except LoweringError as exc:
