@@ -43,10 +43,13 @@ def _len(interp: Interpreter, args, kwargs):
 def _range(interp: Interpreter, args, kwargs):
     if any(isinstance(a, Value) for a in args):
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
-        if isinstance(step, Value):
-            raise interp.error("range() with a graph step", construct="range",
-                               hint="use a Python int step (a constant or a static size)")
-        return GraphRange(start, stop, step)
+        if isinstance(step, Value) and (step.rank != 0 or step.dtype.is_floating_point or step.dtype == torch.bool):
+            raise interp.error("range() with a step that is not an integer (eager raises TypeError)",
+                               construct="range", hint="pass an int step")
+        if isinstance(step, int) and step == 0:
+            raise interp.error("range() arg 3 must not be zero (eager raises ValueError)", construct="range",
+                               hint="pass a step other than 0")
+        return GraphRange(start, stop, step)  # a graph step (`range(0, rows, max_rows)`): its sign decides in the graph
     return range(*args)
 
 

@@ -367,8 +367,17 @@ class DataLoops:
     def _trip_count(self, r: GraphRange) -> Value:
         # ceil((stop - start) / step), at least 0.
         span = self.call_op("operator.sub", [r.stop, r.start], {}) if not (isinstance(r.start, int) and r.start == 0) else r.stop
-        if not (isinstance(r.step, int) and r.step == 1):
-            span = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, self.call_op("operator.sub", [r.step, 1], {})], {}), r.step], {})
+        if isinstance(r.step, Value):
+            # Python's len(range): ceil toward the step's sign; a step of 0 raises in eager.
+            up = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, self.call_op(
+                "operator.sub", [r.step, 1], {})], {}), r.step], {})
+            down = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, self.call_op(
+                "operator.add", [r.step, 1], {})], {}), r.step], {})
+            span = self.call_op("torch.where", [self.call_op("operator.gt", [r.step, 0], {}), up, down], {})
+        elif r.step < 0:
+            span = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, r.step + 1], {}), r.step], {})
+        elif r.step != 1:
+            span = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, r.step - 1], {}), r.step], {})
         span = self.g.cast(self.as_graph(span), torch.int64)
         return self.call_op("torch.clamp", [span], {"min": 0})
 

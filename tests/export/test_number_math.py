@@ -251,3 +251,38 @@ class Rfft2(nn.Module):
 def test_two_dimensional_ffts_are_refused_by_name():
     with pytest.raises(LoweringError, match="torch.fft.rfft2's complex result"):
         export(Rfft2(), (torch.randn(2, 8, 8),))
+
+
+class RangeWithAGraphStep(nn.Module):
+    """esm's axial attention: `for start in range(0, num_rows, max_rows)` with `max_rows` from a size;
+    a negative step (Python's count rounds toward its sign) and a static step other than 1 too."""
+
+    def forward(self, x):
+        rows = x.shape[1]
+        step = max(1, 12 // x.shape[2])
+        acc = x[:, :1].sum(1) * 0
+        for start in range(0, rows, step):
+            acc = acc + x[:, start:start + step].sum(1) * start
+        for i in range(rows, -1, -x.shape[2]):
+            acc = acc + i
+        for i in range(rows, 0, -2):
+            acc = acc - i
+        return acc
+
+
+def test_range_with_a_graph_step_matches_eager():
+    sizes = [(torch.randn(2, n, c),) for n, c in ((7, 3), (5, 4), (9, 2), (1, 13), (10, 5))]
+    export_and_compare(RangeWithAGraphStep(), sizes[0], sizes, dynamic_shapes={"x": {0: "batch", 1: "n", 2: "c"}})
+
+
+class RangeWithAFloatStep(nn.Module):
+    def forward(self, x):
+        acc = x
+        for i in range(0, x.shape[1], x.shape[1] / 2):
+            acc = acc + i
+        return acc
+
+
+def test_range_with_a_float_step_is_refused():
+    with pytest.raises(LoweringError, match="range\\(\\) with a step that is not an integer"):
+        export(RangeWithAFloatStep(), SIZES[0], dynamic_shapes=SEQ)
