@@ -286,3 +286,24 @@ class RangeWithAFloatStep(nn.Module):
 def test_range_with_a_float_step_is_refused():
     with pytest.raises(LoweringError, match="range\\(\\) with a step that is not an integer"):
         export(RangeWithAFloatStep(), SIZES[0], dynamic_shapes=SEQ)
+
+
+class SumsFromANumber(nn.Module):
+    """esm's `attns = 0; for start in range(0, rows, max_rows): attns += weights(x[start:...])`:
+    a Python int the first iteration makes a tensor of another dtype and rank, updated in
+    place from the second."""
+
+    def forward(self, x):
+        attns = 0
+        step = max(1, 12 // x.shape[2])
+        for start in range(0, x.shape[1], step):
+            attns += x[:, start:start + step].sum(1)[:, None, :] * x
+        total = 0.0
+        for row in x.unbind(1):
+            total += row.sum(-1)
+        return attns.softmax(-1), total
+
+
+def test_a_number_that_the_loop_makes_a_tensor_of_another_dtype_and_rank_matches_eager():
+    sizes = [(torch.randn(2, n, c),) for n, c in ((7, 3), (5, 4), (9, 2), (1, 13))]
+    export_and_compare(SumsFromANumber(), sizes[0], sizes, dynamic_shapes={"x": {0: "b", 1: "n", 2: "c"}})
