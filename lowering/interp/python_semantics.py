@@ -17,7 +17,9 @@ from lowering.graph import Value
 from lowering import numpy_arrays
 from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
+from lowering.interp import complex_values
 from lowering.interp.context_managers import context_decorated
+from lowering.interp.values import ComplexPair
 from lowering.interp.python_numbers import refuse_first_iteration_alias
 from lowering.interp.python_state import _CONTAINERS, has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
@@ -359,6 +361,10 @@ class PythonSemantics:
                 return self.call_op("torch.logical_not", [self.to_bool(v)], {})
             return not self.truth(v)
         v = self.eval(e.operand, frame)
+        if isinstance(v, ComplexPair):
+            if e.op != "-":
+                raise complex_values.refuse(self, f"`{e.op}`")
+            return complex_values.negate(self, v)
         if isinstance(v, NDArray):
             return numpy_arrays.unary(self, e.op, v)
         if isinstance(v, Value):
@@ -370,6 +376,8 @@ class PythonSemantics:
         return self.binop(e.op, self.eval(e.left, frame), self.eval(e.right, frame))
 
     def binop(self, op, a, b):
+        if isinstance(a, ComplexPair) or isinstance(b, ComplexPair):
+            return complex_values.binop(self, op, a, b)
         if isinstance(a, NDArray) or isinstance(b, NDArray):
             return numpy_arrays.binop(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):
@@ -410,6 +418,8 @@ class PythonSemantics:
         return value
 
     def attribute(self, base, attr: str):
+        if isinstance(base, ComplexPair):
+            return complex_values.attribute(self, base, attr)
         if isinstance(base, NDArray):
             return numpy_arrays.attribute(self, base, attr)
         if isinstance(base, Value):

@@ -27,6 +27,8 @@ from lowering.interp.autograd_functions import call_function_apply, is_function_
 from lowering.interp.functions import _is_user_function
 from lowering.interp.static_calls import NOT_STATIC, run_static_call
 from lowering.interp.module_methods import is_module_method
+from lowering.interp import complex_values
+from lowering.interp.values import ComplexPair
 from lowering.interp.context_managers import context_decorated, made_at_export
 from lowering.interp.output_calls import NOT_HANDLED, call_without_graph_effect
 from lowering.interp.call_kinds import _as_python, _inherited_forward, _is_method_of_python_object
@@ -103,6 +105,8 @@ class TorchCalls:
             return numpy_arrays.call_function(self, func, args, kwargs)
         if isinstance(func, TensorMethod):
             return self.tensor_method(func.value, func.name, args, kwargs, func.receiver)
+        if isinstance(func, complex_values.ComplexMethod):
+            return complex_values.call_method(self, func, args, kwargs)
         if isinstance(func, GraphChoice):
             return self.call_choice(func, 0, args, kwargs)
         if isinstance(func, BoundUserMethod):
@@ -232,6 +236,13 @@ class TorchCalls:
         if not inspect.isclass(func) and inspect.isfunction(dunder_call) and _is_user_function(dunder_call):
             return self.call_python_function(dunder_call, [func, *args], kwargs)  # obj(...) is type(obj).__call__(obj, ...)
         name = registry.canonical_name(func) if callable(func) else None
+        if name is not None and (name in complex_values.MAKERS or name in complex_values.CALLS and (
+                complex_values.holds_complex(args) or complex_values.holds_complex(kwargs))):
+            result = complex_values.complex_call(self, name, args, kwargs)  # a spectrum as (real, imaginary) parts
+            if result is not NotImplemented:
+                return result
+        elif complex_values.holds_complex(args) or complex_values.holds_complex(kwargs):
+            raise complex_values.refuse(self, f"`{name or getattr(func, '__name__', func)}`")
         if name is not None:
             if name in ("torch.cond",):
                 return self.torch_cond(args, kwargs)
@@ -488,6 +499,8 @@ class TorchCalls:
             return self.tensor_constant(v)
         if isinstance(v, Stacked):
             return v.value
+        if isinstance(v, ComplexPair):
+            raise complex_values.refuse(self, "using as a real tensor")
         if isinstance(v, (bool, int, float)) or (isinstance(v, (list, tuple)) and all(isinstance(x, (bool, int, float)) for x in v)):
             return self.g.const(v)
         raise self.error(f"a {type(v).__name__} where the graph needs a tensor", construct="value",
