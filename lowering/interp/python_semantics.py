@@ -35,6 +35,9 @@ _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
 
 _PY_BIN = {k: getattr(operator, v) for k, v in _BINOPS.items()}
 
+# Binary operators whose result is a float when an operand is (`//` and `%` too: Python's float floor division).
+_FLOAT_RESULTS = ("+", "-", "*", "/", "//", "%", "**")
+
 
 # Statements and expressions refused by name, with the way out (the conformance corpus
 # holds an entry for each: tests/export/conformance).
@@ -382,9 +385,16 @@ class PythonSemantics:
             return numpy_arrays.binop(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):
             numbers = all(x in self.python_numbers if isinstance(x, Value) else isinstance(x, (int, float)) for x in (a, b))
-            if numbers and op == "/" and not any(isinstance(x, float) or isinstance(x, Value) and (
-                    x.dtype.is_floating_point) for x in (a, b)):
+            floats = any(isinstance(x, float) or isinstance(x, Value) and x.dtype.is_floating_point for x in (a, b))
+            if numbers and op == "/" and not floats:
                 a, b = (self._as_double(x) for x in (a, b))  # int / int of sizes: a Python float, a double
+            elif numbers and floats and op in _FLOAT_RESULTS:
+                # int meeting float (`n * 1.0`, `n / 2.0`): a Python float, a double; a float the graph
+                # holds keeps its dtype (float(t) of a float32 tensor)
+                held = next((x.dtype for x in (a, b) if isinstance(x, Value) and x.dtype.is_floating_point),
+                            torch.float64)
+                a, b = (self.g.cast(x, held) if isinstance(x, Value) and not x.dtype.is_floating_point else x
+                        for x in (a, b))
             elif not numbers:
                 a, b = self._weak_number(a, b), self._weak_number(b, a)
             result = self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})

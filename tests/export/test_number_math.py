@@ -243,16 +243,6 @@ def test_convolutions_with_a_padding_mode_match_eager_on_other_sizes(mode):
     export_and_compare(model, images[0], images, dynamic_shapes={"input": {0: "b", 2: "h", 3: "w"}})
 
 
-class Rfft2(nn.Module):
-    def forward(self, x):
-        return torch.fft.irfft2(torch.fft.rfft2(x) * 2, s=x.shape[-2:])
-
-
-def test_two_dimensional_ffts_are_refused_by_name():
-    with pytest.raises(LoweringError, match="torch.fft.rfft2's complex result"):
-        export(Rfft2(), (torch.randn(2, 8, 8),))
-
-
 class RangeWithAGraphStep(nn.Module):
     """esm's axial attention: `for start in range(0, num_rows, max_rows)` with `max_rows` from a size;
     a negative step (Python's count rounds toward its sign) and a static step other than 1 too."""
