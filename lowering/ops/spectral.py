@@ -1,5 +1,10 @@
 """FFT and complex numbers.
 
+(Called from forward, the forward transforms and what follows them up to an inverse are
+lowered by the interpreter, which holds the complex values as (real, imaginary) parts:
+`lowering/interp/complex_values.py`. The lowerings here are the op table's: what a complex
+tensor passed to an op directly meets.)
+
 ONNX has a complex64 type name but no arithmetic on it (onnxruntime runs no op on
 complex tensors), and untrace's graph values are real: a lowering that returned a
 complex result as a trailing (re, im) pair would be a different tensor under the same
