@@ -5,7 +5,6 @@ rows of a dynamic axis in `graph_rows`)."""
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
