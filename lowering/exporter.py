@@ -19,6 +19,7 @@ from lowering import dynamic_axes, forks
 from lowering.errors import LoweringError
 from lowering.graph import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder, Value
 from lowering.interp.functions import ReadSources
+from lowering.interp.values import ComplexPair
 from lowering.interpreter import Interpreter, Stacked
 from lowering.outputs import named_leaves, output_name
 
@@ -136,6 +137,10 @@ def _add_outputs(module, g, interp, result, output_names) -> None:
                 leaf = g.const(leaf)
             else:
                 where = ".".join(map(str, path))
+                if isinstance(leaf, ComplexPair):
+                    raise LoweringError(f"forward returns a complex tensor{f' (at `{where}`)' if where else ''}: ONNX "
+                                        "has no complex tensors", hint="return its .real and .imag, or torch.stack "
+                                        "them (torch.view_as_real's layout)")
                 raise LoweringError(f"forward returns a {type(leaf).__name__}{f' (at `{where}`)' if where else ''}, "
                                     "which is not a tensor",
                                     hint="return tensors, numbers, None, or tuples, lists, dicts, namedtuples and "

@@ -33,6 +33,7 @@ from lowering.aliasing import Aliases
 from lowering.errors import LoweringError
 from lowering.graph import GraphBuilder, Value
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
+from lowering.interp.context_managers import context_decorated
 from lowering.interp.branch_merging import BranchMerging
 from lowering.interp.comparisons import Comparisons
 from lowering.interp.containers import _SEQUENCE_OPS, Containers
@@ -113,6 +114,13 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
         self.converted_attributes: dict[tuple[int, str], set] = {}
         self.modules_built = 0  # modules forward built so far (`local_modules`)
         self._library_depth = 0  # library calls being read from source (`TorchCalls.reading_library`)
+        # Caches rebuilt when a key changes (`module_attributes.cache_rebuild`): the module
+        # attribute an operand of `==` / `is` read last, what each comparison operand read,
+        # the (attribute, graph value) pairs compared, and the rebuilds being run.
+        self.attribute_source = None
+        self._operand_sources: dict[int, Any] = {}
+        self.key_comparisons: list = []
+        self.cache_rebuilds: list = []
         # Caches that outlive the call, filled by forward with values computed from
         # parameters only (`memo_caches`): id -> (dict, {key: value}), for this export.
         self.memo_writes: dict[int, tuple[dict, dict]] = {}
@@ -137,6 +145,11 @@ class Interpreter(PythonSemantics, Comparisons, ControlFlow, DataIfs, BranchMerg
 
     def call_forward(self, module: torch.nn.Module, args: list, kwargs: dict):
         fn = getattr(type(module), "forward")
+        decorated = context_decorated(fn)
+        if decorated is not None:  # `@torch.inference_mode() def forward`: under its manager
+            managers, inner = decorated
+            return self.call_in_contexts(managers, f"@{type(managers[0]).__name__}(...) of forward",
+                                         lambda: self.call_python_function(inner, [module, *args], kwargs))
         return self.call_python_function(fn, [module, *args], kwargs)
 
     def error(self, message: str, hint: str | None = None, construct: str | None = None) -> LoweringError:

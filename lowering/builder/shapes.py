@@ -57,7 +57,7 @@ class Shapes:
         if static is not None:
             return math.prod(static)
         if v.shape is not None and any(isinstance(d, int) and d == 0 for d in v.shape):
-            return 0  # a dimension of size 0: no elements, whatever the others
+            return 0  # a static empty axis: no elements, whatever the dynamic sizes
         return self.op("ReduceProd", self.shape_of(v), keepdims=0)
 
     def shape_tensor(self, dims: Iterable[int | Value]) -> Value:

@@ -1,11 +1,10 @@
 """Python builtins over graph values: `len`, `range`, `int`/`float`/`bool`, `min`/`max`,
-`isinstance`, `list`/`tuple`, `abs`, `sum`, `any`/`all`, `round`, `math.ceil`/`math.floor`,
-`enumerate`/`zip`/`reversed`, `map` (`min`/`max` in `builtin_minmax`, zip and the others over the
-rows of a dynamic axis in `graph_rows`)."""
+`isinstance`, `list`/`tuple`, `abs`, `sum`, `any`/`all`, `round` (`math` in `number_math`),
+`slice`, `enumerate`/`zip`/`reversed`, `map`, `filter` (`min`/`max` in `builtin_minmax`, zip and the
+others over the rows of a dynamic axis in `graph_rows`)."""
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -43,10 +42,13 @@ def _len(interp: Interpreter, args, kwargs):
 def _range(interp: Interpreter, args, kwargs):
     if any(isinstance(a, Value) for a in args):
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
-        if isinstance(step, Value):
-            raise interp.error("range() with a graph step", construct="range",
-                               hint="use a Python int step (a constant or a static size)")
-        return GraphRange(start, stop, step)
+        if isinstance(step, Value) and (step.rank != 0 or step.dtype.is_floating_point or step.dtype == torch.bool):
+            raise interp.error("range() with a step that is not an integer (eager raises TypeError)",
+                               construct="range", hint="pass an int step")
+        if isinstance(step, int) and step == 0:
+            raise interp.error("range() arg 3 must not be zero (eager raises ValueError)", construct="range",
+                               hint="pass a step other than 0")
+        return GraphRange(start, stop, step)  # a graph step (`range(0, rows, max_rows)`): its sign decides in the graph
     return range(*args)
 
 
@@ -152,30 +154,6 @@ def _slice(interp: Interpreter, args, kwargs):
     return slice(*args, **kwargs)
 
 
-def _sqrt(interp: Interpreter, args, kwargs):
-    """`math.sqrt(n)` of a graph number (a size): a Python float of the graph (a double)."""
-    if len(args) == 1 and not kwargs and isinstance(args[0], Value):
-        if args[0] not in interp.python_numbers:
-            raise interp.error("no lowering for `math.sqrt` of a tensor (eager takes its value as a Python float)",
-                               "use torch.sqrt on the tensor", construct="call")
-        x = args[0] if args[0].dtype == torch.float64 else interp.g.cast(args[0], torch.float64)
-        return interp.python_number(interp.g.op("Sqrt", x))
-    return math.sqrt(*args, **kwargs)
-
-
-def _prod(interp: Interpreter, args, kwargs):
-    """`math.prod(s)` of sizes the graph decides: their product, as `sum` adds them."""
-    if len(args) != 1 or set(kwargs) - {"start"}:
-        return math.prod(*args, **kwargs)  # raises the TypeError Python raises
-    items = list(interp.iterate(args[0]))
-    if not interp._has_graph(items, kwargs):
-        return math.prod(items, **kwargs)
-    total = kwargs.get("start", 1)
-    for item in items:
-        total = interp.binop("*", total, item)
-    return total
-
-
 def _any_all(kind):
     """`any(s < 16 for s in x.shape[-2:])` over graph values: their truth values joined
     with Or / And. A known item that decides (a true one for `any`) decides alone."""
@@ -210,17 +188,6 @@ def _round(interp: Interpreter, args, kwargs):
     return round(*args, **kwargs)
 
 
-def _rounding(op: str, fallback):
-    """`math.ceil` / `math.floor` of a graph number: a Python int of the graph."""
-    def to_int(interp: Interpreter, args, kwargs):
-        x = args[0]
-        if isinstance(x, Value):
-            if not x.dtype.is_floating_point:
-                return interp.python_number(interp.g.cast(x, torch.int64))
-            return interp.python_number(interp.g.cast(interp.g.op(op, x), torch.int64))
-        return fallback(*args, **kwargs)
-
-    return to_int
 def _callable(interp: Interpreter, args, kwargs):
     (x,) = args
     return isinstance(x, (Closure, BoundUserMethod, TensorMethod, GraphChoice)) or callable(x)
@@ -332,8 +299,7 @@ def _dict(interp: Interpreter, args, kwargs):
 
 
 _BUILTIN_HANDLERS = {
-    math.ceil: _rounding("Ceil", math.ceil), math.floor: _rounding("Floor", math.floor),
-    round: _round, sum: _sum, math.prod: _prod, math.sqrt: _sqrt, slice: _slice, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
+    round: _round, sum: _sum, slice: _slice, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
     enumerate: _over_rows(graph_enumerate, enumerate), zip: _over_rows(graph_zip, zip),
     reversed: _over_rows(graph_reversed, reversed),
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import operator
 
+from analyzer.frontend import ir
 from lowering import numpy_arrays
 from lowering.graph import Value
 from lowering.interp.chosen_identity import check_identity
@@ -14,15 +15,28 @@ from lowering.numpy_arrays import NDArray
 
 _CMPOPS = {"<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge"}
 
+# What a tensor or a Python number compares unequal with, statically (`Tensor.__eq__(None)` is False).
+_NEVER_EQUAL = (type(None), str, bytes)
+
 _PY_CMP = {k: getattr(operator, v) for k, v in _CMPOPS.items()}
+
+
+def _key_like(v) -> bool:
+    """What a cache may be keyed by: a graph value, a number, a tuple of them (a shape)."""
+    if isinstance(v, tuple):
+        return bool(v) and all(_key_like(x) for x in v)
+    return isinstance(v, (Value, int, float)) and not isinstance(v, bool)
 
 
 class Comparisons:
     def _ev_Compare(self, e, frame):
-        left = self.eval(e.left, frame)
+        left_expr, left = e.left, self._operand(e.left, frame)
         result = None
         for op, comp in zip(e.ops, e.comparators):
-            right = self.eval(comp, frame)
+            right = self._operand(comp, frame)
+            if op in ("==", "!=", "is", "is not"):
+                self.note_key_comparison(left_expr, left, comp, right)
+            left_expr = comp
             if op in ("is", "is not"):
                 r = check_identity(self, left, right)
                 r = r if op == "is" else not r
@@ -45,6 +59,21 @@ class Comparisons:
             left = right
         return result
 
+    def _operand(self, expr, frame):
+        self.attribute_source = None
+        value = self.eval(expr, frame)
+        self._operand_sources[id(expr)] = self.attribute_source if isinstance(expr, ir.Attribute) else None
+        return value
+
+    def note_key_comparison(self, left_expr, left, right_expr, right) -> None:
+        """`n != self.key` of a graph number with a module attribute: noted, for a cache that
+        the `if` it decides rebuilds (`module_attributes.cache_rebuild`)."""
+        for expr, other in ((left_expr, right), (right_expr, left)):
+            source = self._operand_sources.get(id(expr))
+            if source is not None and source[2] is not other and _key_like(other):
+                module, attr, _ = source
+                self.key_comparisons.append(((id(module), attr), other))
+
     def tensor_contains(self, element, t: Value) -> Value:
         """`element in t` is `Tensor.__contains__`: `(element == t).any()`, a graph bool, for
         a tensor or a Python number; anything else raises in eager."""
@@ -66,9 +95,11 @@ class Comparisons:
                 raise self.refuse_varying_list(side, f"`{op}`")
         if isinstance(a, NDArray) or isinstance(b, NDArray):
             return numpy_arrays.compare(self, op, a, b)
-        if op in ("==", "!=") and (a is None and isinstance(b, Value) or b is None and isinstance(a, Value)):
-            return op == "!="  # a tensor or a graph-held number against None: eager's `t != None` is True
         if isinstance(a, Value) or isinstance(b, Value):
+            if op in ("==", "!=") and isinstance(b if isinstance(a, Value) else a, _NEVER_EQUAL):
+                # A Python number, like a tensor, is never equal to None or a string: what eager answers
+                # whatever the value (`seq_len != self._cached_len` with a cache that starts as None).
+                return op == "!="
             return self.call_op(f"operator.{_CMPOPS[op]}", [a, b], {})
         if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and (_contains_graph(a) or _contains_graph(b)):
             return self.compare_sequences(op, a, b)

@@ -19,6 +19,10 @@ true value, a `return`, a `break`). untrace does the same at export time:
   the body is lowered as written; enabled for the CPU it is refused, since the graph
   computes in the tensors' own dtypes.
 
+A function decorated with one of torch's managers (`@torch.autocast("cuda", enabled=False)`,
+`@torch.no_grad()`) is torch's wrapper around it, which runs `with manager: return
+func(*args)`; untrace does the same with the function's own source (`context_decorated`).
+
 The body runs in the region the `with` is in, so a `with` under a data-dependent `if` or
 inside a graph loop is entered and left in each branch or body the interpreter builds.
 """
@@ -51,7 +55,46 @@ def made_at_export(cls) -> bool:
     return inspect.isclass(cls) and issubclass(cls, _MADE_AT_EXPORT)
 
 
+def _wrapper_code(decorator):
+    return decorator(lambda: None).__code__
+
+
+# The code of torch's decorator wrappers: `autocast_decorator`'s and `context_decorator`'s.
+_AUTOCAST_WRAPPER = _wrapper_code(torch.amp.autocast("cpu", enabled=False))
+_CONTEXT_WRAPPER = _wrapper_code(torch.no_grad())
+
+
+def context_decorated(func):
+    """`(managers, inner)` when `func` is torch's wrapper of `inner` by context-manager
+    decorators (outermost first), else None. A `context_decorator` wrapper makes its
+    manager anew for each call, as here."""
+    managers = []
+    while inspect.isfunction(func) and func.__code__ in (_AUTOCAST_WRAPPER, _CONTEXT_WRAPPER) and func.__closure__:
+        cells = dict(zip(func.__code__.co_freevars, (c.cell_contents for c in func.__closure__)))
+        if func.__code__ is _AUTOCAST_WRAPPER:
+            managers.append(cells["autocast_instance"])
+        else:
+            managers.append(cells["ctx_factory"]())
+        func = cells["func"]
+    return (managers, func) if managers else None
+
+
 class ContextManagers:
+    def call_in_contexts(self, managers, text: str, body):
+        """`with m1, m2, ...: return body()` for library managers (a decorated function's)."""
+        exits = []
+        try:
+            for manager in managers:
+                self._enter(manager, text, exits)
+            result = body()
+        except BaseException:
+            while exits:
+                exits.pop()(None, None, None)
+            raise
+        while exits:
+            exits.pop()(None, None, None)
+        return result
+
     def _stmt_With(self, s, frame):
         exits = []  # one `__exit__` per manager entered, the innermost last
         try:

@@ -19,11 +19,13 @@ def _is_python_number(v) -> bool:
 
 class ControlFlow:
     def _stmt_If(self, s, frame):
+        compared = len(self.key_comparisons)
         test = self.eval_test(s.test, frame)
         if isinstance(test, Value):
             self.emit_if(s, test, frame)
         elif self.truth(test):
-            self.exec_block(s.body, frame)
+            with self.cache_rebuild(s, self.key_comparisons[compared:]):
+                self.exec_block(s.body, frame)
         else:
             self.exec_block(s.orelse, frame)
 

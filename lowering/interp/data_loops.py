@@ -26,7 +26,7 @@ class DataLoops:
         """First with carried values keeping their shapes before the loop; when an iteration
         changes a shape, again with every carried dim free."""
         snapshot = self.state_snapshot(frame)  # before any attempt: a first one may change state too
-        relaxed, extra, tensors = False, [], set()
+        relaxed, extra, tensors = False, [], {}  # tensors: name -> what the body made of a Python number
         shared: dict[tuple[str, int], tuple[Value, ...]] = {}  # what a carried input may also share memory with
         aliases = self.aliases.snapshot()
         for _ in range(_MAX_ATTEMPTS):
@@ -40,7 +40,7 @@ class DataLoops:
             except _CarriedViews as more:
                 shared[more.slot] = (*shared.get(more.slot, ()), *more.storages)
             except NumberBecomesTensor as change:
-                tensors.add(change.name)
+                tensors[change.name] = change.value
             except MoreOutputs as more:  # a nested function's `nonlocal` write: carry the name too
                 if more.frame.token is not token or more.name in extra:
                     raise
@@ -123,6 +123,14 @@ class DataLoops:
             for i, v in enumerate(flat):
                 gv = self.as_graph(v)
                 shape = gv.shape if not relaxed else _rank_only(gv)
+                made = tensors.get(n) if len(flat) == 1 else None
+                if made is not None and is_python_number(self, v) and made.dtype != gv.dtype:
+                    # `attns = 0; for ...: attns += w`: eager's first iteration makes `0 + w`, a tensor of
+                    # w's dtype, which later ones update in place; the number carried in that dtype, of any shape.
+                    gv, shape = self.g.cast(gv, made.dtype), None
+                    flat[i] = gv
+                elif made is not None and is_python_number(self, v) and made.rank != gv.rank:
+                    shape = None
                 carried_in = body.add_input(body.fresh(n.strip("$") or "v"), gv.dtype, shape)
                 tensor = isinstance(v, Value) and v not in self.python_numbers
                 if (n, i) in shared:
@@ -187,7 +195,7 @@ class DataLoops:
                                      construct="loop")
                 for i, (v, v0, v_in) in enumerate(zip(flat, flat_init[n][0], _flatten(inner_init[n])[0])):
                     if v_in in self.python_numbers and not is_python_number(self, v):
-                        raise NumberBecomesTensor(n)
+                        raise NumberBecomesTensor(n, v if isinstance(v, Value) else None)
                     if isinstance(v, Value) and v not in self.python_numbers:
                         known = self.aliases.storages(v_in)
                         more = [r for r in self.aliases.storages(v) if r not in known and outer.sees(r)]
@@ -195,11 +203,12 @@ class DataLoops:
                             raise _CarriedViews((n, i), more)
                     gv = self.as_graph(v)
                     g0 = self.as_graph(v0)
-                    if gv.dtype != g0.dtype:
-                        gv = self.g.cast(gv, g0.dtype) if not isinstance(v, Value) or _is_int_like(gv.dtype, g0.dtype) else gv
-                    if gv.dtype != g0.dtype:
+                    want = v_in.dtype if isinstance(v_in, Value) else g0.dtype  # a number carried as a tensor: its dtype
+                    if gv.dtype != want:
+                        gv = self.g.cast(gv, want) if not isinstance(v, Value) or _is_int_like(gv.dtype, want) else gv
+                    if gv.dtype != want:
                         raise self.error(f"`{n}` changes dtype inside the data-dependent loop at line {line} "
-                                         f"({g0.dtype} -> {gv.dtype})",
+                                         f"({want} -> {gv.dtype})",
                                          f"give `{n}` its final type before the loop (`{n} = 0.0`, `.float()`)",
                                          construct="loop")
                     if not relaxed and gv.shape != g0.shape:
@@ -286,7 +295,18 @@ class DataLoops:
         if n_out == 0:
             body.add_output(self.as_graph(0), shape=())  # ONNX wants at least one output
             n_out = 1
-        outs = self.g.op("Loop", count, cond0, *init_values, outputs=n_out, body=body.build_graph())
+        # A Python number that the body makes a tensor: of the tensor's rank after the loop (eager's
+        # value after an iteration; after none, a number, which broadcasts as a 0-d tensor does).
+        ranks = []
+        for n in carried:
+            made = tensors.get(n)
+            for v in flat_init[n][0]:
+                differs = isinstance(made, Value) and made.rank is not None and len(flat_init[n][0]) == 1 and \
+                    self.as_graph(v).rank != made.rank
+                ranks.append((None,) * made.rank if differs else None)
+        out_shape = ranks + [None] * (n_out - len(ranks)) if any(r is not None for r in ranks) else None
+        outs = self.g.op("Loop", count, cond0, *init_values, outputs=n_out, body=body.build_graph(),
+                         out_shape=out_shape)
         outs = outs if isinstance(outs, tuple) else (outs,)
         pos = 0
         for n in carried:
@@ -367,8 +387,17 @@ class DataLoops:
     def _trip_count(self, r: GraphRange) -> Value:
         # ceil((stop - start) / step), at least 0.
         span = self.call_op("operator.sub", [r.stop, r.start], {}) if not (isinstance(r.start, int) and r.start == 0) else r.stop
-        if not (isinstance(r.step, int) and r.step == 1):
-            span = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, self.call_op("operator.sub", [r.step, 1], {})], {}), r.step], {})
+        if isinstance(r.step, Value):
+            # Python's len(range): ceil toward the step's sign; a step of 0 raises in eager.
+            up = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, self.call_op(
+                "operator.sub", [r.step, 1], {})], {}), r.step], {})
+            down = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, self.call_op(
+                "operator.add", [r.step, 1], {})], {}), r.step], {})
+            span = self.call_op("torch.where", [self.call_op("operator.gt", [r.step, 0], {}), up, down], {})
+        elif r.step < 0:
+            span = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, r.step + 1], {}), r.step], {})
+        elif r.step != 1:
+            span = self.call_op("operator.floordiv", [self.call_op("operator.add", [span, r.step - 1], {}), r.step], {})
         span = self.g.cast(self.as_graph(span), torch.int64)
         return self.call_op("torch.clamp", [span], {"min": 0})
 

@@ -16,7 +16,6 @@ self.get_rel_indices(N)`) is a cache: every call that assigns it computes the sa
 the graph computes. Refused still when the graph has read the buffer's earlier value:
 eager's next call would read the new one.
 
-
 A tensor attribute replaced by an idempotent conversion of itself (`self.mean =
 self.mean.type_as(x)`, `.to(x.device)`, `.float()`, `.contiguous()`, `.detach()`, and chains
 of these) is at a fixed point after the first call: with the export's fixed input dtypes,
@@ -25,17 +24,115 @@ value, and the write is a call-local cache, as long as nothing in the call read 
 value before (`self.mean * 2` first would see the previous call's conversion in eager).
 Buffers too (their dtype changes as a plain attribute's does); a parameter is refused, as
 eager refuses to assign a tensor to one. Any other update of the old value
-(`self.count = self.count + 1`) stays refused: it is no fixed point."""
+(`self.count = self.count + 1`) stays refused: it is no fixed point.
+
+A cache rebuilt when its key changes (`if seq_len != self._seq_len_cached: self._seq_len_cached
+= seq_len; self._cos_cached = ...`), with a module whose cache is empty at export (the key
+None, so the test is True whatever the input): eager either rebuilds, as the graph does,
+or, when the key it compares equals the stored one, reuses what an earlier call built from
+that same key. The two agree when everything the rebuild stores is computed from
+parameters, constants and the compared key only. So inside a statically taken `if` whose
+test compared a module attribute with a value of this call (`cache_rebuild`), and whose
+body only assigns (no `else`, no local that is live after it, no call statement, no
+return), storing that value in that attribute is allowed although the test read it, and
+every attribute the body stores must depend on the graph inputs through the key only;
+otherwise it is refused, naming what else it depends on."""
 
 from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
 
 import torch
 
 from analyzer.frontend import expr_text, ir
 
 from lowering.graph import Value
-from lowering.interp.memo_caches import _computed_from_constants
-from lowering.interp.values import MISSING
+from lowering.interp.memo_caches import _SUBGRAPH_OPS, _computed_from_constants
+from lowering.interp.values import MISSING, _graph_leaves
+
+
+@dataclass
+class CacheRebuild:
+    """The body of `if key != self.attr:` being run: the attributes its test compared and
+    the values they were compared with."""
+
+    line: int
+    keys: dict
+
+
+def _only_assignments(body) -> bool:
+    for stmt in body:
+        if isinstance(stmt, ir.Assign) and all(_plain_target(t) for t in stmt.targets):
+            continue
+        if isinstance(stmt, ir.Pass) or isinstance(stmt, ir.ExprStmt) and isinstance(stmt.value, ir.Const):
+            continue
+        if isinstance(stmt, ir.If) and not stmt.results and _only_assignments(stmt.body) and \
+                _only_assignments(stmt.orelse):
+            continue
+        return False
+    return True
+
+
+def _plain_target(t) -> bool:
+    if isinstance(t, (ir.Tuple, ir.List)):
+        return all(_plain_target(x) for x in t.elts)
+    return isinstance(t, (ir.Name, ir.Attribute))
+
+
+def _same_key(a, b) -> bool:
+    if a is b:
+        return True
+    return not isinstance(a, Value) and not isinstance(b, Value) and type(a) is type(b) and a == b
+
+
+def _inputs_reached(g, values: list[Value], keys: list[Value]) -> bool:
+    """Some path from a graph input to `values` that does not pass through `keys` (or a value
+    the same nodes compute from the same inputs: `x.shape[1]` taken again)."""
+    root = g.root
+    inputs = {v.name for v in root.inputs}
+    producers = {out: node for node in root.nodes for out in node.output}
+    signatures: dict[str, object] = {}
+    numbering: dict[tuple, int] = {}
+
+    def signature(name: str):
+        pending = [name]  # iteratively, inputs first: a deep graph exceeds Python's recursion limit
+        while pending:
+            top = pending[-1]
+            if top in signatures:
+                pending.pop()
+                continue
+            node = producers.get(top)
+            if node is None or node.op_type in _SUBGRAPH_OPS:
+                signatures[top] = top
+                continue
+            missing = [i for i in node.input if i not in signatures]
+            if missing:
+                pending.extend(missing)
+                continue
+            shape = (node.op_type, list(node.output).index(top),
+                     tuple((a.name, a.SerializeToString()) for a in node.attribute),
+                     tuple(signatures[i] for i in node.input))
+            signatures[top] = numbering.setdefault(shape, len(numbering))  # exact: equal numbers, equal shapes
+        return signatures[name]
+
+    stop = {signature(k.name) for k in keys}
+    seen: set[str] = set()
+    stack = [v.name for v in values]
+    while stack:
+        name = stack.pop()
+        if not name or name in seen or signature(name) in stop:
+            continue
+        seen.add(name)
+        if name in inputs:
+            return True
+        node = producers.get(name)
+        if node is None:
+            continue
+        stack.extend(node.input)
+        for sub in _subgraphs(node):  # what a region reads from outside it
+            stack.extend(n for inner in sub.node for n in inner.input)
+    return False
 
 
 # Tensor methods `f` with f(f(t)) == f(t) for the same arguments, whose arguments can only
@@ -149,11 +246,45 @@ class ModuleAttributes:
             raise self.error(f"assigning `{text}` after forward converted it to itself: the next call would "
                              "convert this value instead", "keep per-call state in local variables",
                              construct="assign")
+        rebuild = self.cache_rebuilds[-1] if self.cache_rebuilds else None
+        if rebuild is not None:
+            self._check_cache_value(rebuild, value, text)
+            if key in rebuild.keys and _same_key(rebuild.keys[key], value):
+                cached_buffer = True  # the cache's new key: the value the test compared it with
         if key in self.attribute_reads and not cached_buffer:
             raise self.error(f"`{text}` is read before forward assigns it: eager PyTorch reads the value the previous "
                              "call left there, which an exported graph cannot keep", "keep per-call state in local "
                              "variables (pass it as an argument)", construct="assign")
         self.attribute_writes[key] = (module, value)  # the module too: its id stays unique while held
+
+    @contextlib.contextmanager
+    def cache_rebuild(self, s, compared: list):
+        """Run the body of the statically true `if` `s`, whose test made the comparisons
+        `compared`, as a cache rebuild when it has that form."""
+        if not compared or s.orelse or s.results or not _only_assignments(s.body):
+            yield
+            return
+        self.cache_rebuilds.append(CacheRebuild(s.span.line, dict(compared)))
+        try:
+            yield
+        finally:
+            self.cache_rebuilds.pop()
+
+    def _check_cache_value(self, rebuild: CacheRebuild, value, text: str) -> None:
+        keys = [k for k in rebuild.keys.values() if isinstance(k, Value)]
+        leaves = [v for v in _graph_leaves(value) if isinstance(v, Value)]
+        if leaves and _inputs_reached(self.g, leaves, keys):
+            names = ", ".join(f"`{self.key_text(k)}`" for k in rebuild.keys)
+            raise self.error(f"`{text}` is stored when {names} changes (the `if` at line {rebuild.line}), but it depends "
+                             "on the inputs through more than that key: eager's next call with the same key reuses "
+                             "it, where the graph computes it anew", "compute the cached value from the key only, "
+                             "or keep it in a local variable", construct="assign")
+
+    def key_text(self, key) -> str:
+        for module, _ in self.attribute_writes.values():
+            if id(module) == key[0]:
+                return f"{type(module).__name__}.{key[1]}"
+        return key[1]
 
     def _recomputed_buffer(self, module: torch.nn.Module, attr: str, value) -> bool:
         """`module.attr = value` replaces a buffer by a value of parameters and constants

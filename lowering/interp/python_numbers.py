@@ -44,9 +44,10 @@ class NumberBecomesTensor(Exception):
     """A loop-carried Python number is a tensor after an iteration: emit the loop again
     with it as a tensor from the start."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, value=None):
         super().__init__(name)
         self.name = name
+        self.value = value  # the tensor the body hands on: the loop carries its dtype and rank from the start
 
 
 def refuse_first_iteration_alias(interp, old: Value, updated: str) -> None:

@@ -17,6 +17,9 @@ from lowering.graph import Value
 from lowering import numpy_arrays
 from lowering.numpy_arrays import NDArray
 from lowering.ops import registry
+from lowering.interp import complex_values
+from lowering.interp.context_managers import context_decorated
+from lowering.interp.values import ComplexPair
 from lowering.interp.python_numbers import refuse_first_iteration_alias
 from lowering.interp.python_state import _CONTAINERS, has_varying_items
 from lowering.interp.functions import _is_user_function, annotate_and_structure
@@ -32,6 +35,9 @@ _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
 
 
 _PY_BIN = {k: getattr(operator, v) for k, v in _BINOPS.items()}
+
+# Binary operators whose result is a float when an operand is (`//` and `%` too: Python's float floor division).
+_FLOAT_RESULTS = ("+", "-", "*", "/", "//", "%", "**")
 
 
 # Statements and expressions refused by name, with the way out (the conformance corpus
@@ -195,9 +201,10 @@ class PythonSemantics:
                                  "F.conv2d(x, weight, bias))", construct="assign")
             if isinstance(owner, torch.nn.Module) and self.leaves_state_unchanged(owner, target.attr, value):
                 return  # `self.cell_anchors = [a.to(dtype) for a in self.cell_anchors]` of the same dtype
-            if isinstance(owner, torch.nn.Module) and changes_module_tensors(value) and \
-                    id(owner) not in self.local_objects:  # a module built in forward is an object of the call
-                # Tensors (and containers that may hold them) are call-local: `module_attributes`.
+            if isinstance(owner, torch.nn.Module) and (changes_module_tensors(value) or self.cache_rebuilds) and \
+                    id(owner) not in self.local_objects:  # (a module built in forward is an object of the call)
+                # Tensors (and containers that may hold them) are call-local: `module_attributes`; so is a
+                # cache's static key, as the tables it keys.
                 self.assign_module_attribute(owner, target.attr, value, expr_text(target))
                 return
             self.set_attribute(owner, target.attr, value, expr_text(target))  # journaled: `object_state`
@@ -367,6 +374,10 @@ class PythonSemantics:
                 return self.call_op("torch.logical_not", [self.to_bool(v)], {})
             return not self.truth(v)
         v = self.eval(e.operand, frame)
+        if isinstance(v, ComplexPair):
+            if e.op != "-":
+                raise complex_values.refuse(self, f"`{e.op}`")
+            return complex_values.negate(self, v)
         if isinstance(v, NDArray):
             return numpy_arrays.unary(self, e.op, v)
         if isinstance(v, Value):
@@ -378,13 +389,22 @@ class PythonSemantics:
         return self.binop(e.op, self.eval(e.left, frame), self.eval(e.right, frame))
 
     def binop(self, op, a, b):
+        if isinstance(a, ComplexPair) or isinstance(b, ComplexPair):
+            return complex_values.binop(self, op, a, b)
         if isinstance(a, NDArray) or isinstance(b, NDArray):
             return numpy_arrays.binop(self, op, a, b)
         if isinstance(a, Value) or isinstance(b, Value):
             numbers = all(x in self.python_numbers if isinstance(x, Value) else isinstance(x, (int, float)) for x in (a, b))
-            if numbers and op == "/" and not any(isinstance(x, float) or isinstance(x, Value) and (
-                    x.dtype.is_floating_point) for x in (a, b)):
+            floats = any(isinstance(x, float) or isinstance(x, Value) and x.dtype.is_floating_point for x in (a, b))
+            if numbers and op == "/" and not floats:
                 a, b = (self._as_double(x) for x in (a, b))  # int / int of sizes: a Python float, a double
+            elif numbers and floats and op in _FLOAT_RESULTS:
+                # int meeting float (`n * 1.0`, `n / 2.0`): a Python float, a double; a float the graph
+                # holds keeps its dtype (float(t) of a float32 tensor)
+                held = next((x.dtype for x in (a, b) if isinstance(x, Value) and x.dtype.is_floating_point),
+                            torch.float64)
+                a, b = (self.g.cast(x, held) if isinstance(x, Value) and not x.dtype.is_floating_point else x
+                        for x in (a, b))
             elif not numbers:
                 a, b = self._weak_number(a, b), self._weak_number(b, a)
             result = self.call_op(f"operator.{_BINOPS[op]}", [a, b], {})
@@ -411,6 +431,8 @@ class PythonSemantics:
     def _ev_Attribute(self, e, frame):
         base = self.eval(e.value, frame)
         value = self.attribute(base, e.attr)
+        if isinstance(base, torch.nn.Module):
+            self.attribute_source = (base, e.attr, value)  # a cache's key, if a comparison takes it (module_attributes)
         if isinstance(value, TensorMethod):
             value.receiver = expr_text(e.value)  # `x[0].add_(1)` names `x[0]` if it is refused
         if isinstance(value, _CONTAINERS) and (id(base), e.attr) not in self.attribute_writes and \
@@ -421,6 +443,8 @@ class PythonSemantics:
         return value
 
     def attribute(self, base, attr: str):
+        if isinstance(base, ComplexPair):
+            return complex_values.attribute(self, base, attr)
         if isinstance(base, NDArray):
             return numpy_arrays.attribute(self, base, attr)
         if isinstance(base, Value):
@@ -455,8 +479,8 @@ class PythonSemantics:
                                         construct="attribute") from None
         if isinstance(value, torch.Tensor) and not isinstance(base, type):
             return self.tensor_constant(value, owner=base, attr=attr)
-        if inspect.ismethod(value) and _is_user_function(value.__func__):
-            return BoundUserMethod(value.__self__, value.__func__)
+        if inspect.ismethod(value) and _is_user_function(value.__func__) and context_decorated(value.__func__) is None:
+            return BoundUserMethod(value.__self__, value.__func__)  # (a decorated one is called under its manager)
         return value
 
     def python_number(self, v):

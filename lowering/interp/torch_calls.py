@@ -22,12 +22,15 @@ from lowering.numpy_arrays import NDArray, NumpyMethod
 from lowering.ops import registry
 from lowering.seeded_random import DRAWS as _RANDOM_DRAWS
 from lowering.interp.builtin_calls import _BUILTIN_HANDLERS
+from lowering.interp.number_math import NUMBER_METHODS, is_math_function, math_call, number_method
 from lowering.interp.containers import _SEQUENCE_OPS
 from lowering.interp.autograd_functions import call_function_apply, is_function_apply
 from lowering.interp.functions import _is_library_python, _is_user_function
 from lowering.interp.static_calls import NOT_STATIC, run_static_call
 from lowering.interp.module_methods import is_module_method
-from lowering.interp.context_managers import made_at_export
+from lowering.interp import complex_values
+from lowering.interp.values import ComplexPair
+from lowering.interp.context_managers import context_decorated, made_at_export
 from lowering.interp.output_calls import NOT_HANDLED, call_without_graph_effect
 from lowering.interp.call_kinds import _as_python, _inherited_forward, _is_method_of_python_object
 from lowering.interp.guards import guard_value, is_guard
@@ -73,6 +76,25 @@ def _inplace_flag(func, args, kwargs) -> bool:
     return bound.arguments.get("inplace") is True
 
 
+def _what_forward_is(forward) -> str:
+    """Why a module's forward is not source untrace reads: a decorator's wrapper, or a
+    library's function, with where it is defined."""
+    code = getattr(forward, "__code__", None)
+    where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    inner = getattr(forward, "__wrapped__", None)
+    if inner is not None:
+        inner_code = getattr(inner, "__code__", None)
+        at = f" at {inner_code.co_filename}:{inner_code.co_firstlineno}" if inner_code is not None else ""
+        return (f": its forward{at} is wrapped by a decorator, whose wrapper `{getattr(forward, '__qualname__', forward)}`"
+                f"{where} untrace does not interpret")
+    return f": its forward `{getattr(forward, '__qualname__', forward)}`{where} is not Python source untrace interprets"
+
+
+# Factories whose data may be Python floats: of the default dtype when no dtype is given.
+_FACTORIES_OF_DATA = ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor", "torch.full", "Tensor.new_tensor",
+                      "Tensor.new_full")
+
+
 class TorchCalls:
     def call(self, func, args, kwargs):
         # The source of the first argument, when the call is in the source: an in-place
@@ -84,6 +106,8 @@ class TorchCalls:
             return numpy_arrays.call_function(self, func, args, kwargs)
         if isinstance(func, TensorMethod):
             return self.tensor_method(func.value, func.name, args, kwargs, func.receiver)
+        if isinstance(func, complex_values.ComplexMethod):
+            return complex_values.call_method(self, func, args, kwargs)
         if isinstance(func, GraphChoice):
             return self.call_choice(func, 0, args, kwargs)
         if isinstance(func, BoundUserMethod):
@@ -109,6 +133,12 @@ class TorchCalls:
             return self.module_in_forward(func, args, kwargs)  # a module of the call (`local_modules`)
         if self.initialises_local_module(func, args):
             return None  # `super().__init__()` of a module built in forward: set up already
+        decorated = context_decorated(func.__func__ if inspect.ismethod(func) else func)
+        if decorated is not None:  # `@torch.autocast(...)` / `@torch.no_grad()`: the function under its manager
+            managers, inner = decorated
+            bound = [func.__self__] if inspect.ismethod(func) else []
+            return self.call_in_contexts(managers, f"@{type(managers[0]).__name__}(...) of {inner.__qualname__}",
+                                         lambda: self.call(inner, [*bound, *args], kwargs))
         if made_at_export(func) and not self._has_graph(args, kwargs):
             return func(*args, **kwargs)  # a `with` statement's manager, made as Python makes it (context_managers)
         if isinstance(func, functools._lru_cache_wrapper) and _is_user_function(func.__wrapped__):
@@ -155,6 +185,8 @@ class TorchCalls:
             return self.generators.call_method(self, func, args, kwargs)
         if getattr(func, "__module__", "") == "torch._higher_order_ops.map" and getattr(func, "__name__", "") == "map":
             return self.functional_map(args, kwargs)
+        if _hashable(func) and is_math_function(func) and self._has_graph(args, kwargs):
+            return math_call(self, func, args, kwargs)  # `math.sqrt(n)` of a number the graph holds
         special = _BUILTIN_HANDLERS.get(func) if _hashable(func) else None
         if special is not None:
             try:
@@ -220,6 +252,13 @@ class TorchCalls:
                 _is_user_function(dunder_call) or _is_library_python(dunder_call)):
             return self.call_python_function(dunder_call, [func, *args], kwargs)  # obj(...) is type(obj).__call__(obj, ...)
         name = registry.canonical_name(func) if callable(func) else None
+        if name is not None and (name in complex_values.MAKERS or name in complex_values.CALLS and (
+                complex_values.holds_complex(args) or complex_values.holds_complex(kwargs))):
+            result = complex_values.complex_call(self, name, args, kwargs)  # a spectrum as (real, imaginary) parts
+            if result is not NotImplemented:
+                return result
+        elif complex_values.holds_complex(args) or complex_values.holds_complex(kwargs):
+            raise complex_values.refuse(self, f"`{name or getattr(func, '__name__', func)}`")
         if name is not None:
             if name in ("torch.cond",):
                 return self.torch_cond(args, kwargs)
@@ -260,6 +299,11 @@ class TorchCalls:
             raise self.error(f"no lowering for `{name}`",
                              f"register one with lowering.register_lowering({name!r}, fn), or rewrite with supported torch ops",
                              construct="call")
+        if not callable(func):
+            raise self.error(f"cannot call {func!r}: a `{type(func).__name__}` is not callable (eager raises TypeError "
+                             "for the inputs that reach this call)", construct="call",
+                             hint="when a data-dependent `if` leads here, make the test static (a Python value or a "
+                                  "static size) so that this side is not lowered")
         raise self.error(f"cannot call {func!r}", construct="call",
                          hint="register a lowering for it (lowering.register_lowering), or call it outside forward")
 
@@ -324,6 +368,11 @@ class TorchCalls:
                              f"register one with lowering.register_lowering({name!r}, fn)", construct="call")
         args = [self._materialise(a) for a in args]
         kwargs = {k: self._materialise(v) for k, v in kwargs.items()}
+        if name.startswith(("torch.", "Tensor.")) and not name.startswith("torch.nn."):
+            # torch's argument parser takes NumPy's names too: `x.sum(axis=1, keepdims=True)`
+            for numpy_name, torch_name in (("axis", "dim"), ("keepdims", "keepdim")):
+                if numpy_name in kwargs and torch_name not in kwargs:
+                    kwargs[torch_name] = kwargs.pop(numpy_name)
         try:
             result = lowering(self.g, *args, **kwargs)
         except LoweringError as exc:
@@ -383,12 +432,10 @@ class TorchCalls:
             if isinstance(self.g.size(value, d), Value):
                 rows = value if d == 0 else self.call_op("torch.movedim", [value, d, 0], {})
                 return [Stacked(rows)]
+        if value in self.python_numbers and (name in NUMBER_METHODS or not hasattr(torch.Tensor, name)):
+            return number_method(self, value, name, args, kwargs)  # `(n / w).is_integer()`: a Python number's
         if name in ("is_floating_point",):
             return value.dtype.is_floating_point
-        if name == "is_integer" and value in self.python_numbers and not args and not kwargs:
-            if not value.dtype.is_floating_point:
-                return True  # int.is_integer()
-            return self.python_number(self.g.op("Equal", value, self.g.op("Floor", value)))  # float.is_integer()
         if name == "get_device":
             return -1
         if name in ("append",):
@@ -404,11 +451,22 @@ class TorchCalls:
     def call_torch(self, name: str, func, args, kwargs, updated: str | None = None):
         """A torch function through the op table; `torch.relu_(x)`, `F.relu(x, inplace=True)`
         update their first argument in place (`updated`: its source, for messages)."""
+        if name in _FACTORIES_OF_DATA and kwargs.get("dtype") is None:
+            # A Python float the graph holds is a double; torch.tensor(n / 2) is of the default dtype.
+            args = [self._python_floats_as_default(a) for a in args]
+            kwargs = {k: self._python_floats_as_default(v) if k == "fill_value" else v for k, v in kwargs.items()}
         result = self.call_op(name, args, kwargs)
         if args and isinstance(args[0], Value) and isinstance(result, Value) and (
                 is_in_place(name) or _inplace_flag(func, args, kwargs)):
             self.update_aliases(args[0], result, updated)
         return result
+
+    def _python_floats_as_default(self, v):
+        if isinstance(v, Value) and v in self.python_numbers and v.dtype.is_floating_point:
+            return self.g.cast(v, torch.get_default_dtype())
+        if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
+            return type(v)(self._python_floats_as_default(x) for x in v) if type(v) in (list, tuple) else v
+        return v
 
     def tolist(self, value: Value):
         """`.tolist()` of a tensor with a static shape: nested lists of 0-d graph values; of a
@@ -477,8 +535,13 @@ class TorchCalls:
         if forward is torch.nn.Module.forward:
             raise self.error(f"{cls.__name__} has no forward", construct="call",
                              hint="give the module a forward, or call the method you mean")
+        decorated = context_decorated(forward)
+        if decorated is not None:  # `@torch.autocast("cuda", enabled=False) def forward`
+            managers, inner = decorated
+            return self.call_in_contexts(managers, f"@{type(managers[0]).__name__}(...) of {cls.__name__}.forward",
+                                         lambda: self.call_python_function(inner, [module, *args], kwargs))
         if not _is_user_function(forward) and not _is_library_python(forward):
-            raise self.error(f"no lowering for module {name}",
+            raise self.error(f"no lowering for module {name}{_what_forward_is(forward)}",
                              f"register one with lowering.register_lowering({cls.__name__}, fn)", construct="call")
         return self.call_python_function(forward, [module, *args], kwargs)
 
@@ -507,6 +570,8 @@ class TorchCalls:
             return self.tensor_constant(v)
         if isinstance(v, Stacked):
             return v.value
+        if isinstance(v, ComplexPair):
+            raise complex_values.refuse(self, "using as a real tensor")
         if isinstance(v, (bool, int, float)) or (isinstance(v, (list, tuple)) and all(isinstance(x, (bool, int, float)) for x in v)):
             return self.g.const(v)
         raise self.error(f"a {type(v).__name__} where the graph needs a tensor", construct="value",

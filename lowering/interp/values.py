@@ -210,8 +210,20 @@ def _hashable(x) -> bool:
     return True
 
 
+@dataclasses.dataclass(eq=False)
+class ComplexPair:
+    """A complex tensor of eager code (`lowering.interp.complex_values`): `value` is a real
+    graph value whose last axis is (real, imaginary)."""
+
+    value: Value
+
+    @property
+    def rank(self) -> int:
+        return self.value.rank - 1
+
+
 def _contains_graph(v) -> bool:
-    if isinstance(v, (Value, Stacked, GraphRange, GraphRows, NDArray)):
+    if isinstance(v, (Value, Stacked, GraphRange, GraphRows, NDArray, ComplexPair)):
         return True
     if isinstance(v, (list, tuple)):
         return any(_contains_graph(x) for x in v)

@@ -9,6 +9,7 @@ import torch
 from lowering.graph import GraphBuilder, Value
 from lowering.ops._common import require_value
 from lowering.ops._nn_common import _batched, _channel_view, _channels, _float_input, _ntuple, _unbatch, _with_rank
+from lowering.ops.padding import pad
 from lowering.ops.registry import ModuleCall, register
 from lowering.ops.shape import dims_of, prod_of_dims, reshape
 
@@ -77,10 +78,10 @@ def _conv_module(nsp: int):
     def lower(g, mod: ModuleCall, input):
         m = mod.module
         if m.padding_mode != "zeros":
-            raise g.error(
-                f"{type(m).__name__}(padding_mode={m.padding_mode!r}) is not supported; only 'zeros' is",
-                hint="pad explicitly with F.pad before a padding_mode='zeros' convolution",
-            )
+            # As torch's `_conv_forward`: F.pad in that mode by the module's own padding, then no padding.
+            padded = pad(g, input, list(m._reversed_padding_repeated_twice), mode=m.padding_mode)
+            return _conv(g, type(m).__name__, nsp, padded, mod.param("weight"), mod.param("bias"), m.stride,
+                         (0,) * nsp, m.dilation, m.groups)
         return _conv(
             g, type(m).__name__, nsp, input, mod.param("weight"), mod.param("bias"), m.stride, m.padding, m.dilation, m.groups
         )

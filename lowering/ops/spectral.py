@@ -1,5 +1,10 @@
 """FFT and complex numbers.
 
+(Called from forward, the forward transforms and what follows them up to an inverse are
+lowered by the interpreter, which holds the complex values as (real, imaginary) parts:
+`lowering/interp/complex_values.py`. The lowerings here are the op table's: what a complex
+tensor passed to an op directly meets.)
+
 ONNX has a complex64 type name but no arithmetic on it (onnxruntime runs no op on
 complex tensors), and untrace's graph values are real: a lowering that returned a
 complex result as a trailing (re, im) pair would be a different tensor under the same
@@ -40,6 +45,23 @@ _REAL_PARTS_HINT = (
 def rfft(g, input, n=None, dim=-1, norm=None, *, out=None):
     """fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor(complex)  (refused)"""
     raise g.error(_NO_COMPLEX.format(what="torch.fft.rfft's complex result"), hint=_REAL_PARTS_HINT)
+
+
+def _refuse_complex_result(name: str):
+    def refuse(g, input, *args, **kwargs):
+        raise g.error(_NO_COMPLEX.format(what=f"{name}'s complex result"), hint=_REAL_PARTS_HINT)
+
+    refuse.__name__ = name.rsplit(".", 1)[-1]
+    refuse.__doc__ = f"{name}(Tensor self, ...) -> Tensor(complex)  (refused)"
+    return refuse
+
+
+# The multi-dimensional and complex-input transforms: a complex result, or (irfft2 / irfftn,
+# hfft) a complex input that only a complex-result call can have made.
+for _name in ("torch.fft.rfft2", "torch.fft.rfftn", "torch.fft.fft", "torch.fft.fft2", "torch.fft.fftn",
+              "torch.fft.ifft", "torch.fft.ifft2", "torch.fft.ifftn", "torch.fft.irfft2", "torch.fft.irfftn",
+              "torch.stft"):
+    register(_name, refuses=True)(_refuse_complex_result(_name))
 
 
 @register("torch.view_as_real", refuses=True)

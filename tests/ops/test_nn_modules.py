@@ -133,6 +133,14 @@ MODULES: list[tuple[str, Callable[[], nn.Module], tuple, dict]] = [
     ("conv2d_depthwise", lambda: _init(nn.Conv2d(4, 4, 3, groups=4, bias=False)), (_t(2, 4, 6, 6),), {}),
     ("conv2d_same_even_kernel", lambda: _init(nn.Conv2d(2, 3, 4, padding="same")), (_t(1, 2, 7, 6),), {}),
     ("conv3d", lambda: _init(nn.Conv3d(2, 3, 3, stride=(1, 2, 2), padding=1)), (_t(1, 2, 5, 6, 7),), {}),
+    # padding_mode other than zeros: F.pad in that mode, then the convolution without padding (torch's _conv_forward)
+    ("conv2d_reflect", lambda: _init(nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")), (_t(2, 3, 8, 7),), {}),
+    ("conv2d_replicate_strided", lambda: _init(nn.Conv2d(3, 4, 3, stride=2, padding=(2, 1), padding_mode="replicate")),
+     (_t(2, 3, 9, 8),), {}),
+    ("conv2d_circular_same", lambda: _init(nn.Conv2d(2, 3, 4, padding="same", dilation=2, padding_mode="circular")),
+     (_t(1, 2, 9, 10),), {}),
+    ("conv1d_reflect_groups", lambda: _init(nn.Conv1d(4, 4, 3, padding=2, groups=2, padding_mode="reflect")), (_t(2, 4, 9),), {}),
+    ("conv3d_replicate", lambda: _init(nn.Conv3d(2, 2, 3, padding=1, padding_mode="replicate")), (_t(1, 2, 4, 5, 6),), {}),
     ("conv_transpose1d", lambda: _init(nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1, output_padding=1)), (_t(2, 4, 6),), {}),
     ("conv_transpose1d_groups_dilation", lambda: _init(nn.ConvTranspose1d(4, 6, 3, stride=3, groups=2, dilation=4, output_padding=2, padding=1)),
      (_t(2, 4, 5),), {}),
@@ -312,6 +320,10 @@ _SYMBOLIC = {
     "linear_3d_nobias": {0: {0: "batch", 1: "seq"}},
     "conv1d_groups_same": {0: {0: "batch", 2: "len"}},
     "conv2d_tuples": {0: {0: "batch"}},
+    "conv2d_reflect": {0: {0: "batch", 2: "h", 3: "w"}},
+    "conv2d_replicate_strided": {0: {0: "batch", 2: "h", 3: "w"}},
+    "conv2d_circular_same": {0: {0: "batch", 2: "h", 3: "w"}},
+    "conv1d_reflect_groups": {0: {0: "batch", 2: "len"}},
     "conv_transpose1d_groups_dilation": {0: {0: "batch"}},
     "batchnorm2d": {0: {0: "batch"}},
     "batchnorm2d_no_running_stats": {0: {0: "batch"}},
@@ -472,7 +484,11 @@ def test_instance_norm_without_running_stats_is_the_same_in_training():
 
 
 MODULE_REFUSALS: list[tuple[str, Callable[[], nn.Module], tuple, dict, str]] = [
-    ("conv_reflect_padding", lambda: _init(nn.Conv2d(2, 2, 3, padding=1, padding_mode="reflect")), (_t(1, 2, 4, 4),), {}, "padding_mode"),
+    # torch raises: reflect padding must be less than the size, circular wraps around once at most
+    ("conv_reflect_padding_too_wide", lambda: _init(nn.Conv2d(2, 2, 5, padding=4, padding_mode="reflect")), (_t(1, 2, 4, 4),), {},
+     "less than the dimension size"),
+    ("conv_circular_padding_too_wide", lambda: _init(nn.Conv1d(2, 2, 7, padding=5, padding_mode="circular")), (_t(1, 2, 3),), {},
+     "more than once"),
     ("maxpool_indices", lambda: nn.MaxPool2d(2, return_indices=True), (_t(1, 2, 4, 4),), {}, "return_indices"),
     ("adaptive_uneven", lambda: nn.AdaptiveAvgPool2d((3, 3)), (_t(1, 2, 8, 8),), {}, "varying size"),
     ("adaptive_max_indices", lambda: nn.AdaptiveMaxPool2d(1, return_indices=True), (_t(1, 2, 4, 4),), {}, "return_indices"),

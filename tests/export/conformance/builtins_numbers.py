@@ -27,5 +27,14 @@ ENTRIES = [
     Entry("hash of a static value", "r = v * (hash('a') == hash('a'))"),
     Entry("math functions", "r = math.floor(v * 1.5) + math.ceil(v / 2)"),
     Entry("math on static values", "r = v * math.sqrt(16) + math.log(math.e) + math.gcd(12, 8)"),
-    Entry("math.sqrt of a tensor", "r = math.sqrt(v)", static=None, refused=r"math\.sqrt"),
+    # `math` takes a one-element tensor through `__float__`: a Python float (a double, here)
+    Entry("math of a tensor", "r = math.sqrt(v * v + 1) + math.floor(v * 2) + math.log(v * v + 2, 3)", static=None),
+    Entry("math of a tensor with more than one element", "r = math.sqrt(v)", static=None, tensor="x",
+          refused=r"math\.sqrt` of a tensor that may hold more than one element", eager_runs=False),
+    Entry("math of a Python int", "n = abs(int(v * 4)) + 1\nr = math.sqrt(n) + math.ceil(n / 3) + math.log2(n) + "
+          "math.pow(n, 0.5) + math.trunc(-n / 3) + (n / 2).is_integer()"),
+    Entry("math uncovered", "r = math.gcd(int(v * 4), 4)", static=None,
+          refused=r"math\.gcd` of a number computed in the graph"),
+    Entry("float methods", "m = float(v) / 2\nr = m.is_integer() + m.conjugate() + math.isclose(m, 0.5)",
+          static="3.0"),
 ]
