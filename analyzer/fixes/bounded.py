@@ -34,7 +34,7 @@ import libcst as cst
 from analyzer.diagnostics import Fix
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor
-from analyzer.fixes.source import FixSource, loses_comments, reindent
+from analyzer.fixes.source import FixSource, reindent
 from analyzer.frontend import ir
 from analyzer.frontend.verify import assigned_names
 
@@ -131,11 +131,9 @@ def masked_range(fn: ir.FunctionDef, loop: ir.Loop, node, types, src: FixSource,
             + reindent("".join(out_lines), unit))
     indent = src.indent_of(node)
     text = reindent(text, indent)[len(indent):].rstrip("\r\n")
-    edit = src.edit(node, node, text)
-    if loses_comments(src.text(edit), edit.content):
-        return "comments inside the loop would be lost"
-    if not src.parses_after(edit, statement=True):
-        return "the rewrite would not parse (please report this)"
+    edit = src.loop_edit(node, node, text)
+    if isinstance(edit, str):
+        return edit
     return Fix(f"Run every iteration up to `{bound}` (the module list bounds the loop) and keep what the first "
                f"`{stop}` made (`{torch}.where`)", (edit,), APPLICABILITY)
 
@@ -271,11 +269,9 @@ def counted_while(fn: ir.FunctionDef, block: list, loop: ir.Loop, node, types, s
                        + f"if {torch}.logical_not({test}):\n{unit}break\n" + middle_code, unit))
     indent = src.indent_of(node)
     text = reindent(text, indent)[len(indent):].rstrip("\r\n")
-    edit = src.edit(node, node, text)
-    if loses_comments(src.text(edit), edit.content):
-        return "comments inside the loop would be lost"
-    if not src.parses_after(edit, statement=True):
-        return "the rewrite would not parse (please report this)"
+    edit = src.loop_edit(node, node, text)
+    if isinstance(edit, str):
+        return edit
     return Fix(f"Bound the loop by its counter (`for {counter} in range({start}, {bound})`), breaking on the "
                "condition kept a tensor; the next pass masks it", (edit,), APPLICABILITY)
 

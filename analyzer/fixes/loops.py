@@ -114,11 +114,9 @@ def fix_loop(fact: LoopFact, file) -> Fix | str:
         text = render_loop(src, plan, node, fn, torch)
     except _Refused as refused:
         return str(refused)
-    edit = src.edit(node, node, text)
-    if loses_comments(src.text(edit), edit.content):
-        return "comments inside the loop would be lost"
-    if not src.parses_after(edit, statement=True):
-        return "the rewrite would not parse (please report this)"
+    edit = src.loop_edit(node, node, text)
+    if isinstance(edit, str):
+        return edit
     return Fix(f"Rewrite the loop as `{torch}._higher_order_ops.while_loop(...)` carrying "
                f"{', '.join(f'`{c}`' for c in plan.carried)}", (edit,), APPLICABILITY)
 
@@ -539,11 +537,9 @@ def masked_return(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str]
             + f"return {src.code_of(last_value)} if {ret} is None else {torch}.where({done}, {ret}, "
               f"{src.code_of(last_value)})")
     text = reindent(text, indent)[len(indent):]
-    edit = src.edit(node, final, text)
-    if loses_comments(src.text(edit), edit.content):
-        return "comments inside the loop would be lost"
-    if not src.parses_after(edit, statement=True):
-        return "the rewrite would not parse (please report this)"
+    edit = src.loop_edit(node, final, text)
+    if isinstance(edit, str):
+        return edit
     return Fix(f"Run every iteration and keep the first value whose test holds (`{torch}.where`), instead of "
                "returning from the loop", (edit,), APPLICABILITY)
 

@@ -67,6 +67,16 @@ class FixSource:
         start, end = self.positions[first].start, self.positions[last].end
         return Edit(start.line, start.column + 1, end.line, end.column + 1, content)
 
+    def loop_edit(self, first, last, content: str) -> Edit | str:
+        """The edit replacing the statements ``first`` to ``last`` (a loop and what a
+        rewrite takes with it) by ``content``, or why it cannot be made."""
+        edit = self.edit(first, last, content)
+        if loses_comments(self.text(edit), edit.content):
+            return "comments inside the loop would be lost"
+        if not self.parses_after(edit, statement=True):
+            return "the rewrite would not parse (please report this)"
+        return edit
+
     def parses_after(self, edit: Edit, statement: bool) -> bool:
         """Does the replacement parse, as the statement(s) it replaces (at their
         indentation) or as an expression? Checked locally: re-parsing a whole large
