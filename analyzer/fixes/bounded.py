@@ -34,6 +34,7 @@ import libcst as cst
 from analyzer.diagnostics import Fix
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor
+from analyzer.fixes.fresh_names import fresh_names
 from analyzer.fixes.source import FixSource, reindent
 from analyzer.frontend import ir
 from analyzer.frontend.verify import assigned_names
@@ -108,7 +109,7 @@ def masked_range(fn: ir.FunctionDef, loop: ir.Loop, node, types, src: FixSource,
     lines = list(node.body.body)
     if len(lines) != len(loop.body):
         return "the loop body was not matched to its source"
-    stop_name = _stop_name(fn, loop.span.line)
+    (stop_name,) = fresh_names(fn, ("loop_stop",), loop.span.line)
     out_lines = []
     for stmt, line in zip(loop.body, lines):
         target = stmt.targets[0].id if isinstance(stmt, ir.Assign) and len(stmt.targets) == 1 \
@@ -136,16 +137,6 @@ def masked_range(fn: ir.FunctionDef, loop: ir.Loop, node, types, src: FixSource,
         return edit
     return Fix(f"Run every iteration up to `{bound}` (the module list bounds the loop) and keep what the first "
                f"`{stop}` made (`{torch}.where`)", (edit,), APPLICABILITY)
-
-
-def _stop_name(fn: ir.FunctionDef, line: int) -> str:
-    taken = {p.name for p in fn.params}
-    for s in ir.walk_statements(fn.body, into_defs=True):
-        for e in ir.child_expressions(s):
-            taken |= {sub.id for sub in ir.walk_expression(e) if isinstance(sub, ir.Name)}
-        if not isinstance(s, (ir.FunctionDef, ir.ClassDef)):
-            taken |= assigned_names([s])
-    return "loop_stop" if "loop_stop" not in taken else f"loop_stop_{line}"
 
 
 # ------------------------------------------------------------------------------ counted while

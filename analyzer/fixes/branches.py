@@ -42,6 +42,7 @@ from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
 from analyzer.fixes.escapes import _function_at, _only_truth_tests, fix_escape, fix_item_min_max, fix_unpacked_tolist
 from analyzer.fixes.source import FixSource, loses_comments, reindent
+from analyzer.fixes.fresh_names import fresh_names
 from analyzer.fixes.filtered import filtered_comprehension, filtered_loop
 from analyzer.fixes.guards import guarded_write
 from analyzer.fixes.inputs import fix_input_write
@@ -330,16 +331,8 @@ def _checked(src: FixSource, edit, message: str, statement: bool = False) -> Fix
 def _branch_names(fn: ir.FunctionDef, stmt: ir.If) -> tuple[str, str]:
     """``true_fn`` / ``false_fn``, suffixed with the line when the function already
     uses those names (or another rewrite in it may)."""
-    taken = {p.name for p in fn.params}
-    for s in ir.walk_statements(fn.body, into_defs=True):
-        for e in ir.child_expressions(s):
-            taken |= {sub.id for sub in ir.walk_expression(e) if isinstance(sub, ir.Name)}
-        if isinstance(s, ir.FunctionDef):
-            taken.add(s.name)
     ifs = sum(1 for s in ir.walk_statements(fn.body) if isinstance(s, ir.If))
-    if ifs > 1 or {"true_fn", "false_fn"} & taken:
-        return f"true_fn_{stmt.span.line}", f"false_fn_{stmt.span.line}"
-    return "true_fn", "false_fn"
+    return fresh_names(fn, ("true_fn", "false_fn"), stmt.span.line, crowded=ifs > 1)
 
 
 def _index_ifs(fn: ir.FunctionDef, block: list, out: dict) -> None:

@@ -57,6 +57,7 @@ from analyzer.diagnostics import Fix
 from analyzer.fixes.bounded import counted_while, masked_range
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import _clone, _last_values, _needs_clone, is_tensor
+from analyzer.fixes.fresh_names import fresh_names
 from analyzer.fixes.predicates import tensor_predicate
 from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.where import side_effect_free
@@ -354,19 +355,8 @@ class _IndexByCounter(cst.CSTTransformer):
 def _names(fn: ir.FunctionDef, line: int) -> tuple[str, str, str, str]:
     """``loop_cond``, ``loop_body``, ``broke`` and ``loop_stop``, suffixed with the line when
     the function already uses one of them or has another loop a rewrite may name so."""
-    taken = {p.name for p in fn.params}
-    loops = 0
-    for s in ir.walk_statements(fn.body, into_defs=True):
-        for e in ir.child_expressions(s):
-            taken |= {sub.id for sub in ir.walk_expression(e) if isinstance(sub, ir.Name)}
-        if isinstance(s, ir.FunctionDef):
-            taken.add(s.name)
-        taken |= assigned_names([s]) if not isinstance(s, (ir.FunctionDef, ir.ClassDef)) else set()
-        loops += isinstance(s, ir.Loop)
-    base = ("loop_cond", "loop_body", "broke", "loop_stop")
-    if loops > 1 or set(base) & taken:
-        return tuple(f"{b}_{line}" for b in base)
-    return base
+    loops = sum(1 for s in ir.walk_statements(fn.body, into_defs=True) if isinstance(s, ir.Loop))
+    return fresh_names(fn, ("loop_cond", "loop_body", "broke", "loop_stop"), line, crowded=loops > 1)
 
 
 def render_loop(src: FixSource, plan: LoopPlan, node, fn: ir.FunctionDef, torch: str) -> str:
@@ -521,7 +511,7 @@ def masked_return(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str]
     last_value = final.body[0].value if isinstance(final, cst.SimpleStatementLine) else None
     if returned is None or last_value is None:
         return "the `return`s were not found"
-    ret, done = _masked_names(fn, loop.span.line)
+    ret, done = fresh_names(fn, ("exit_value", "exited"), loop.span.line)
     unit = node.body.indent if isinstance(node.body, cst.IndentedBlock) and node.body.indent else src.module.default_indent
     indent = src.indent_of(node)
     head = src.module.code_for_node(node.with_changes(leading_lines=())).split("\n", 1)[0]  # `for ...:  # comment`
@@ -542,16 +532,6 @@ def masked_return(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str]
         return edit
     return Fix(f"Run every iteration and keep the first value whose test holds (`{torch}.where`), instead of "
                "returning from the loop", (edit,), APPLICABILITY)
-
-
-def _masked_names(fn: ir.FunctionDef, line: int) -> tuple[str, str]:
-    taken = {p.name for p in fn.params}
-    for s in ir.walk_statements(fn.body, into_defs=True):
-        for e in ir.child_expressions(s):
-            taken |= {sub.id for sub in ir.walk_expression(e) if isinstance(sub, ir.Name)}
-    if {"exit_value", "exited"} & taken:
-        return f"exit_value_{line}", f"exited_{line}"
-    return "exit_value", "exited"
 
 
 # ------------------------------------------------------------------------------ masked break
@@ -634,7 +614,7 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
         if isinstance(found, str):
             return found
         stacks[name] = found
-    stopped, kept = _break_names(fn, loop.span.line)
+    stopped, kept = fresh_names(fn, ("stopped", "kept"), loop.span.line)
     # The source: the loop's lines with the carried assignments gated.
     test = _tensor_test(src, cst_lines[index].test, torch)
     unit = node.body.indent if isinstance(node.body, cst.IndentedBlock) and node.body.indent else src.module.default_indent
@@ -747,11 +727,3 @@ def _cst_call_at(src: FixSource, call: ir.Call):
     return src.node_at(cst.Call, call.span.line, call.span.column)
 
 
-def _break_names(fn: ir.FunctionDef, line: int) -> tuple[str, str]:
-    taken = {p.name for p in fn.params}
-    for s in ir.walk_statements(fn.body, into_defs=True):
-        for e in ir.child_expressions(s):
-            taken |= {sub.id for sub in ir.walk_expression(e) if isinstance(sub, ir.Name)}
-    if {"stopped", "kept"} & taken:
-        return f"stopped_{line}", f"kept_{line}"
-    return "stopped", "kept"
