@@ -154,16 +154,29 @@ def bound_named(analyzer, key, bound):
     return bound if new == size else (*bound[:-1], new)
 
 
-def into_submodule(analyzer, caller, accessor, callee, size, depth=0):
-    """``size`` (a symbol of ``caller``) as the callee's symbol, or None. A submodule its
-    class leaves to its base's `__init__` is followed there (`super().__init__(...)`)."""
+def _built(analyzer, caller, accessor, depth):
+    """Where ``caller`` (followed through classes that only rename it) builds its
+    submodule ``accessor``: (the class, its `__init__`, the construction call, None), or
+    when it leaves the submodule to its base's `__init__`, (the class, its `__init__`,
+    None, (the base, the `super().__init__(...)` call, the base's `__init__`)); None when
+    neither is known or the chain of bases is too deep."""
     caller = renamed(analyzer, caller)
     construction = _construction(analyzer, caller, accessor)
     caller_init = own_init(analyzer, caller)
+    if construction is not None:
+        return caller, caller_init, construction, None
+    inherited = _inherited(analyzer, caller, accessor) if depth < 4 else None
+    return (caller, caller_init, None, inherited) if inherited is not None else None
+
+
+def into_submodule(analyzer, caller, accessor, callee, size, depth=0):
+    """``size`` (a symbol of ``caller``) as the callee's symbol, or None. A submodule its
+    class leaves to its base's `__init__` is followed there (`super().__init__(...)`)."""
+    built = _built(analyzer, caller, accessor, depth)
+    if built is None:
+        return None
+    caller, caller_init, construction, inherited = built
     if construction is None:
-        inherited = _inherited(analyzer, caller, accessor) if depth < 4 else None
-        if inherited is None:
-            return None
         base, call, base_init = inherited
         translated = _through(base_init, call, caller_init, size, inward=True)
         return into_submodule(analyzer, base, accessor, callee, translated, depth + 1) if translated else None
@@ -200,13 +213,11 @@ def _spelled_as_read(analyzer, key, size):
 def out_of_submodule(analyzer, caller, accessor, callee, size, depth=0):
     """``size`` (a symbol of ``callee``, reached as ``accessor`` from ``caller``) as the
     caller's symbol, or None."""
-    caller = renamed(analyzer, caller)
-    construction = _construction(analyzer, caller, accessor)
-    caller_init = own_init(analyzer, caller)
+    built = _built(analyzer, caller, accessor, depth)
+    if built is None:
+        return None
+    caller, caller_init, construction, inherited = built
     if construction is None:
-        inherited = _inherited(analyzer, caller, accessor) if depth < 4 else None
-        if inherited is None:
-            return None
         base, call, base_init = inherited
         in_base = out_of_submodule(analyzer, base, accessor, callee, size, depth + 1)
         if not in_base or not is_symbol(in_base):
