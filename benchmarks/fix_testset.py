@@ -45,7 +45,7 @@ DEFAULT_SET = ROOT / "benchmarks" / "fix_testset"
 MODEL_TIMEOUT = 900  # seconds for one model's exports (both versions)
 RTOL, ATOL = 1e-4, 1e-5
 
-# What each model of the frozen set was written to exercise (the table's "kind").
+# What each model of the frozen sets was written to exercise (the table's "kind").
 KINDS = {
     "nucleus_candidates": "escape-size", "trim_padded_encoder": "escape-size", "crop_to_foreground": "escape-size",
     "pack_valid_frames": "escape-size", "narrow_audio_window": "escape-size", "confident_topk": "escape-size",
@@ -63,6 +63,23 @@ KINDS = {
     "checked_gated_mixer": "several",
     "configurable_block": "untouched", "rank_flexible_stem": "untouched", "already_exportable": "untouched",
     "cosine_schedule_steps": "untouched",
+    # the second frozen set, benchmarks/fix_testset2/ (run with --set benchmarks/fix_testset2)
+    "spectral_lowpass_denoiser": "escape-size", "token_mass_pruning": "escape-size",
+    "message_passing_scatter": "escape-size", "pyramid_level_roi_pool": "escape-size",
+    "aspect_preserving_resize": "escape-size", "autocorrelation_period_fold": "escape-size",
+    "equilibrium_block": "while", "adaptive_heun_solver": "while", "kmeans_token_clusters": "while",
+    "conjugate_gradient_layer": "while", "greedy_token_merging": "while",
+    "cascade_exit_classifier": "loop-break", "transducer_greedy_decode": "loop-break",
+    "monotonic_alignment_step": "loop-break", "armijo_backtracking": "loop-break",
+    "silent_frame_gate": "early-return", "cold_start_ranker": "early-return", "nan_gap_filler": "early-return",
+    "degenerate_box_guard": "early-return",
+    "onset_peak_features": "list-build", "ragged_history_attention": "list-build",
+    "sentence_span_pooling": "list-build", "viterbi_crf_decode": "list-build",
+    "exposure_correction": "multi-assign", "stereo_mid_side_encoder": "multi-assign",
+    "hard_negative_contrastive": "multi-assign", "seasonal_trend_decomposer": "multi-assign",
+    "centerness_keypoint_decoder": "several", "streaming_vad_segmenter": "several",
+    "diverse_topk_recommender": "several", "speculative_greedy_decoder": "several",
+    "guarded_masked_norm": "untouched", "shape_adaptive_patch_embed": "untouched", "static_topk_retrieval": "untouched",
 }
 
 
