@@ -54,6 +54,40 @@ case("while-bound-reset-from-data", """
             return x
 """)
 
+# The items of an unresolved value keep its level through `enumerate`, `list`, `sorted`,
+# ..., as its subscripts and a `for` over it do: the input points, or when prompts are given
+# those a sampler of unknown origin drew, are data, and a helper that walks them and reads each one (`.tolist()`
+# of a value used as a tensor) freezes them. Walking an unresolved value of no data (a
+# grid from a call of unknown origin on constants) stays quiet.
+case("items-of-an-unresolved-value", """
+    import torch
+    import torch.nn as nn
+    from sampling import draw_points, grid_points  # not in the tree: results not known
+
+    def visit(mask, coords):
+        out = []
+        for b in range(coords.shape[0]):  # expect: UT104
+            for i, p in enumerate(coords[b]):
+                x, y = p.float().round().int().tolist()  # expect: UT201
+                out.append(mask[b, x, y])
+        return out
+
+    def visit_grid(mask, grid):
+        out = []
+        for i, p in enumerate(grid):
+            x, y = p.float().round().int().tolist()
+            out.append(mask[0, x, y])
+        return out
+
+    class Net(nn.Module):
+        def forward(self, x, coords, prompts=None):
+            if prompts is not None:
+                coords = draw_points(prompts > 0)  # either the input or the sampler's points
+            a = visit(x > 0, coords)
+            b = visit_grid(x > 0, grid_points(4, 4))
+            return a, b
+""")
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_recall(name):

@@ -81,7 +81,10 @@ class PythonCallSemantics:
                 return Value.container(elem or UNKNOWN, level=level, ref=first.ref if first.ref in (ROWS, SPLIT_PIECES) and name != "set" else None)
             if first.type == "python":
                 return Value.container(Value.python(first.level), level=first.level)
-            return Value.container(UNKNOWN)
+            # The items of an unresolved value keep its level, as its subscripts and a `for`
+            # over it do (`for i, p in enumerate(coords[b])` with `coords` from data).
+            elem = UNKNOWN.tainted(first.level) if first.type == "unknown" else UNKNOWN
+            return Value.container(Value.container(elems=(STATIC_PY, elem)) if name == "enumerate" else elem)
         if name == "zip":
             level = STATIC
             elems = []
