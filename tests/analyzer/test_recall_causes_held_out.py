@@ -88,6 +88,67 @@ case("items-of-an-unresolved-value", """
             return a, b
 """)
 
+# The truth of a parameter passed as a tensor (annotated one) reads its values, also once
+# it was converted or set to None on some path (`guidance = guidance.to(dtype)` / `None`):
+# `if guidance:` is UT101 as it is of the parameter left as passed. A local that is a
+# tensor or None (`targets = x * mask` or `None`) is tested for None, and stays quiet.
+case("truth-of-a-passed-tensor", """
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def forward(self, x, guidance: torch.Tensor = None, mask=None):
+            if guidance is not None:
+                guidance = guidance.to(x.dtype)
+            else:
+                guidance = None
+            if guidance:  # expect: UT101
+                x = x + 1
+            if mask is not None:
+                targets = x * mask
+            else:
+                targets = None
+            if targets:
+                x = x + 2
+            return x
+""")
+
+# Helpers several calls deep are followed with their arguments' levels, through plain
+# calls and `self.method(..., **kwargs)` (a dict of tensors, or the forward's own
+# `**kwargs`): an escape three calls down is reported; the same helpers on options of
+# static values stay quiet.
+case("escapes-several-calls-deep", """
+    import torch
+    import torch.nn as nn
+
+    def leaf(t, k):
+        return t.tolist()[:k]  # expect: UT201
+
+    def middle(t, k):
+        return leaf(t[0], k)
+
+    def outer(t, k=2):
+        return middle(t * 2, k)
+
+    class Net(nn.Module):
+        def helper(self, x, mask=None, scale=1.0):
+            if mask is not None:
+                n = int(mask.sum())  # expect: UT201
+                x = x[:n]
+            return x * int(scale * 4)
+
+        def step(self, x, **kwargs):
+            return self.helper(x, **kwargs)
+
+        def forward(self, x, mask: torch.Tensor, **kwargs):
+            tensors = {"mask": mask}
+            options = {"scale": 0.5}
+            y = self.step(x, **tensors)
+            z = self.step(x, **options)
+            w = outer(x.sum(1))
+            return y, z, w
+""")
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_recall(name):
