@@ -149,6 +149,31 @@ case("escapes-several-calls-deep", """
             return y, z, w
 """)
 
+# A run of `itertools.groupby` holds the items it groups, and which items it holds is as
+# dynamic as their values: the start of a run of the token types of the input ids
+# (`group = list(group); start = group[0][0]`) is data, so a branch on it is UT101 (it was
+# taken for a shape, against a size). Runs of a list of constants stay quiet.
+case("groupby-runs", """
+    import itertools
+
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def forward(self, x, token_types):
+            for kind, group in itertools.groupby(enumerate(token_types.tolist()), lambda p: p[1]):  # expect: UT102, UT201
+                group = list(group)
+                start, end = group[0][0], group[-1][0] + 1
+                if end - start == x.shape[1]:  # expect: UT101
+                    x = x + 1
+            for kind, group in itertools.groupby(enumerate([0, 0, 1, 1, 1]), lambda p: p[1]):
+                group = list(group)
+                start, end = group[0][0], group[-1][0] + 1
+                if end - start == 2:
+                    x = x * 2
+            return x
+""")
+
 
 @pytest.mark.parametrize("name", CASES.names())
 def test_recall(name):

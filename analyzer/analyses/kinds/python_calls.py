@@ -78,7 +78,9 @@ class PythonCallSemantics:
                 level = max(first.level, first.ctl)
                 if name in ("set", "frozenset") and elem is not None and elem.type in ("python", "unknown"):
                     level = max(level, elem.level)  # duplicates dropped by value: the size is as dynamic as the items
-                return Value.container(elem or UNKNOWN, level=level, ref=first.ref if first.ref in (ROWS, SPLIT_PIECES) and name != "set" else None)
+                return replace(Value.container(elem or UNKNOWN, level=level,
+                                               ref=first.ref if first.ref in (ROWS, SPLIT_PIECES) and name != "set" else None),
+                               ctl=first.ctl)  # picked from as the original is (`list(run)[0]`)
             if first.type == "python":
                 return Value.container(Value.python(first.level), level=first.level)
             # The items of an unresolved value keep its level, as its subscripts and a `for`
