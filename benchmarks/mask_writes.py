@@ -5,7 +5,8 @@
 Each form is a small module whose forward makes a tensor of its own and writes into it
 through a boolean mask. It is exported with `torch.onnx.export(dynamo=False)` on one
 example and run on onnxruntime (CPU) on six inputs (four random, all ones, all minus
-ones: masks of other counts than the example's, all and none), against eager PyTorch.
+ones: masks of other counts than the example's, all and none), against eager PyTorch,
+once for each of three random examples.
 A form is OK when every run matches; BAD when some run fails or differs; a graph that
 onnxruntime does not even load is LOAD-FAIL. The result, for the torch and onnxruntime
 of the project's virtualenv, is `benchmarks/data/mask_writes.md`; UT301 reports the
@@ -126,6 +127,41 @@ def _lower_augmented(x):
     return y
 
 
+@form("1-d mask of a 2-d tensor, augmented by a vector: `y[m] += torch.arange(6.0)`")
+def _lower_augmented_vector(x):
+    import torch
+    y = x[0].clone()
+    m = y[:, 0] > 0
+    y[m] += torch.arange(6.0)
+    return y
+
+
+@form("1-d mask of a 2-d tensor, augmented by a row (1, 6): `y[m] += v[None]`")
+def _lower_augmented_row(x):
+    import torch
+    y = x[0].clone()
+    m = y[:, 0] > 0
+    y[m] += torch.arange(6.0)[None]
+    return y
+
+
+@form("1-d mask of a 2-d tensor, augmented by the masked rows: `y[m] += z[m]`")
+def _lower_augmented_rows(x):
+    y = x[0].clone()
+    m = y[:, 0] > 0
+    y[m] += x[1][m]
+    return y
+
+
+@form("2-d mask of a 3-d tensor, augmented by a vector: `y[m] += torch.arange(6.0)`")
+def _lower3_augmented_vector(x):
+    import torch
+    y = x.clone()
+    m = y[:, :, 0] > 0
+    y[m] += torch.arange(6.0)
+    return y
+
+
 @form("1-d mask of a 2-d tensor, then a slice: `y[m, :] = 0.0`")
 def _lower_then_slice(x):
     y = x[0].clone()
@@ -217,40 +253,56 @@ def _Form(f):
     return Form()
 
 
-def measure(opset: int) -> dict[str, str]:
+def _run_form(f, example, inputs, opset: int) -> str:
     import numpy as np
+    import onnxruntime as ort
+    import torch
+
+    buffer = io.BytesIO()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(_Form(f).eval(), (example,), buffer, dynamo=False,
+                              opset_version=opset, input_names=["x"])
+    except Exception as exc:  # noqa: BLE001 - recorded as the form's result
+        return f"EXPORT-FAIL ({type(exc).__name__})"
+    try:
+        session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+    except Exception:  # noqa: BLE001
+        return "LOAD-FAIL"
+    bad = 0
+    for x in inputs:
+        try:
+            got = session.run(None, {"x": x.numpy()})[0]
+        except Exception:  # noqa: BLE001
+            bad += 1
+            continue
+        want = f(x).numpy()
+        bad += got.shape != want.shape or not np.allclose(got, want)
+    return "OK" if not bad else f"BAD ({bad}/{len(inputs)})"
+
+
+def measure(opset: int, examples: int = 3) -> dict[str, str]:
+    """Each form exported from ``examples`` random examples: a result that differs by
+    example (an example whose mask selects one row bakes that row count in) is given as
+    the worst one and the number of examples it came from."""
     import onnxruntime as ort
     import torch
 
     ort.set_default_logger_severity(4)
     torch.manual_seed(0)
     inputs = [torch.randn(4, 5, 6) for _ in range(4)] + [torch.ones(4, 5, 6), -torch.ones(4, 5, 6)]
+    drawn = [torch.randn(4, 5, 6) for _ in range(examples)]
     results = {}
     for name, f in FORMS.items():
-        buffer = io.BytesIO()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                torch.onnx.export(_Form(f).eval(), (torch.randn(4, 5, 6),), buffer, dynamo=False,
-                                  opset_version=opset, input_names=["x"])
-        except Exception as exc:  # noqa: BLE001 - recorded as the form's result
-            results[name] = f"EXPORT-FAIL ({type(exc).__name__})"
-            continue
-        try:
-            session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
-        except Exception:  # noqa: BLE001
-            results[name] = "LOAD-FAIL"
-            continue
-        bad = 0
-        for x in inputs:
-            try:
-                got = session.run(None, {"x": x.numpy()})[0]
-            except Exception:  # noqa: BLE001
-                bad += 1
-                continue
-            want = f(x).numpy()
-            bad += got.shape != want.shape or not np.allclose(got, want)
-        results[name] = "OK" if not bad else f"BAD ({bad}/{len(inputs)})"
+        runs = [_run_form(f, example, inputs, opset) for example in drawn]
+        broken = [r for r in runs if r != "OK"]
+        if not broken:
+            results[name] = "OK"
+        elif len(broken) == len(runs):
+            results[name] = broken[0]
+        else:
+            results[name] = f"{broken[0]}, {len(broken)} of {len(runs)} examples"
     return results
 
 

@@ -93,6 +93,8 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         level = value.truth_level()
         if isinstance(test, (ir.BoolOp, ir.UnaryOp)) or value.type == "tensor":
             level = max(level, self._bool_level(test, state))
+        if level < DATA and self._passed_tensor_truth(test, value):
+            level = DATA
         if level >= SHAPE and (self._decided_by_bound(test, state) or self._decided_by_range(test, state)):
             level = STATIC  # `expert_idx == self.num_experts` of a row index; `factor < 0` of a factor >= 0.1
         if level >= SHAPE and self.function is not None and self.function.decided_by_iteration(test):
@@ -116,6 +118,18 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
                 outer.append(BranchFact(site, construct, level, self.text(test), exits_loop, types=types,
                                         by_control=by_control))
         return level
+
+    def _passed_tensor_truth(self, test, value: Value) -> bool:
+        """`if guidance:` on a parameter the caller passes as a tensor (known one on entry),
+        converted or set to None on some path (`guidance = guidance.to(dtype) if ... else
+        None`): when it is a tensor its truth reads its values, as it does of the parameter
+        left as passed. A local that is a tensor or None (`targets = x * m if m is not None
+        else None`) stays a None test."""
+        if not (isinstance(test, ir.Name) and value.type == "tensor" and value.nullable and value.certain):
+            return False
+        passed = getattr(self.function, "args", {}).get(test.id) if self.function is not None else None
+        return passed is not None and passed.is_certain_tensor and not passed.nullable \
+            and passed.truth_level() >= DATA
 
     def _by_control(self, test, state) -> bool:
         """Whether the Python predicate ``test`` is data only through the branches its

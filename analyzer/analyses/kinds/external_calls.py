@@ -15,6 +15,7 @@ from analyzer.analyses.kinds.call_values import (
     view_origin,
     written_kind,
 )
+from analyzer.analyses.kinds.expression_operators import compared_level
 from analyzer.analyses.kinds.facts import EscapeFact, InplaceFact
 from analyzer.analyses.kinds.foreign_runtimes import context_call, foreign_result, is_foreign, outside_graph
 from analyzer.analyses.kinds.module_state import built_here
@@ -71,9 +72,13 @@ class ExternalCallSemantics:
             return Value.python(max_level(args, kwargs))
         if root in ("typing", "warnings", "logging", "functools", "itertools", "operator", "copy", "dataclasses"):
             if qualname == "itertools.groupby" and args and args[0].type == "container":
-                # Runs of equal items: how many there are is as dynamic as the items' values.
+                # Runs of equal items: how many there are, and which items each run holds, is
+                # as dynamic as the items' values. A run is a container of the items, picked
+                # under that level (`group = list(group); start = group[0][0]` is data).
                 items = args[0].elem
-                return Value.container(UNKNOWN, level=max(args[0].level, items.level if items is not None and items.type != "tensor" else STATIC))
+                runs = max(args[0].level, compared_level(items) if items is not None else STATIC)
+                run = replace(Value.container(items or UNKNOWN, level=runs), ctl=runs)
+                return Value.container(Value.container(elems=(UNKNOWN.tainted(runs), run)), level=runs)
             if root == "itertools" or root == "functools":
                 return unknown_result(args, kwargs)
             return STATIC_PY

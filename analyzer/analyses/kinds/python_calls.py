@@ -78,10 +78,15 @@ class PythonCallSemantics:
                 level = max(first.level, first.ctl)
                 if name in ("set", "frozenset") and elem is not None and elem.type in ("python", "unknown"):
                     level = max(level, elem.level)  # duplicates dropped by value: the size is as dynamic as the items
-                return Value.container(elem or UNKNOWN, level=level, ref=first.ref if first.ref in (ROWS, SPLIT_PIECES) and name != "set" else None)
+                return replace(Value.container(elem or UNKNOWN, level=level,
+                                               ref=first.ref if first.ref in (ROWS, SPLIT_PIECES) and name != "set" else None),
+                               ctl=first.ctl)  # picked from as the original is (`list(run)[0]`)
             if first.type == "python":
                 return Value.container(Value.python(first.level), level=first.level)
-            return Value.container(UNKNOWN)
+            # The items of an unresolved value keep its level, as its subscripts and a `for`
+            # over it do (`for i, p in enumerate(coords[b])` with `coords` from data).
+            elem = UNKNOWN.tainted(first.level) if first.type == "unknown" else UNKNOWN
+            return Value.container(Value.container(elems=(STATIC_PY, elem)) if name == "enumerate" else elem)
         if name == "zip":
             level = STATIC
             elems = []

@@ -261,6 +261,13 @@ def join(a: Value | None, b: Value | None) -> Value | None:
                        nullable=other.type == "tensor")
     if types == {"python", "container"}:
         return Value("unknown", level, ctl=ctl)
+    if types == {"python", "unknown"}:
+        number = a if a.type == "python" else b
+        if number.level >= DATA:
+            # A Python value escaped from data on one path (`bound = int(counts[i])` in a loop
+            # whose bound started as an unresolved attribute): its level is known, not the
+            # guess `unknown_level` makes of an unresolved call's, so it stays data.
+            return replace(number, level=level, ctl=ctl, certain=False)
     return Value("unknown", level if "tensor" not in types else max(level, ctl), ctl=ctl)
 
 
