@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import math
 import operator
 
 import torch
@@ -365,6 +366,13 @@ class PythonSemantics:
         a graph region appended to is true when its graph length is not 0."""
         if has_varying_items(v):
             return self.compare(">", self.list_length(v), 0)
+        if isinstance(v, Value) and v in self._state_values and v.static_shape is not None and \
+                math.prod(v.static_shape) == 1:
+            # A one-element parameter or buffer, read as it is (`if self.initted:`): an
+            # initializer, so the graph's `If` would test a constant. Its value at export is
+            # the branch every call of the graph takes; writes to it are refused, so eager
+            # keeps it too.
+            return bool(self.g.root._init_tensors[v.name])
         return v.value if isinstance(v, NDArray) else v
 
     def _ev_UnaryOp(self, e, frame):
