@@ -194,6 +194,12 @@ class PythonSemantics:
             self.setitem(target, base, index, value, frame)
         elif isinstance(target, ir.Attribute):
             owner = self.eval(target.value, frame)
+            if isinstance(owner, Value) and target.attr == "data" and owner in self._state_values and \
+                    isinstance(target.value, ir.Attribute):
+                module = self.eval(target.value.value, frame)
+                if isinstance(module, torch.nn.Module) and self.replace_parameter_data(
+                        module, target.value.attr, owner, value, expr_text(target)):
+                    return
             if isinstance(owner, Value):
                 what = ("replaces the values of a parameter or buffer for later calls" if owner in self._state_values
                         else "changes a tensor in place")

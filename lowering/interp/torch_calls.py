@@ -519,7 +519,7 @@ class TorchCalls:
                 return self.call_module(module, args, kwargs, cls=defining)
         path = self.module_paths.get(id(module), "")
         if lowering is not None:
-            call = registry.ModuleCall(module, path, self.g)
+            call = registry.ModuleCall(module, path, self.g, self.replaced_parameters())
             args = [self._materialise(a) for a in args]
             kwargs = {k: self._materialise(v) for k, v in kwargs.items()}
             try:
