@@ -1,5 +1,5 @@
 """lgamma / digamma (no ONNX op: computed from Stirling's series, the recurrence and the
-reflection formula) and `torch.is_same_size` (issue 24), against eager on onnxruntime:
+reflection formula), erfinv (Giles' approximation, float32-accurate) and `torch.is_same_size` (issue 24), against eager on onnxruntime:
 the poles, the signed zeros, infinities and NaN, both sides of the reflection at 1/2,
 large and tiny arguments, int and float64 inputs."""
 
@@ -26,6 +26,18 @@ def test_lgamma_and_digamma_match_eager(dtype):
     x = torch.tensor(SPECIAL, dtype=dtype)
     grid = torch.linspace(-6.0, 6.0, 97, dtype=dtype)  # every branch, between the poles
     export_and_compare(Gamma(), (x,), [(x,), (grid,)], dynamic_shapes={"x": {0: "n"}})
+
+
+class InverseErf(nn.Module):
+    def forward(self, x):
+        return torch.erfinv(x), torch.special.erfinv(x * 0.5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_erfinv_matches_eager(dtype):
+    edges = torch.tensor([0.0, -0.0, 1.0, -1.0, 1.5, -2.0, math.nan, 0.999999, -0.9999999, 1e-8], dtype=dtype)
+    grid = torch.linspace(-1, 1, 2001, dtype=dtype)[1:-1]  # both pieces of the approximation
+    export_and_compare(InverseErf(), (edges,), [(edges,), (grid,)], dynamic_shapes={"x": {0: "n"}}, rtol=2e-6, atol=1e-6)
 
 
 def test_an_integer_input_gives_float32():
