@@ -59,11 +59,17 @@ def guarded_zip(interp: Interpreter, args, kwargs) -> GuardedItems | None:
     parts = [guarded(a) for a in args]
     if not any(parts) or kwargs:
         return None
-    for a, part in zip(args, parts):
-        if part is None and not isinstance(a, (list, tuple)):
-            raise interp.error("zip() of the pieces `chunk` makes along a dynamic axis with "
-                               f"{type(a).__name__}: untrace zips them with lists, tuples and other pieces only",
-                               "chunk every operand, or index by position in the loop", construct="call")
+    args = list(args)
+    for n, (a, part) in enumerate(zip(args, parts)):
+        if part is not None or isinstance(a, (list, tuple)):
+            continue
+        if isinstance(a, Value) and a.rank and isinstance(a.shape[0], int):
+            args[n] = list(interp.iterate(a))  # the rows of a static first axis
+            continue
+        raise interp.error("zip() of the pieces `chunk` makes along a dynamic axis with "
+                           f"{type(a).__name__}: untrace zips them with lists, tuples, tensors of a static first "
+                           "axis and other pieces only", "chunk every operand, or index by position in the loop",
+                           construct="call")
     bound = min(len(a) if p is None else p.bound for a, p in zip(args, parts))
     counts = [p.count for p in parts if p is not None]
     count = counts[0]

@@ -73,6 +73,37 @@ def test_a_for_loop_over_chunks_of_a_dynamic_axis(length):
                        dynamic_shapes={"q": {1: "n"}, "k": {1: "n"}})
 
 
+class ZipsChunksWithRows(nn.Module):
+    """zip() of pieces with a list and with the rows of a static first axis."""
+
+    def forward(self, x, w):
+        total = x[:, :1] * 0
+        for piece, row, scale in zip(x.chunk(3, dim=1), w, [1.0, 2.0, 3.0]):
+            total = total + (piece * row[:, None] * scale).sum(1, keepdim=True)
+        return total
+
+
+@pytest.mark.parametrize("width", [1, 2, 4, 7])
+def test_zip_of_chunks_with_a_list_and_the_rows_of_a_tensor(width):
+    w = torch.randn(3, 2)
+    export_and_compare(ZipsChunksWithRows(), (torch.randn(2, 6), w), [(torch.randn(2, width), w)],
+                       dynamic_shapes={"x": {1: "w"}})
+
+
+class ZipsChunksWithDynamicRows(nn.Module):
+    def forward(self, x, y):
+        total = x[:1] * 0
+        for piece, row in zip(x.chunk(2, dim=0), y):
+            total = total + piece.sum(0, keepdim=True) * row
+        return total
+
+
+def test_zip_of_chunks_with_rows_of_a_dynamic_axis_is_refused():
+    with pytest.raises(LoweringError, match="zip\(\) of the pieces `chunk` makes"):
+        export(ZipsChunksWithDynamicRows(), (torch.randn(4, 3), torch.randn(5, 3)),
+               dynamic_shapes={"x": {0: "n"}, "y": {0: "m"}})
+
+
 class ResamplesAPositionTable(nn.Module):
     """timm's resample_abs_pos_embed: a learned grid resized to the input's patch grid."""
 
