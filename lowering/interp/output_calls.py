@@ -7,9 +7,10 @@ What a call is, is decided by the object called at export time, not by its name:
   (`debug` ... `critical`, `log`, `exception`) bound to a `logging.Logger` (any subclass,
   however it was obtained: `logging.getLogger`, a library's `get_logger`) or a
   `LoggerAdapter`, or to an object of another logging library that has the same API
-  (its type defines `debug`, `info`, `warning`, `error` and `critical`): their only effect
-  is output, so the call is dropped and its value is None, as theirs is. Nothing is printed at export time: the interpreter walks both sides
-  of a data-dependent `if`, and eager would print on one only;
+  (its type defines `debug`, `info`, `warning`, `error` and `critical`): their only
+  effect is output, so the call is dropped and its value is None, as theirs is. Nothing
+  is printed at export time: the interpreter walks both sides of a data-dependent `if`,
+  and eager would print on one only;
 - any other method bound to a logger (a library's `warning_once`, `isEnabledFor`) is
   static Python: run as Python on static arguments, what it returns is what eager gets;
   with a tensor among its arguments it is refused, since what it does with the tensor
