@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from lowering.graph import Value
 from lowering.interp.containers import _rows_of
+from lowering.interp.guarded_items import guarded, run_for
 from lowering.interp.values import MISSING, GraphRange
 
 
@@ -38,6 +39,11 @@ class ControlFlow:
             if isinstance(iterable, Value) and iterable.rank and isinstance(self.g.size(iterable, 0), Value):
                 # Rows of a dynamic first axis: a Loop that gathers row i.
                 self.emit_loop(s, frame, trip=GraphRange(0, self.g.size(iterable, 0), 1), rows=iterable)
+                return
+            pieces = guarded(iterable)
+            if pieces is not None:
+                # `chunk`'s pieces along a dynamic axis: as many as the run-time size makes.
+                run_for(self, s, frame, pieces)
                 return
             rows = _rows_of(iterable, self)
             if rows is not None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from lowering.graph import Value
+from lowering.interp.guarded_items import guarded_enumerate, guarded_zip
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.values import EnumerateIndex, GraphRows, Stacked, TensorItems, _describe
 
@@ -93,6 +94,9 @@ def _graph_rows(interp: Interpreter, args, what: str) -> list | None:
 
 
 def graph_zip(interp: Interpreter, args, kwargs, fallback):
+    pieces = guarded_zip(interp, args, kwargs)
+    if pieces is not None:
+        return pieces
     rows = _graph_rows(interp, args, "zip")
     if rows is None:
         return fallback(interp, args, kwargs)
@@ -104,6 +108,9 @@ def graph_zip(interp: Interpreter, args, kwargs, fallback):
 
 
 def graph_enumerate(interp: Interpreter, args, kwargs, fallback):
+    pieces = guarded_enumerate(interp, args, kwargs)
+    if pieces is not None:
+        return pieces
     rows = _graph_rows(interp, args[:1], "enumerate")
     if rows is None:
         return fallback(interp, args, kwargs)

@@ -123,7 +123,12 @@ class InPlaceUpdates:
             return fresh(result)
         if isinstance(result, (tuple, list)) and any(isinstance(v, Value) for v in result):
             items = [fresh(v) for v in result]
-            return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+            if hasattr(result, "_fields"):
+                return type(result)(*items)
+            rebuilt = type(result)(items)
+            if type(result) not in (tuple, list):
+                rebuilt.__dict__.update(vars(result))  # what a tuple subclass carries (`DynamicChunks.rows`)
+            return rebuilt
         return result
 
     def check_read(self, name: str, value) -> None:

@@ -297,6 +297,37 @@ class ModuleAttributes:
         name = self.tensor_names.get(id(old)) if old is not None else None
         return name is None or not _graph_reads(self.g.root, name)
 
+    def replace_parameter_data(self, module: torch.nn.Module, attr: str, old: Value, value, text: str) -> bool:
+        """`module.weight.data = value`, a reparameterisation redone by every call (weights of
+        several branches folded into one conv): like a recomputed buffer, a cache when
+        `value` is computed from parameters and constants only, at the top of the graph,
+        with the parameter's dtype and shape, and no node has read the parameter's earlier
+        value (else eager's next call would compute from the new one). Later reads in the
+        call, a leaf module's included, see `value`. False when `old` is not that
+        parameter or buffer of `module` (the assignment is then refused as before)."""
+        tensor = module._parameters.get(attr, module._buffers.get(attr))
+        if tensor is None or self.tensor_names.get(id(tensor)) != old.name:
+            return False
+        if not isinstance(value, Value) or self.g.parent is not None or not _computed_from_constants(self.g, [value]):
+            raise self.error(f"assigning `{text}` in forward replaces the values of a parameter or buffer for later "
+                             "calls with a value computed from the inputs (or inside a data-dependent `if` or loop): "
+                             "the next call would see it", "compute the new tensor and use it directly (a functional "
+                             "call such as F.conv2d(x, weight, bias))", construct="assign")
+        if value.dtype != tensor.dtype or value.static_shape != tuple(tensor.shape):
+            raise self.error(f"assigning `{text}` in forward changes the {'dtype' if value.dtype != tensor.dtype else 'shape'}"
+                             " of a parameter or buffer", "compute the new tensor and use it directly (a functional "
+                             "call such as F.conv2d(x, weight, bias))", construct="assign")
+        if _graph_reads(self.g.root, old.name) or (id(module), attr) in self.attribute_writes:
+            raise self.error(f"assigning `{text}` in forward after the graph read its earlier value: eager's next call "
+                             "reads the new one", "compute the new tensor and use it directly", construct="assign")
+        self.attribute_writes[(id(module), attr)] = (module, value)
+        return True
+
+    def replaced_parameters(self) -> dict:
+        """What `replace_parameter_data` recorded, for a leaf module's lowering."""
+        return {key: value for key, (module, value) in self.attribute_writes.items()
+                if key[1] in module._parameters or key[1] in module._buffers}
+
     def update_assigned_attributes(self, old, new) -> None:
         """An in-place update of a tensor that forward assigned to a module attribute: the
         attribute sees it too."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import math
 import operator
 
 import torch
@@ -193,6 +194,12 @@ class PythonSemantics:
             self.setitem(target, base, index, value, frame)
         elif isinstance(target, ir.Attribute):
             owner = self.eval(target.value, frame)
+            if isinstance(owner, Value) and target.attr == "data" and owner in self._state_values and \
+                    isinstance(target.value, ir.Attribute):
+                module = self.eval(target.value.value, frame)
+                if isinstance(module, torch.nn.Module) and self.replace_parameter_data(
+                        module, target.value.attr, owner, value, expr_text(target)):
+                    return
             if isinstance(owner, Value):
                 what = ("replaces the values of a parameter or buffer for later calls" if owner in self._state_values
                         else "changes a tensor in place")
@@ -365,6 +372,13 @@ class PythonSemantics:
         a graph region appended to is true when its graph length is not 0."""
         if has_varying_items(v):
             return self.compare(">", self.list_length(v), 0)
+        if isinstance(v, Value) and v in self._state_values and v.static_shape is not None and \
+                math.prod(v.static_shape) == 1:
+            # A one-element parameter or buffer, read as it is (`if self.initted:`): an
+            # initializer, so the graph's `If` would test a constant. Its value at export is
+            # the branch every call of the graph takes; writes to it are refused, so eager
+            # keeps it too.
+            return bool(self.g.root._init_tensors[v.name])
         return v.value if isinstance(v, NDArray) else v
 
     def _ev_UnaryOp(self, e, frame):

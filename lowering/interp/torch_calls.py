@@ -31,7 +31,7 @@ from lowering.interp.module_methods import is_module_method
 from lowering.interp import complex_values
 from lowering.interp.values import ComplexPair
 from lowering.interp.context_managers import context_decorated, made_at_export
-from lowering.interp.output_calls import NOT_HANDLED, call_without_graph_effect
+from lowering.interp.output_calls import NOT_HANDLED, call_without_graph_effect, emits_a_record
 from lowering.interp.call_kinds import _as_python, _inherited_forward, _is_method_of_python_object
 from lowering.interp.guards import guard_value, is_guard
 from lowering.interp.module_hooks import has_forward_hooks
@@ -110,6 +110,8 @@ class TorchCalls:
             return complex_values.call_method(self, func, args, kwargs)
         if isinstance(func, GraphChoice):
             return self.call_choice(func, 0, args, kwargs)
+        if emits_a_record(func):
+            return None  # a logger's `warning(...)` read from source: output only
         if isinstance(func, BoundUserMethod):
             return self.call_python_function(func.function, [func.obj, *args], kwargs)
         if isinstance(func, Closure):
@@ -517,7 +519,7 @@ class TorchCalls:
                 return self.call_module(module, args, kwargs, cls=defining)
         path = self.module_paths.get(id(module), "")
         if lowering is not None:
-            call = registry.ModuleCall(module, path, self.g)
+            call = registry.ModuleCall(module, path, self.g, self.replaced_parameters())
             args = [self._materialise(a) for a in args]
             kwargs = {k: self._materialise(v) for k, v in kwargs.items()}
             try:

@@ -108,4 +108,4 @@ def _refuse_training(g: GraphBuilder, mod: ModuleCall, what: str) -> None:
 
 
 def _child(mod: ModuleCall, name: str, child: torch.nn.Module) -> ModuleCall:
-    return ModuleCall(child, mod.name(name), mod.graph)
+    return ModuleCall(child, mod.name(name), mod.graph, mod.replaced)

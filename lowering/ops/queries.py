@@ -133,3 +133,28 @@ _AS_STRIDED_HINT = (
 def as_strided(g, input, size, stride, storage_offset=None):
     """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)  (refused)"""
     raise g.error(_AS_STRIDED_WHY, hint=_AS_STRIDED_HINT)
+
+
+@register("torch.is_same_size", "Tensor.is_same_size")
+def is_same_size(g, input, other):
+    """is_same_size(Tensor self, Tensor other) -> bool: a Python bool where the shapes
+    decide at export time (static, or the same symbolic dims), else a 0-d graph bool."""
+    a = require_value(g, input, "is_same_size")
+    b = require_value(g, other, "is_same_size")
+    ra, rb = known_rank(g, a, "is_same_size"), known_rank(g, b, "is_same_size")
+    if ra != rb:
+        return False
+    pending = []
+    for i in range(ra):
+        da, db = a.shape[i], b.shape[i]
+        if da is not None and da == db:
+            continue
+        if isinstance(da, int) and isinstance(db, int):
+            return False
+        pending.append(g.op("Equal", g.as_value(g.size(a, i), torch.int64), g.as_value(g.size(b, i), torch.int64)))
+    if not pending:
+        return True
+    same = pending[0]
+    for p in pending[1:]:
+        same = g.op("And", same, p)
+    return same

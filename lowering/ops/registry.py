@@ -98,12 +98,17 @@ class ModuleCall:
     module: torch.nn.Module
     path: str
     graph: GraphBuilder
+    # Parameters whose data forward replaced earlier in the call, by (id(module), name):
+    # the value this call computed for them (`lowering.interp.module_attributes`).
+    replaced: dict = dataclasses.field(default_factory=dict)
 
     def name(self, attr: str) -> str:
         return f"{self.path}.{attr}" if self.path else attr
 
     def param(self, attr: str) -> Value | None:
         """The parameter or buffer ``attr`` as an initializer named ``path.attr``."""
+        if (id(self.module), attr) in self.replaced:
+            return self.replaced[(id(self.module), attr)]
         t = getattr(self.module, attr)
         if t is None:
             return None

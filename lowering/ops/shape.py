@@ -452,12 +452,31 @@ def chunk(g, input, chunks, dim=0):
     return _split_sizes(g, x, d, n, sizes)
 
 
+class DynamicChunks(tuple):
+    """`chunk`'s pieces along a dynamic axis. As a tuple, the `chunks` pieces eager returns
+    when the axis is long enough (unpacking, indexing). Iterated (`lowering.interp.
+    guarded_items`), piece i exists where `i < count` and is `piece(g, i)`, a slice that is
+    empty, not an error, past the end."""
+
+    value: Value
+    dim: int
+    step: Value
+    count: Value
+
+    def piece(self, g: GraphBuilder, i: int) -> Value:
+        start = g.op("Mul", g.const(i, torch.int64), self.step)
+        end = g.op("Min", g.op("Add", start, self.step), g.size(self.value, self.dim))
+        return slice_axis(g, self.value, self.dim, start, end)
+
+
 def _chunk_dynamic_axis(g: GraphBuilder, x: Value, d: int, chunks: int) -> tuple[Value, ...]:
-    """`chunk` along a dynamic axis of size n: pieces of ceil(n / chunks), the last one
-    what is left. Eager returns fewer than `chunks` pieces when the last would be empty
-    (n=4, chunks=3 gives two), which no fixed-arity graph can express; so the last size
-    is made negative exactly then, and ONNX Split fails at run time instead of returning
-    a wrong number of pieces (eager code that unpacks the pieces fails there too)."""
+    """`chunk` along a dynamic axis of size n: pieces of step = ceil(n / chunks), the last
+    one what is left, ceil(n / step) of them (`chunks` empty ones when n is 0). Eager
+    returns fewer than `chunks` pieces when the last would be empty (n=4, chunks=3 gives
+    two). Iterating over them runs the body for each piece that exists (`DynamicChunks`); as a tuple
+    of fixed arity, the last size is made negative exactly then, and ONNX Split fails at
+    run time instead of returning a wrong number of pieces (eager code that unpacks the
+    pieces fails there too)."""
     if chunks == 1:
         return (x,)
     n = g.size(x, d)
@@ -466,7 +485,12 @@ def _chunk_dynamic_axis(g: GraphBuilder, x: Value, d: int, chunks: int) -> tuple
     fewer = g.op("And", g.op("Greater", n, g.const(0, torch.int64)),
                  g.op("LessOrEqual", last, g.const(0, torch.int64)))
     last = g.op("Where", fewer, g.const(-1, torch.int64), last)
-    return _split_by_graph_sizes(g, x, d, [step] * (chunks - 1) + [last])
+    pieces = DynamicChunks(_split_by_graph_sizes(g, x, d, [step] * (chunks - 1) + [last]))
+    one = g.const(1, torch.int64)
+    count = g.op("Div", g.op("Sub", g.op("Add", n, step), one), g.op("Max", step, one))
+    pieces.count = g.op("Where", g.op("Equal", n, g.const(0, torch.int64)), g.const(chunks, torch.int64), count)
+    pieces.value, pieces.dim, pieces.step = x, d, step
+    return pieces
 
 
 @register("torch.unbind", "Tensor.unbind")

@@ -161,3 +161,35 @@ def test_split_by_sizes_over_a_dynamic_number_of_pieces_is_refused_with_a_segmen
                                             "segment reduction.*index_add") as info:
         export(SplitByLengths(), (torch.randn(6, 3), lengths), dynamic_shapes={"h": {0: "n"}, "lengths": {0: "b"}})
     assert info.value.path.endswith("test_dynamic_constructs.py") and info.value.line
+
+
+class SqueezesTheBatch(nn.Module):
+    def forward(self, x):
+        return x.squeeze(0) * 2
+
+
+class SqueezesEveryAxis(nn.Module):
+    def forward(self, x):
+        return x.squeeze()  # every axis of size 1: the dynamic batch among them
+
+
+def test_squeezing_a_dynamic_batch_axis_is_refused():
+    # Batch 1 in the example: eager drops the axis there and keeps it for batch 2, so no
+    # graph of one rank is right; the axis is not dropped on the example's say-so (issue 24).
+    with pytest.raises(LoweringError, match="squeeze: whether dim 0 is removed depends on its size"):
+        export(SqueezesTheBatch(), (torch.randn(1, 3),), dynamic_shapes={"x": {0: "batch"}})
+
+
+def test_squeezing_every_axis_with_a_dynamic_batch_is_refused():
+    with pytest.raises(LoweringError, match="whether dim 0 is removed"):
+        export(SqueezesEveryAxis(), (torch.randn(2, 1, 3),), dynamic_shapes={"x": {0: "batch"}})
+
+
+class SqueezesDimOne(nn.Module):
+    def forward(self, x):
+        return x.squeeze(1) * 2
+
+
+def test_squeezing_a_static_size_one_axis_beside_a_dynamic_batch():
+    inputs = [(torch.randn(n, 1, 3),) for n in (2, 1, 5)]
+    export_and_compare(SqueezesDimOne(), inputs[0], inputs, dynamic_shapes={"x": {0: "batch"}})

@@ -288,7 +288,8 @@ def test_a_state_update_that_is_no_idempotent_conversion_is_refused(model, messa
 
 
 class ReplacesItsWeightData(nn.Module):
-    """SPAN's re-parameterisation in forward: `self.conv.weight.data = ...`."""
+    """`self.conv.weight.data = ...` from the weight's own value: each call would double it
+    again (a re-parameterisation from other weights is a cache: test_parameter_data)."""
 
     def __init__(self):
         super().__init__()
@@ -302,5 +303,5 @@ class ReplacesItsWeightData(nn.Module):
 def test_assigning_a_parameter_s_data_is_refused_by_name():
     with pytest.raises(LoweringError) as info:
         export(ReplacesItsWeightData(), (torch.randn(2, 3, 4),))
-    assert info.value.message == ("assigning `self.conv.weight.data` in forward replaces the values of a parameter "
-                                  "or buffer for later calls, which untrace does not lower")
+    assert info.value.message == ("assigning `self.conv.weight.data` in forward after the graph read its earlier "
+                                  "value: eager's next call reads the new one")

@@ -134,3 +134,67 @@ def test_a_library_logger_method_on_a_tensor_is_refused():
     message = str(info.value)
     assert "a method of a logger) with a tensor argument" in message
     assert "pass it static values" in message
+
+
+class RecordingLogger:
+    """A logger of another library than `logging`: the same level methods on its own type,
+    read from source like any Python the model calls."""
+
+    def __init__(self):
+        self.records = []
+
+    def _emit(self, level, message):
+        self.records.append((level, str(message)))
+
+    def debug(self, message):
+        self._emit("debug", message)
+
+    def info(self, message):
+        self._emit("info", message)
+
+    def warning(self, message):
+        self._emit("warning", message)
+
+    def error(self, message):
+        self._emit("error", message)
+
+    def critical(self, message):
+        self._emit("critical", message)
+
+
+OTHER_LOGGER = RecordingLogger()
+
+
+class OtherLibraryLogger(nn.Module):
+    """An f-string of a dynamic size as a warning's message, on both sides of a data `if`."""
+
+    def forward(self, x):
+        rows = x.shape[0]
+        if x.sum() > 0:
+            OTHER_LOGGER.warning(f"{rows} rows, positive")
+            return x * 2
+        OTHER_LOGGER.info(f"{rows} rows")
+        return x - 1
+
+
+def test_a_logger_of_another_library_is_output_only():
+    export_and_compare(OtherLibraryLogger().eval(), INPUTS[0], INPUTS, dynamic_shapes=DYNAMIC)
+
+
+class NotALogger:
+    """Only a `warning` method: not a logger's API, so its call is read as Python."""
+
+    def warning(self, message):
+        return message
+
+
+class FStringToAnotherObject(nn.Module):
+    def forward(self, x):
+        rows = x.shape[0]
+        NotALogger().warning(f"{rows} rows")
+        return x
+
+
+def test_an_f_string_of_a_size_to_an_object_that_is_not_a_logger_is_refused():
+    with pytest.raises(LoweringError, match="an f-string of a tensor value"):
+        export(FStringToAnotherObject(), INPUTS[0], dynamic_shapes=DYNAMIC)

@@ -48,6 +48,62 @@ def test_chunk_that_eager_returns_fewer_pieces_of_fails_at_run_time():
         session.run(None, {session.get_inputs()[0].name: torch.randn(2, 4).numpy()})
 
 
+class LoopsOverChunks(nn.Module):
+    """A causal scan in blocks (issue 24): `for` over the pieces `chunk` makes along a
+    dynamic axis, a running sum carried from block to block, each block's output appended
+    and concatenated. Eager makes fewer pieces than asked when the axis is short; the
+    graph runs the body for the pieces that exist."""
+
+    def forward(self, q, k):
+        carried = 0
+        outs = []
+        for i, (qb, kb) in enumerate(zip(q.chunk(4, dim=1), k.chunk(4, dim=1))):
+            running = carried + kb.cumsum(dim=1)
+            outs.append(qb * running + i)
+            carried = running[:, -1:]
+        return torch.cat(outs, dim=1), carried
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 5, 6, 7, 8, 13])
+def test_a_for_loop_over_chunks_of_a_dynamic_axis(length):
+    # 1, 2, 3: fewer pieces than 4; 5, 6: three pieces (6 -> 2, 2, 2); 7, 13: a shorter last one.
+    make = lambda n, seed: (torch.randn(2, n, 3, generator=torch.Generator().manual_seed(seed)),  # noqa: E731
+                            torch.randn(2, n, 3, generator=torch.Generator().manual_seed(seed + 1)))
+    export_and_compare(LoopsOverChunks(), make(8, 0), [make(length, length)],
+                       dynamic_shapes={"q": {1: "n"}, "k": {1: "n"}})
+
+
+class ZipsChunksWithRows(nn.Module):
+    """zip() of pieces with a list and with the rows of a static first axis."""
+
+    def forward(self, x, w):
+        total = x[:, :1] * 0
+        for piece, row, scale in zip(x.chunk(3, dim=1), w, [1.0, 2.0, 3.0]):
+            total = total + (piece * row[:, None] * scale).sum(1, keepdim=True)
+        return total
+
+
+@pytest.mark.parametrize("width", [1, 2, 4, 7])
+def test_zip_of_chunks_with_a_list_and_the_rows_of_a_tensor(width):
+    w = torch.randn(3, 2)
+    export_and_compare(ZipsChunksWithRows(), (torch.randn(2, 6), w), [(torch.randn(2, width), w)],
+                       dynamic_shapes={"x": {1: "w"}})
+
+
+class ZipsChunksWithDynamicRows(nn.Module):
+    def forward(self, x, y):
+        total = x[:1] * 0
+        for piece, row in zip(x.chunk(2, dim=0), y):
+            total = total + piece.sum(0, keepdim=True) * row
+        return total
+
+
+def test_zip_of_chunks_with_rows_of_a_dynamic_axis_is_refused():
+    with pytest.raises(LoweringError, match="zip\(\) of the pieces `chunk` makes"):
+        export(ZipsChunksWithDynamicRows(), (torch.randn(4, 3), torch.randn(5, 3)),
+               dynamic_shapes={"x": {0: "n"}, "y": {0: "m"}})
+
+
 class ResamplesAPositionTable(nn.Module):
     """timm's resample_abs_pos_embed: a learned grid resized to the input's patch grid."""
 
