@@ -49,7 +49,7 @@ from analyzer.analyses.project.default_flags import entry_default
 from analyzer.analyses.project.index import ClassKey, FunctionKey, Project
 from analyzer.analyses.project.module_scopes import ModuleScopes
 from analyzer.analyses.ranges.caller_bounds import bounded_entry
-from analyzer.analyses.reach.loss_targets import is_loss_class
+from analyzer.analyses.reach.entry_classes import is_unexported_class
 from analyzer.analyses.reach.unexported import unexported_statements
 from analyzer.frontend import expr_text, ir
 
@@ -134,7 +134,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         facts: list[Fact] = []
         for cls in module.body:
             if isinstance(cls, ir.ClassDef) and "forward" in cls.methods() \
-                    and not is_loss_class(self, ClassKey(module.path, cls.name)):
+                    and not is_unexported_class(self, ClassKey(module.path, cls.name)):
                 facts.extend(self._forward_facts(module, cls))
         return _dedupe(facts)
 

@@ -45,6 +45,8 @@ VIEW_METHODS = frozenset({
 ALIAS_METHODS = frozenset({
     "to", "type", "type_as", "float", "double", "half", "bfloat16", "int", "long", "bool", "cpu", "cuda",
 })
+# Methods that take only the dtype and device of a tensor operand (`w.to(x)`), not its values.
+DTYPE_FROM_TENSOR_METHODS = frozenset({"to", "type_as"})
 ALIAS_MODULES = frozenset("torch.nn." + name for name in (
     "Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
 ))
