@@ -26,6 +26,7 @@ STATIC_METHODS = frozenset({
     "dim", "ndimension",
     "is_floating_point", "is_complex", "is_contiguous", "get_device", "element_size", "data_ptr",
     "is_signed", "dim_order", "is_pinned", "is_shared", "storage_offset", "has_names",
+    "is_inference",  # whether made under inference mode: a flag of the tensor, not its values
 })
 
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag", "grad"})

@@ -2,8 +2,8 @@
 the code's structure: what the class derives from and what its `forward` takes.
 
 - a loss (`loss_targets.is_loss_class`);
-- a class that is no `nn.Module` at all: every base is a class of the scanned tree or a
-  plain Python base (`object`, `ABC`, `Generic`), and none of them a module. A data
+- a class of a hierarchy that is no `nn.Module`: every base is a class of the scanned
+  tree or a plain Python base (`object`, `ABC`, `Generic`), and none of them a module. A data
   transform or a sampler may call its method `forward` (`class ToGraph(BaseTransform)`,
   with `class BaseTransform(ABC)`), yet only a module is exported;
 - a data-parallel wrapper (`torch.nn.DataParallel` and its kin): it splits a batch over
@@ -47,7 +47,12 @@ def is_unexported_class(analyzer, key) -> bool:
 
 
 def _no_module(infos) -> bool:
-    """Every base of every class in the MRO known, and Python's own or the tree's."""
+    """Every base of every class in the MRO known, and Python's own or the tree's, and at
+    least one named: a class of a hierarchy that is not `nn.Module`'s. A class with no
+    base at all stays an entry point: duck-typed backends call theirs `forward` and run
+    it as a model's."""
+    if not any(info.bases for info in infos):
+        return False
     for info in infos:
         for base in info.bases:
             if base.type == "class":
