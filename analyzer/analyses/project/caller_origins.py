@@ -68,19 +68,11 @@ def _passed_local(analyzer, key: ClassKey, forward: ir.FunctionDef) -> frozenset
     if not calls or any(_hands_a_view(call) for call, _ in calls):
         return frozenset()
     return frozenset(p.name for p in forward.params[1:]
-                     if all(_made_by_caller(bound.get(p.name), _defaults_to_none(p)) for _, bound in calls))
+                     if all(_made_by_caller(bound.get(p.name)) for _, bound in calls))
 
 
-def _made_by_caller(value, none_default: bool) -> bool:
-    """A tensor the caller made, or None (passed, or left to a None default): a call that
-    hands no tensor there shares none with the callee's writes."""
-    if value is None:
-        return none_default
-    return value.type == "none" or value.type == "tensor" and value.origin in _MADE_BY_CALLER
-
-
-def _defaults_to_none(p: ir.Param) -> bool:
-    return isinstance(p.default, ir.Const) and p.default.value is None
+def _made_by_caller(value) -> bool:
+    return value is not None and value.type == "tensor" and value.origin in _MADE_BY_CALLER
 
 
 def _hands_a_view(call: ir.Call) -> bool:
