@@ -238,6 +238,40 @@ case("sequence-of-numbers-parameter", """
 """)
 
 
+# A helper that returns a constant under a tracing guard decides its callers' choices: the
+# rounds to check are `()` when traced, and membership in them is never true, so the data
+# test after `and` never runs in the trace. The neighbour checks rounds that exist.
+case("empty-when-traced-membership", """
+    import torch
+    import torch.nn as nn
+
+    def can_stop(image):
+        if torch.jit.is_scripting():
+            return False
+        if torch.jit.is_tracing():
+            return False
+        return not image.requires_grad
+
+    def rounds(n):
+        return tuple(range(1, n, 4))
+
+    class Net(nn.Module):
+        def forward(self, x: torch.Tensor):
+            n = 12
+            checks = rounds(n) if can_stop(x) else ()
+            every = rounds(n)
+            for i in range(n):
+                x = torch.relu(x - 1)
+                if i + 1 in checks and not bool((x > 0).any()):
+                    break
+            for i in range(n):  # expect: UT102
+                x = torch.relu(x - 1)
+                if i + 1 in every and not bool((x > 0).any()):  # expect: UT101
+                    break
+            return x
+""")
+
+
 @pytest.mark.parametrize("name", CASES.names())
 def test_cause(name):
     CASES.check(name)
