@@ -1,7 +1,9 @@
 """ELMo-style scalar mix of layer outputs plus a two-way learned gate: the softmax-normalised
 weights are unpacked and zipped in Python. Zipping a tensor iterates its first dimension,
-which a trace fixes to the example's length; unpacking it into two names is no hazard (any
-input eager accepts has two rows)."""
+which a trace fixes to the example's length; here that length is the parameter's (one
+weight per layer), the same for every input, so the trace is right and nothing is
+reported. Unpacking into two names is no hazard either (any input eager accepts has two
+rows). Iterating the rows of a hidden state is the hazard."""
 
 import torch
 import torch.nn as nn
@@ -22,9 +24,10 @@ class ScalarMixEncoder(nn.Module):
             h = layer(h)
             outputs.append(h)
         weights = torch.softmax(self.layer_scalars, dim=0)
-        mixed = sum(w * out for w, out in zip(weights, outputs))  # expect: UT105
+        mixed = sum(w * out for w, out in zip(weights, outputs))
         w_mix, w_skip = torch.softmax(self.pair_logits, dim=0)
-        return w_mix * mixed + w_skip * self.skip(x)
+        rows = sum(r for r in torch.relu(x))  # expect: UT105
+        return w_mix * mixed + w_skip * self.skip(x) + rows
 
 
 def build() -> nn.Module:

@@ -177,7 +177,7 @@ case("random-fills", """
             e.exponential_()
             if e.max() > 1:  # expect: UT101
                 x = x + 1
-            z = torch.zeros(3)
+            z = torch.zeros(x.shape[0])
             z.fill_(2.0)
             if z.sum() > 0:  # expect: UT103
                 x = x + 1

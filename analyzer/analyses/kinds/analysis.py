@@ -49,7 +49,7 @@ from analyzer.analyses.project.default_flags import entry_default
 from analyzer.analyses.project.index import ClassKey, FunctionKey, Project
 from analyzer.analyses.project.module_scopes import ModuleScopes
 from analyzer.analyses.ranges.caller_bounds import bounded_entry
-from analyzer.analyses.reach.loss_targets import is_loss_class
+from analyzer.analyses.reach.entry_classes import is_unexported_class
 from analyzer.analyses.reach.unexported import unexported_statements
 from analyzer.frontend import expr_text, ir
 
@@ -134,7 +134,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         facts: list[Fact] = []
         for cls in module.body:
             if isinstance(cls, ir.ClassDef) and "forward" in cls.methods() \
-                    and not is_loss_class(self, ClassKey(module.path, cls.name)):
+                    and not is_unexported_class(self, ClassKey(module.path, cls.name)):
                 facts.extend(self._forward_facts(module, cls))
         return _dedupe(facts)
 
@@ -219,6 +219,10 @@ class KindAnalyzer(ModuleScopes, ClassTables):
                 return Value.tensor(certain=False, origin="input")
             if ann in ("int", "float", "bool", "str") or ann.startswith(("Optional[int", "Optional[bool", "Optional[float", "Optional[str")):
                 return STATIC_PY
+            if _sequence_of(ann, ("int", "float", "bool", "str")):
+                # `label_set: Sequence[int] | None`: Python numbers the caller fixes, which a
+                # tensor built from them (`torch.tensor(label_set)`) holds as constants.
+                return Value.container(STATIC_PY)
             return Value("unknown")
         if p.default is not None:
             if isinstance(p.default, ir.Const) and p.default.value is None:
@@ -323,11 +327,17 @@ _CONTAINERS = ("Tuple", "tuple", "List", "list", "Sequence")
 def _tensors_only(annotation: str) -> bool:
     """An annotation of a tuple, list or sequence whose items are all tensors
     (`Optional[Tuple[torch.Tensor, torch.Tensor]]`, `list[Tensor] | None`)."""
+    return _sequence_of(annotation, ("Tensor",))
+
+
+def _sequence_of(annotation: str, items_named) -> bool:
+    """An annotation of one tuple, list or sequence whose items are all named one of
+    ``items_named``."""
     names = [n for n in re.split(r"[\s,|()\[\]]+", annotation) if n and n not in ("Optional", "None", "...", "typing.Optional")]
     containers = [n for n in names if n.rsplit(".", 1)[-1] in _CONTAINERS]
     items = [n for n in names if n.rsplit(".", 1)[-1] not in _CONTAINERS]
     return len(containers) == 1 and names[0] is containers[0] and bool(items) \
-        and all(n.rsplit(".", 1)[-1] == "Tensor" for n in items)
+        and all(n.rsplit(".", 1)[-1] in items_named for n in items)
 
 
 def _calls_super_forward(fn: ir.FunctionDef) -> bool:

@@ -82,6 +82,9 @@ def shape_valued(args, kwargs, tensors_needed: bool = True) -> str | None:
     refs: set = set()
     python_level = STATIC
     for v in values:
+        if v.type == "starred" and v.elem is not None:
+            values.append(v.elem)  # `torch.meshgrid(*[torch.arange(s) for s in sizes])`: its items
+            continue
         if v.type == "container" and v.elems is not None and max(v.level, v.ctl) <= SHAPE:
             # `torch.cat((boxes, scores))`: each item's own ref (their join keeps none of two)
             values.extend(v.elems)

@@ -119,7 +119,7 @@ class CallSemantics(ExternalCallSemantics, PythonCallSemantics):
         module = self.analyzer.module_ir(ref.path)
         if module is None:
             return unknown_result(args, kwargs)
-        fn = _find_function(module, ref.qualname)
+        fn = find_function(module, ref.qualname)
         if fn is None:
             return unknown_result(args, kwargs)
         class_key = ClassKey(ref.path, ref.qualname.split(".")[0]) if "." in ref.qualname else None
@@ -289,7 +289,7 @@ def _spread(positional: list[Value]) -> tuple[list[Value], Value | None]:
     return out, None
 
 
-def _find_function(module: ir.Module, qualname: str) -> ir.FunctionDef | None:
+def find_function(module: ir.Module, qualname: str) -> ir.FunctionDef | None:
     parts = qualname.split(".")
     body = module.body
     found = None

@@ -16,6 +16,7 @@ from analyzer.analyses.kinds.values import (
     DATA,
     FIXED_ROWS,
     KNOWN_WHEN_TRACED,
+    NDARRAY,
     SHAPE,
     STATIC,
     STATIC_PY,
@@ -158,6 +159,10 @@ class AccessSemantics:
         if t == "modules":
             return base.elem or UNKNOWN
         if t == "python":
+            if base.ref == NDARRAY and index.type == "python" and max(index.level, index.ctl) <= base.shape_level:
+                # A row or slice of `t.numpy()` at a size-level index (maybe a number: its
+                # length is never read then): an array, as long as the tensor is wide.
+                return replace(base, level=max(base.level, index.level))
             return Value.python(max(base.level, index.level))
         if t == "unknown":
             return UNKNOWN.tainted(base.level)

@@ -30,6 +30,7 @@ from analyzer.analyses.kinds.values import (
 from analyzer.analyses.kinds.levels import Level
 from analyzer.analyses.ranges.axis_sizes import broadcast
 from analyzer.analyses.ranges.value_ranges import arithmetic, negated, with_literal
+from analyzer.analyses.kinds.empty_guards import guards_an_escape
 from analyzer.frontend import ir
 
 
@@ -146,7 +147,9 @@ class OperatorSemantics:
         if truth is not None:
             return self.ev(e.body if truth else e.orelse, state)  # decided when traced: one side runs
         # a choice of message text (`log_only.message_choices`) is no hazard
-        report = self.function is None or id(e) not in self.function.message_choices
+        # nor is a test of emptiness that only keeps an escape from failing (`empty_guards`)
+        report = id(e) not in self.message_arguments and not guards_an_escape(e) and (
+            self.function is None or id(e) not in self.function.message_choices)
         level = self.predicate(e.test, state, "ifexp", e.span, report=report)
         emitted = len(self.sink) - 1 if self.sink and level >= SHAPE else None
         body = self.ev(e.body, state)

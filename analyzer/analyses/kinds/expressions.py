@@ -13,8 +13,8 @@ from dataclasses import replace
 
 from analyzer.analyses.kinds import torch_api as api
 from analyzer.analyses.kinds.arity import has_star
-from analyzer.analyses.kinds.call_values import as_attribute, written_kind
-from analyzer.analyses.kinds.calls import CallSemantics
+from analyzer.analyses.kinds.call_values import as_attribute, shape_valued, written_kind
+from analyzer.analyses.kinds.calls import CallSemantics, find_function
 from analyzer.analyses.kinds.driver import Driver
 from analyzer.analyses.kinds.expression_access import AccessSemantics, has_tensor
 from analyzer.analyses.kinds.expression_literals import LiteralSemantics
@@ -41,7 +41,9 @@ from analyzer.analyses.kinds.values import (
     type_tag,
 )
 from analyzer.analyses.project import init_writes
+from analyzer.analyses.project.index import FunctionKey
 from analyzer.analyses.ranges import axis_sizes, config_sizes, index_bounds, keyed_ranges, symbolic_sizes, value_ranges
+from analyzer.analyses.reach.log_only import message_parameters
 from analyzer.frontend import expr_text, ir
 
 
@@ -58,6 +60,7 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
         self.unexported = False  # evaluating a statement that an export does not run
         self.nested: dict[int, ir.FunctionDef] = {}
         self.check_conditions: set[int] = set()  # ids of `p.item()` calls that only feed torch._check
+        self.message_arguments: set[int] = set()  # ids of the conditional expressions passed as a message
         self.fixed_arity: set[int] = set()  # ids of iterables unpacked into a fixed number of names (`arity`)
         self.in_comprehension = 0  # how many comprehensions the expression being evaluated is in
 
@@ -220,8 +223,12 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
                                           written_kind(base)))
                 elif base.certain or has_tensor(index) or multi_axis(target.index):
                     self.emit(InplaceFact(self.site(target.span), "index-assign", self.text(target), written_kind(base)))
-                if base.ref in KNOWN_WHEN_TRACED and isinstance(target.value, ir.Name) and value.ref not in KNOWN_WHEN_TRACED:
-                    state[target.value.id] = replace(base, ref=None)  # written with other values
+                if base.ref in KNOWN_WHEN_TRACED and isinstance(target.value, ir.Name):
+                    # Written with values known when traced too (`w[idx] = 0` at sizes or
+                    # constants) it stays known; with other values it is not.
+                    known = shape_valued([base, index, value], {})
+                    if known != base.ref:
+                        state[target.value.id] = replace(base, ref=known)
             elif base.type == "container" and isinstance(target.value, ir.Name):
                 level = base.level
                 if base.ref == "dict" and index.type in ("python", "container", "unknown"):
@@ -302,6 +309,27 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
 
     # ------------------------------------------------------------------ calls
 
+    def _note_message_arguments(self, func: Value, e) -> None:
+        """The conditional expressions in what ``e`` passes to a parameter of a project
+        function that only a message reads (`log_only.message_parameters`): which text a
+        failing check shows is no hazard, whatever picks it."""
+        if func.type != "function" or not isinstance(func.ref, FunctionKey):
+            return
+        module = self.analyzer.module_ir(func.ref.path)
+        fn = find_function(module, func.ref.qualname) if module is not None else None
+        if fn is None:
+            return
+        names = message_parameters(fn)
+        if not names:
+            return
+        positional = [p.name for p in fn.params if p.kind in ("posonly", "positional")][1 if func.elem is not None else 0:]
+        for i, a in enumerate(e.args):
+            if a.star:
+                break
+            name = a.keyword if a.keyword is not None else (positional[i] if i < len(positional) else None)
+            if name in names:
+                self.message_arguments.update(id(x) for x in ir.walk_expression(a.value) if isinstance(x, ir.IfExp))
+
     def _ev_Call(self, e, state):
         func = self.ev(e.func, state)
         if func.type == "ext" and func.ref in api.RUNTIME_CHECKS and e.args and _is_item_call(e.args[0].value):
@@ -310,6 +338,7 @@ class ExpressionEvaluator(AccessSemantics, LiteralSemantics, OperatorSemantics, 
             # not used in the computation, so it is no escape. This is also what --fix
             # writes for `assert p`.
             self.check_conditions.add(id(e.args[0].value))
+        self._note_message_arguments(func, e)
         args = []
         kwargs = {}
         for a in e.args:

@@ -187,7 +187,7 @@ class ExternalCallSemantics:
             sizing = [a for a in args[:1] if a.type == "tensor"] if name in api.MASKED_WRITE_METHODS else []
             tensors = sizing
         level = max([shape_level] + [a.shape_level for a in tensors] + [as_index_level(a) for a in sizing if a.type in ("python", "container")])
-        known = shape_valued([recv, *args], kwargs) if recv.ref in KNOWN_WHEN_TRACED and not api.is_random(name) else None
+        known = self._known_method_result(recv, name, args, kwargs)
         if name in api.TUPLE_METHODS or (name in api.TUPLE_WITH_DIM_METHODS and (args and args[0].type == "python" or "dim" in kwargs)):
             origin = view_origin(recv) if name in api.VIEW_METHODS else None
             return pieces(name, args, kwargs, Value.tensor(True, level, ref=known, origin=origin), call_args(node))
@@ -196,6 +196,21 @@ class ExternalCallSemantics:
         ref = known or ("bool" if name in BOOL_METHODS else None)
         aliased = name in api.VIEW_METHODS or name in api.ALIAS_METHODS
         return Value.tensor(True, level, ref=ref, origin=view_origin(recv) if aliased else None)
+
+
+    @staticmethod
+    def _known_method_result(recv: Value, name: str, args, kwargs) -> str | None:
+        """The `ref` of a method's result when its values are known when traced: a method
+        of such a tensor on such operands; `w.to(x)` / `w.type_as(x)` take only dtype and
+        device from ``x``."""
+        if api.is_random(name):
+            return None
+        if recv.ref not in KNOWN_WHEN_TRACED:
+            return None
+        if name in api.DTYPE_FROM_TENSOR_METHODS:
+            args = [a for a in args if a.type != "tensor"]
+            kwargs = {k: v for k, v in kwargs.items() if v.type != "tensor"}
+        return shape_valued([recv, *args], kwargs)
 
 
 def _modules_in(v: Value) -> list[Value]:

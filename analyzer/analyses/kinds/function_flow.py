@@ -27,7 +27,7 @@ from analyzer.analyses.kinds.values import DATA, MAYBE_SHARED, NONE, SHAPE, STAT
 from analyzer.analyses.kinds.view_bases import UnreadBases, view_base
 from analyzer.analyses.ranges.keyed_ranges import KeyedCases, leaving
 from analyzer.analyses.ranges.value_ranges import with_literal
-from analyzer.analyses.reach.log_only import message_choices, only_logs
+from analyzer.analyses.reach.log_only import error_choices, message_choices, only_logs
 from analyzer.analyses.reach.tracing_guards import TracingGuards
 from analyzer.frontend import ir
 from analyzer.frontend.verify import assigned_names
@@ -312,7 +312,7 @@ class FunctionAnalysis(TracingGuards):
             if self._decide(s, state):
                 return state  # decided when traced: no hazard, and one side is never run
             level = ev.predicate(s.test, state, "elif" if s.is_elif else "if", s.span,
-                                 report=not only_logs(s), exits_loop=id(s) in self.folded_ifs)
+                                 report=not only_logs(s) and id(s) not in error_choices(self.frame.fn), exits_loop=id(s) in self.folded_ifs)
             self.raise_region(s, level)
             if ev.sink and level >= DATA:
                 self._record_types(s, state, ev.sink)

@@ -14,6 +14,7 @@ from analyzer.analyses.kinds.shapes import row_count_level, row_of, rows_fixed_b
 from analyzer.analyses.kinds.values import (
     DATA,
     KNOWN_WHEN_TRACED,
+    NDARRAY,
     NONE,
     PARAM_VALUED,
     ROWS,
@@ -47,6 +48,8 @@ class PythonCallSemantics:
         if name == "len":
             if first.type == "tensor":
                 return Value.python(first.shape_level)
+            if first.type == "python" and first.ref == NDARRAY:
+                return Value.python(max(first.shape_level, first.ctl))  # `len(t.numpy())`: a size
             if first.type == "container" and first.ref == "shape":
                 return STATIC_PY  # `len(t.shape)`: the rank, fixed in every graph
             if first.type in ("container", "python"):

@@ -12,6 +12,7 @@ from analyzer.analyses.kinds.values import (
     DATA,
     FIXED_ROWS,
     KNOWN_WHEN_TRACED,
+    PARAM_VALUED,
     ROWS,
     SHAPE,
     SPLIT_PIECES,
@@ -92,8 +93,10 @@ def row_of(tensor: Value) -> Value:
 
 def rows_fixed_by_model(tensor: Value) -> bool:
     """Whether iterating ``tensor`` runs a count the model fixes (`FIXED_ROWS`): no
-    unrolling over the example's size, whatever the rows' values are."""
-    return tensor.origin == FIXED_ROWS
+    unrolling over the example's size, whatever the rows' values are. A param-valued
+    tensor (a parameter, a buffer, a constant built from static Python values, and what
+    is computed from those alone) has the size the model gave it."""
+    return tensor.origin == FIXED_ROWS or tensor.ref == PARAM_VALUED
 
 
 def counted_range(name: str, args, kwargs) -> bool:

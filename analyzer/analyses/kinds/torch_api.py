@@ -26,6 +26,7 @@ STATIC_METHODS = frozenset({
     "dim", "ndimension",
     "is_floating_point", "is_complex", "is_contiguous", "get_device", "element_size", "data_ptr",
     "is_signed", "dim_order", "is_pinned", "is_shared", "storage_offset", "has_names",
+    "is_inference",  # whether made under inference mode: a flag of the tensor, not its values
 })
 
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag", "grad"})
@@ -45,6 +46,8 @@ VIEW_METHODS = frozenset({
 ALIAS_METHODS = frozenset({
     "to", "type", "type_as", "float", "double", "half", "bfloat16", "int", "long", "bool", "cpu", "cuda",
 })
+# Methods that take only the dtype and device of a tensor operand (`w.to(x)`), not its values.
+DTYPE_FROM_TENSOR_METHODS = frozenset({"to", "type_as"})
 ALIAS_MODULES = frozenset("torch.nn." + name for name in (
     "Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
 ))

@@ -145,8 +145,10 @@ def known_level(ref) -> Level:
 
 def known_ref(refs, python_level: Level = STATIC) -> str:
     """The `ref` of a result computed from tensors known when traced (``refs``) and Python
-    values of at most ``python_level``: shape-valued if anything is, else param-valued."""
-    return SHAPE_VALUED if python_level >= SHAPE or SHAPE_VALUED in refs or not refs else PARAM_VALUED
+    values of at most ``python_level``: shape-valued if anything is, else param-valued. A
+    tensor built from static Python values alone (`torch.tensor([1.0, 0.5])`) is a
+    constant of the graph, as a buffer is: param-valued, its values and size fixed."""
+    return SHAPE_VALUED if python_level >= SHAPE or SHAPE_VALUED in refs else PARAM_VALUED
 
 
 def known_python_level(v: Value) -> Level:

@@ -44,17 +44,32 @@ class UnreadBases:
             return False
         if self._mentions is None:
             self._read()
-        allowed = {id(n) for value in (stmt.value, *self._copy_sources[view]) for n in _names(value, base)}
+        sources = (stmt.value, *self._copy_sources[view], *self._disjoint_views(stmt.value, base))
+        allowed = {id(n) for value in sources for n in _names(value, base)}
         return self._mentions.get(base, set()) <= allowed
+
+    def _disjoint_views(self, value, base: str) -> list:
+        """The other rows of ``base`` bound to names (`past = pe[0]; future = pe[1]`) when
+        ``value`` is one row at a constant index too: rows at distinct constants share no
+        element, so a write through one is not seen through the other, in eager as in the
+        trace. Those views are judged as views of their own."""
+        row = _constant_row(value, base)
+        if row is None:
+            return []
+        return [v for v in self._row_views.get(base, []) if _constant_row(v, base) not in (None, row)]
 
     def _read(self) -> None:
         self._mentions = defaultdict(set)
+        self._row_views: dict[str, list] = defaultdict(list)  # base -> `base[k]` values bound to names
         for stmt in ir.walk_statements(self.fn.body, into_defs=True):
             bound = _bound_names(stmt)
             for root in ir.child_expressions(stmt):
                 for node in ir.walk_expression(root):
                     if isinstance(node, ir.Name) and id(node) not in bound:
                         self._mentions[node.id].add(id(node))
+            if isinstance(stmt, ir.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ir.Name) \
+                    and isinstance(stmt.value, ir.Subscript) and isinstance(stmt.value.value, ir.Name):
+                self._row_views[stmt.value.value.id].append(stmt.value)
             if isinstance(stmt, ir.Assign):
                 roots = {_root(t) if not isinstance(t, ir.Name) else None for t in stmt.targets}
                 if len(roots) == 1 and None not in roots:
@@ -77,6 +92,14 @@ def _bound_names(stmt) -> set[int]:
         elif isinstance(t, ir.Starred):
             stack.append(t.value)
     return out
+
+
+def _constant_row(value, base: str):
+    """``k`` for `base[k]` with ``k`` an integer literal; None otherwise."""
+    if isinstance(value, ir.Subscript) and isinstance(value.value, ir.Name) and value.value.id == base \
+            and isinstance(value.index, ir.Const) and type(value.index.value) is int:
+        return value.index.value
+    return None
 
 
 def _root(target) -> str | None:

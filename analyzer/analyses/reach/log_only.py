@@ -5,6 +5,7 @@ graph would skip a check eager makes."""
 
 from __future__ import annotations
 
+from analyzer.analyses.engine.memo import per_function_cache
 from analyzer.frontend import expr_text, ir
 
 _LOG_METHODS = frozenset({
@@ -17,6 +18,38 @@ _LOG_FUNCTIONS = frozenset({"print", "warn", "warnings.warn"})
 def only_logs(s: ir.If) -> bool:
     """Whether every statement on both sides of ``s`` (through nested `if`s) only logs."""
     return bool(s.body) and _logs(s.body) and _logs(s.orelse)
+
+
+@per_function_cache
+def error_choices(fn: ir.FunctionDef) -> frozenset[int]:
+    """ids of the `if`s of ``fn`` that only pick which error is raised: the body raises,
+    and so does every way on from the `if` (`if t.min() < 0: raise IndexError(...)`
+    followed by `raise e`). Every path raises whatever the test reads; which exception
+    and message it carries changes nothing a trace records."""
+    out: set[int] = set()
+    for block in [fn.body] + [b for s in ir.walk_statements(fn.body) for b in ir.child_blocks(s)]:
+        for i, stmt in enumerate(block):
+            if _raises_only(stmt) and _always_raises(block[i + 1:]):
+                out.add(id(stmt))
+    return frozenset(out)
+
+
+def _raises_only(stmt) -> bool:
+    """`if test: raise ...` (an `else`, if any, raises as well)."""
+    return isinstance(stmt, ir.If) and not stmt.synthetic and _ends_in_raise(stmt.body) \
+        and (not stmt.orelse or _ends_in_raise(stmt.orelse))
+
+
+def _ends_in_raise(stmts) -> bool:
+    return bool(stmts) and all(isinstance(st, ir.Pass) or _logs([st]) for st in stmts[:-1]) \
+        and isinstance(stmts[-1], ir.Raise)
+
+
+def _always_raises(stmts) -> bool:
+    """Whether running ``stmts`` ends in a `raise` on every path, with only other
+    error-picking `if`s before it."""
+    return bool(stmts) and isinstance(stmts[-1], ir.Raise) and all(
+        isinstance(st, ir.Pass) or _raises_only(st) for st in stmts[:-1])
 
 
 def _logs(stmts) -> bool:
@@ -47,9 +80,29 @@ def message_choices(fn: ir.FunctionDef) -> frozenset[int]:
     or a log call evaluates (`raise ValueError(f"{'a' if t.any() else 'b'}")`), or one
     bound to a name that only such messages read, directly or through other such names
     (`msg = "x" if cond else "y"; warnings.warn(msg)`). Which text the message has changes
-    nothing a trace records, whatever the test reads. Solved as a greatest fixpoint: a
-    name is a message name until a read of it outside a message (or outside the
-    definition of another message name) is found."""
+    nothing a trace records, whatever the test reads."""
+    sinks, bound, names = _message_names(fn, with_parameters=False)
+    out = {id(x) for e in sinks for x in ir.walk_expression(e) if isinstance(x, ir.IfExp)}
+    out.update(id(x) for name in names for v in bound[name] for x in ir.walk_expression(v)
+               if isinstance(x, ir.IfExp))
+    return frozenset(out)
+
+
+@per_function_cache
+def message_parameters(fn: ir.FunctionDef) -> frozenset[str]:
+    """The parameters of ``fn`` that only a message reads (`def check(cond, msg=None):
+    ... raise Error(msg)`): what a caller passes there, a choice of text included, is no
+    computation (`check(ok, "a" if ok else f"got {t}")`)."""
+    _, _, names = _message_names(fn, with_parameters=True)
+    return frozenset(p.name for p in fn.params if p.name in names and p.name != "self")
+
+
+def _message_names(fn: ir.FunctionDef, with_parameters: bool):
+    """(the message expressions of ``fn``, name -> the expressions bound to it, the names
+    only messages read). Solved as a greatest fixpoint: a name is a message name until a
+    read of it outside a message (or outside the definition of another message name, or
+    a None test) is found. A parameter is a candidate ``with_parameters`` only; one
+    never read is none."""
     statements = list(ir.walk_statements(fn.body, into_defs=True))
     sinks = [e for s in statements for e in _message_expressions(s)]
     # name -> the expressions bound to it (single-name assignments only)
@@ -61,27 +114,38 @@ def message_choices(fn: ir.FunctionDef) -> frozenset[int]:
             bound.setdefault(target.id, []).append(s.value)
             written.add(id(target))
     in_sinks = {id(x) for e in sinks for x in ir.walk_expression(e)}
-    if not bound and not in_sinks:
-        return frozenset()
+    params = {p.name for p in fn.params}
+    if with_parameters:
+        for name in params:
+            bound.setdefault(name, [])
+    if not bound or not in_sinks:
+        return sinks, bound, set()
     reads: dict[str, list[int]] = {name: [] for name in bound}
+    none_tests: set[int] = set()
     for s in statements:
         for e in ir.child_expressions(s):
             for x in ir.walk_expression(e):
                 if isinstance(x, ir.Name) and x.id in reads and id(x) not in written:
                     reads[x.id].append(id(x))
-    candidates = set(bound) - {p.name for p in fn.params}
+                elif _is_none_test(x):
+                    none_tests.add(id(x.left))
+    candidates = set(bound) if with_parameters else set(bound) - params
+    candidates = {n for n in candidates if n not in params or reads[n]}
     while True:
         allowed = set(in_sinks)
         for name in candidates:
             allowed.update(id(x) for v in bound[name] for x in ir.walk_expression(v))
-        kept = {name for name in candidates if all(i in allowed for i in reads[name])}
+        kept = {name for name in candidates
+                if all(i in allowed or (name in params and i in none_tests) for i in reads[name])}
         if kept == candidates:
             break
         candidates = kept
-    out = {id(x) for e in sinks for x in ir.walk_expression(e) if isinstance(x, ir.IfExp)}
-    out.update(id(x) for name in candidates for v in bound[name] for x in ir.walk_expression(v)
-               if isinstance(x, ir.IfExp))
-    return frozenset(out)
+    return sinks, bound, candidates
+
+
+def _is_none_test(e) -> bool:
+    return isinstance(e, ir.Compare) and len(e.ops) == 1 and e.ops[0] in ("is", "is not") \
+        and isinstance(e.left, ir.Name) and isinstance(e.comparators[0], ir.Const) and e.comparators[0].value is None
 
 
 def _message_expressions(s) -> list:

@@ -67,6 +67,14 @@ nonzeros of a row visited because it has some is False (`hit_rows`)."""
             return flag
         if isinstance(test, ir.Name) and (flag := flag_truth(state.get(test.id))) is not None:
             return flag  # a parameter left at its default (`if inplace_safe:`)
+        if isinstance(test, ir.Compare) and len(test.ops) == 1 and test.ops[0] in ("in", "not in") \
+                and isinstance(test.comparators[0], ir.Name):
+            # Membership in what is empty when traced (`checks = rounds(n) if can_stop(x) else ()`,
+            # with `can_stop` False under a tracing guard): never a member.
+            held = state.get(test.comparators[0].id)
+            if held is not None and held.type == "container" and held.elems == () and held.level == STATIC \
+                    and held.ctl == STATIC:
+                return test.ops[0] == "not in"
         if not training:
             return None
         if isinstance(test, ir.Attribute) and isinstance(test.value, ir.Name) and test.value.id == "self" and (
