@@ -92,7 +92,7 @@ class Project:
                 data = fh.read()
             self._hashes[path] = hashlib.sha256(data).hexdigest()
             if len(data) <= 2_000_000:
-                module = parse_module(data, path, defer_functions=True)
+                module = parse_module(data, path, defer_functions=True, defer_methods=True)
         except (OSError, ParseError):
             module = None
         self._modules[path] = module
