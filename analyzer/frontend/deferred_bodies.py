@@ -198,13 +198,15 @@ def _method_candidates(lines: list[str]):
         code = [k for k in range(i + 1, j) if lines[k].strip() and not lines[k].lstrip(" \t\f").startswith("#")]
         i = j
         indents = [lines[k][: len(lines[k]) - len(lines[k].lstrip(" \t"))] for k in code]
-        if not indents:
+        heads = [ind for k, ind in zip(code, indents)
+                 if ind and (_DEF.match(lines[k][len(ind):]) or lines[k][len(ind):].startswith("@"))]
+        if not heads:
             continue
-        # the body's depth: its shallowest line of code (a line of a string shallower
-        # than the members makes none of them found: the class is parsed with the file)
-        indent = min(indents, key=len)
-        if not indent or any(not ind.startswith(indent) for ind in indents):
-            continue
+        # the members' depth: that of the shallowest `def` or decorator (a `def` under an
+        # `if` of the class body, deeper, is not a member: the reduced parse says so). A
+        # line of a string shallower than that ends a run where the string is open,
+        # and CPython refuses that run alone.
+        indent = min(heads, key=len)
         # lines of code at the members' depth (or shallower: they end a member too)
         shallow = [k for k, ind in zip(code, indents) if len(ind) <= len(indent)]
         p = 0
