@@ -314,7 +314,9 @@ class _WarmStart:
                         if self.bytes + size > self.MAX_BYTES:
                             continue
                         self.bytes += size
-                        self.project.module(path)
+                        # with its methods: every worker reads them, and a worker that
+                        # parsed a deferred method would parse it again after each fork
+                        self.project.module(path, defer_methods=False)
                     except (Exception, RecursionError):  # noqa: BLE001 - the worker parses it, and reports what fails
                         continue
         _warm = (self.files, self.roots, self.project)

@@ -120,6 +120,9 @@ class _File:
             scope = inner
             if not isinstance(scope, cst.ClassDef):
                 break
+        own = syntax.own_source(scope)
+        if own is not None:  # a deferred method: its body is in a tree of its own
+            positions, scope, tree = own
         if id(scope) not in self.scopes:
             self.scopes[id(scope)] = FixSource(self.lines, tree, positions, scope)
         return self.scopes[id(scope)]

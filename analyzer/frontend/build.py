@@ -45,12 +45,13 @@ _AUGOPS = {
 
 
 def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = False,
-                 defer_functions: bool = False) -> ir.Module:
+                 defer_functions: bool = False, defer_methods: bool = False) -> ir.Module:
     """Parse and convert one file. Raises `ParseError` (never anything else) on bad input.
 
     With ``defer_functions`` the bodies of the top-level functions that can be are
     parsed when first read (`frontend.deferred_bodies`): what a check of a whole tree
-    does, as most of them are never read."""
+    does, as most of them are never read. With ``defer_methods`` too, those of the
+    methods of its top-level classes: what a file read as another's dependency needs."""
     if isinstance(source, bytes) and b"\x00" in source:
         raise ParseError("source contains a NUL byte")
     if isinstance(source, str) and "\x00" in source:
@@ -58,7 +59,7 @@ def parse_module(source: str | bytes, path: str = "<string>", *, strict: bool = 
     text = _decoded(source)
     screened = screen(text) if text is not None else nesting.Screened(None)
     if defer_functions and not strict and text is not None:
-        module = _parse_deferring(text, path, screened)
+        module = _parse_deferring(text, path, screened, defer_methods)
         if module is not None:
             return module
     return _parse(source, path, strict, screened, decodes=text is not None)
@@ -87,10 +88,10 @@ def _decoded(source: str | bytes) -> str | None:
         return None
 
 
-def _parse_deferring(text: str, path: str, screened: nesting.Screened) -> ir.Module | None:
+def _parse_deferring(text: str, path: str, screened: nesting.Screened, methods: bool = False) -> ir.Module | None:
     """`parse_module` with deferred function bodies; None when there is nothing to defer
     or the reduced text does not give back every function (the caller parses it whole)."""
-    deferral = find_deferrable(text)
+    deferral = find_deferrable(text, methods)
     if deferral is None:
         return None
     try:
@@ -180,7 +181,8 @@ def _parse(source: str | bytes, path: str, strict: bool, screened: nesting.Scree
 def _module(tree: cst.Module, text: str, path: str, strict: bool, screened: nesting.Screened,
             stubs: dict | None = None) -> ir.Module:
     """The IR of ``tree``, the parse of ``text`` (or, with ``stubs``, of its reduced text:
-    statement index -> the `deferred_bodies.Region` whose marker it holds). ``screened``:
+    statement index, or (class index, member index), -> the `deferred_bodies.Region`
+    whose marker it holds). ``screened``:
     the screen the text passed, with CPython's parse when the screen asked for it."""
     # The spans ask CPython for the line of each statement when a first span is resolved
     # (a fifth of the files of a tree, those with findings), unless the screen has
@@ -192,6 +194,7 @@ def _module(tree: cst.Module, text: str, path: str, strict: bool, screened: nest
         members = member_lines(tree, screened.cpython) if lines is not None else None
     syntax = DeferredPositions(tree, text, lines, members)
     builder = _Builder(syntax, strict)
+    builder.stubs = stubs or {}
     body: list[ir.Stmt] = []
     try:
         with nesting.stack_room():  # the text is screened: at most nesting.MAX_DEPTH deep
@@ -204,26 +207,30 @@ def _module(tree: cst.Module, text: str, path: str, strict: bool, screened: nest
                     continue
                 fn = builder.function(stmt, "", _body_loader(region, syntax, index))
                 syntax.deferred[index] = (fn, region.first + 1, region.end)
+                syntax.stub_nodes[id(stmt)] = (index, fn)
                 body.append(fn)
     except RecursionError:
         raise ParseError("nesting too deep to analyse") from None
     return ir.Module(path=path, body=body, source=text, syntax=syntax)
 
 
-def _body_loader(region, syntax: DeferredPositions, index: int):
+def _body_loader(region, syntax: DeferredPositions, index):
     """What builds a deferred function's body: its own lines parsed, its spans resolved
-    against them (shifted to the file's lines), the positions kept for the fixes. The
-    lines are a part of a file that was screened whole (`screen`), so no deeper."""
+    against them (shifted to the file's lines), the positions kept for the fixes
+    (``index``: the function's top-level statement index, or a method's (class index,
+    member index)). The lines are a part of a file that was screened whole (`screen`),
+    so no deeper."""
 
     def load(qualname: str) -> list[ir.Stmt]:
+        source = region.source()
         try:
-            tree = _parse_cst(region.text)
+            tree = _parse_cst(source)
         except Exception as exc:  # noqa: BLE001 - CPython parsed these lines; libcst may still refuse
             return [ir.Opaque(f"the body does not parse on its own: {type(exc).__name__}")]
-        node = tree.body[0] if len(tree.body) == 1 else None
-        if not isinstance(node, cst.FunctionDef):
+        node = region.def_node(tree)
+        if node is None:
             return [ir.Opaque("the body does not parse on its own")]
-        own = DeferredPositions(tree, region.text, [region.def_line + 1])
+        own = DeferredPositions(tree, source, [region.statement_line()])
         syntax.expanded[index] = own
         builder = _Builder(own.statement(0), strict=False)
         # Read from deep in an analysis: the build gets the room it has in a parse, the
@@ -273,6 +280,7 @@ class _Builder(ExpressionBuilder):
     def __init__(self, positions, strict: bool):
         self.positions = positions
         self.strict = strict
+        self.stubs: dict = {}  # (class index, member index) -> a deferred method's Region
 
     # ----------------------------------------------------------------- helpers
 
@@ -321,7 +329,13 @@ class _Builder(ExpressionBuilder):
         try:
             for k, member in enumerate(node.body.body):
                 self.positions = top.file.member(top.index, k)
-                out.extend(self.block([member], scope))
+                region = self.stubs.get((top.index, k))
+                if region is None:
+                    out.extend(self.block([member], scope))
+                    continue
+                fn = self.function(member, scope, _body_loader(region, top.file, (top.index, k)))
+                top.file.stub_nodes[id(member)] = ((top.index, k), fn)
+                out.append(fn)
         finally:
             self.positions = top
         return out

@@ -176,7 +176,7 @@ class DeferredPositions:
     file (`positions()`). The tree costs no memory of its own: the spans that are not
     resolved refer to nearly all its nodes."""
 
-    __slots__ = ("tree", "text", "_positions", "_lines", "_members", "_pieces", "deferred", "expanded")
+    __slots__ = ("tree", "text", "_positions", "_lines", "_members", "_pieces", "deferred", "expanded", "stub_nodes")
 
     def __init__(self, tree: cst.Module, text: str, lines: list[int] | None | bool = False,
                  members: dict[int, list[int]] | None = None):
@@ -190,7 +190,10 @@ class DeferredPositions:
         # statement index -> (its ir.DeferredFunctionDef, its first and last lines), and
         # once its body is built, -> the DeferredPositions of its own tree.
         self.deferred: dict[int, tuple[object, int, int]] = {}
-        self.expanded: dict[int, DeferredPositions] = {}
+        self.expanded: dict = {}  # also (class index, member index) for a deferred method
+        # id of a deferred function's or method's `def` in ``tree`` (its body a marker) ->
+        # (its index in `expanded`, its ir.DeferredFunctionDef)
+        self.stub_nodes: dict[int, tuple] = {}
 
     def statement_source(self, index: int) -> tuple[Positions, cst.CSTNode, cst.Module]:
         """The positions, the libcst node and the tree of top-level statement ``index``
@@ -202,6 +205,22 @@ class DeferredPositions:
         if own is not None:
             return own.positions_of(0), own.tree.body[0], own.tree
         return self.positions_of(index), self.tree.body[index], self.tree
+
+    def own_source(self, node) -> tuple[Positions, cst.CSTNode, cst.Module] | None:
+        """For the `def` of a deferred function or method in ``tree`` (whose body is a
+        marker), the positions, the `def` and the tree of its own parse, which its body's
+        IR was built from (built if it was not); None for any other node."""
+        stub = self.stub_nodes.get(id(node))
+        if stub is None:
+            return None
+        key, fn = stub
+        fn.body  # noqa: B018 - builds it, which fills `expanded`
+        own = self.expanded.get(key)
+        if own is None:
+            return None
+        top = own.tree.body[0]
+        inner = top.body.body[0] if isinstance(key, tuple) else top
+        return own.positions_of(0), inner, own.tree
 
     def positions(self) -> Positions:
         if self._positions is None:

@@ -1,7 +1,9 @@
-"""Deferred top-level function bodies (`frontend.deferred_bodies`): a module parsed with
-them is, once read, the very IR of the module parsed whole (every field, every span's
-position and text), on the corpora and on real library files; a body nobody reads is
-never parsed; what cannot be deferred safely is parsed with its file."""
+"""Deferred top-level function bodies (`frontend.deferred_bodies`), and the methods of a
+dependency's classes: a module parsed with them is, once read, the very IR of the module
+parsed whole (every field, every span's position and text), on the corpora and on real
+library files; a body nobody reads is never parsed; what cannot be deferred safely is
+parsed with its file; a file read first as a dependency has, when checked, the findings
+and fixes of a file parsed whole."""
 
 from __future__ import annotations
 
@@ -58,18 +60,31 @@ CORPUS = sorted((ROOT / "corpora").rglob("*.py"))
 REAL_SAMPLE = _real_files(40) if REAL.is_dir() else []
 
 
+@pytest.mark.parametrize("methods", [False, True], ids=["functions", "methods"])
 @pytest.mark.parametrize("path", CORPUS + REAL_SAMPLE, ids=lambda p: str(p.relative_to(ROOT)))
-def test_a_deferred_module_is_the_module_parsed_whole(path):
+def test_a_deferred_module_is_the_module_parsed_whole(path, methods):
     data = path.read_bytes()
     try:
         whole = parse_module(data, str(path))
     except ParseError as error:
         with pytest.raises(ParseError) as deferred_error:
-            parse_module(data, str(path), defer_functions=True)
+            parse_module(data, str(path), defer_functions=True, defer_methods=methods)
         assert (deferred_error.value.message, deferred_error.value.line) == (error.message, error.line)
         return
-    deferred = parse_module(data, str(path), defer_functions=True)
+    deferred = parse_module(data, str(path), defer_functions=True, defer_methods=methods)
     same_ir(deferred, whole)
+
+
+def deferred_methods(module: ir.Module) -> list[ir.DeferredFunctionDef]:
+    return [m for c in module.classes().values() for m in c.body if isinstance(m, ir.DeferredFunctionDef)]
+
+
+def test_the_real_sample_defers_most_methods_of_a_dependency():
+    counts = [len(deferred_methods(parse_module(p.read_bytes(), str(p), defer_functions=True, defer_methods=True)))
+              for p in REAL_SAMPLE]
+    assert sum(counts) >= 200 and sum(1 for c in counts if c) >= 20
+    # a checked file's own parse keeps its methods (its analysis reads nearly all of them)
+    assert not any(deferred_methods(parse_module(p.read_bytes(), str(p), defer_functions=True)) for p in REAL_SAMPLE)
 
 
 def test_the_real_sample_defers_most_functions():
@@ -97,6 +112,64 @@ class Net(torch.nn.Module):
     def forward(self, x):
         return used(x)
 '''
+
+
+NET = '''import torch
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    @torch.no_grad()
+    def unused(self, x):
+        y = x + 1
+        return y
+
+    def forward(self, x):
+        x = self.proj(x)
+        if x.sum() > 0:
+            x = x * 2
+        return x
+'''
+
+USER = '''import torch
+from net import Block
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return self.block(x)
+'''
+
+
+def test_a_dependency_method_nobody_reads_is_never_parsed():
+    module = parse_module(NET, "net.py", defer_functions=True, defer_methods=True)
+    methods = {fn.name: fn for fn in deferred_methods(module)}
+    assert set(methods) == {"__init__", "unused", "forward"} and not any(fn.body_read for fn in methods.values())
+    assert [type(s).__name__ for s in methods["forward"].body] == ["Assign", "If", "Return"]
+    assert methods["forward"].body[1].span.line == 16 and methods["forward"].qualname == "Block.forward"
+    assert not methods["unused"].body_read
+    same_ir(module, parse_module(NET, "net.py"))
+
+
+def test_a_file_read_first_as_a_dependency_has_the_findings_and_fixes_of_its_whole_parse(tmp_path):
+    from analyzer.runner import check_paths
+
+    (tmp_path / "a_user.py").write_text(USER)
+    (tmp_path / "net.py").write_text(NET)
+    found = check_paths([str(tmp_path / "a_user.py"), str(tmp_path / "net.py")], select=["ALL"],
+                        use_cache=False, jobs=1)
+    own = [d for d in found if d.path.endswith("net.py")]
+    alone = check_source(NET, str(tmp_path / "net.py"), select=["ALL"])
+    assert [(d.code, d.line) for d in own] == [("UT101", 16)]  # the true positive
+    assert [(d.code, d.line, d.column, d.fix) for d in own] == [(d.code, d.line, d.column, d.fix) for d in alone]
+    assert own[0].fix is not None
 
 
 def test_a_body_nobody_reads_is_never_parsed():
@@ -128,16 +201,26 @@ def test_findings_and_fixes_in_deferred_functions_are_those_of_the_whole_parse(m
     "def f(a,\n      b): return (a +\n    b +\n    1)\n",
     # a column-0 line inside a body's string cuts the run short: CPython refuses it alone
     'def f():\n    s = """\nnot code\n"""\n    t = 1\n    return s\n',
+    # methods: a syntax error in one; a line of a string shallower than the members
+    NET.replace("y = x + 1", "y = x +"),
+    'class A:\n    def f(self):\n        s = """\n  shallow\n"""\n        t = 1\n        return s\n',
+    # a `def` one level deeper, under an `if` of the class body, is not a member
+    'class A:\n    if True:\n        def f(self):\n            a = 1\n            b = 2\n            return a\n',
+    # a method in a docstring's example
+    'class A:\n    """Use it so:\n\n    def f(x):\n        a = 1\n        b = 2\n        return a\n    """\n    x = 1\n',
+    # tabs, and a body on the line of the colon
+    'class A:\n\tdef f(self):\n\t\ta = 1\n\t\tb = 2\n\t\treturn a\n\tdef g(self): return (1 +\n\t\t2 +\n\t\t3)\n',
 ])
-def test_what_cannot_be_deferred_is_parsed_with_its_file(text):
+@pytest.mark.parametrize("methods", [False, True], ids=["functions", "methods"])
+def test_what_cannot_be_deferred_is_parsed_with_its_file(text, methods):
     try:
         whole = parse_module(text, "m.py")
     except ParseError as error:
         with pytest.raises(ParseError) as deferred_error:
-            parse_module(text, "m.py", defer_functions=True)
+            parse_module(text, "m.py", defer_functions=True, defer_methods=methods)
         assert (deferred_error.value.message, deferred_error.value.line) == (error.message, error.line)
         return
-    deferred = parse_module(text, "m.py", defer_functions=True)
+    deferred = parse_module(text, "m.py", defer_functions=True, defer_methods=methods)
     same_ir(deferred, whole)
 
 

@@ -293,7 +293,7 @@ def find_function(module: ir.Module, qualname: str) -> ir.FunctionDef | None:
     parts = qualname.split(".")
     body = module.body
     found = None
-    for part in parts:
+    for i, part in enumerate(parts):
         found = None
         for s in body:
             if isinstance(s, (ir.FunctionDef, ir.ClassDef)) and s.name == part:
@@ -301,6 +301,7 @@ def find_function(module: ir.Module, qualname: str) -> ir.FunctionDef | None:
                 break
         if found is None:
             return None
-        body = found.body
+        if i + 1 < len(parts):
+            body = found.body  # a deferred body is read only to look inside it
     return found if isinstance(found, ir.FunctionDef) else None
 

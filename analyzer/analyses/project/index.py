@@ -82,7 +82,11 @@ class Project:
         self._hashes[key] = digest
         return module, stale
 
-    def module(self, path: str) -> ir.Module | None:
+    def module(self, path: str, *, defer_methods: bool = True) -> ir.Module | None:
+        """The IR of a file read for another file's analysis, parsed once per process. Its
+        methods' bodies are parsed when first read (`frontend.deferred_bodies`): such a
+        file is read for its classes, signatures and the few methods its users call.
+        ``defer_methods=False`` parses them with it, for a file that most files read."""
         path = _key(path)
         if path in self._modules:
             return self._modules[path]
@@ -92,7 +96,7 @@ class Project:
                 data = fh.read()
             self._hashes[path] = hashlib.sha256(data).hexdigest()
             if len(data) <= 2_000_000:
-                module = parse_module(data, path, defer_functions=True)
+                module = parse_module(data, path, defer_functions=True, defer_methods=defer_methods)
         except (OSError, ParseError):
             module = None
         self._modules[path] = module
