@@ -175,6 +175,36 @@ case("groupby-runs", """
 """)
 
 
+# A `torch.Tensor` subclass defined in the checked code (`class Sparse(Tensor)`) is a
+# tensor, and its methods are run from their source when called on an input annotated with
+# it, as a module's own methods are: the pointers a method computes from the input's values
+# are data, so `int(...)` of them in the caller is UT201, and an escape inside a method
+# (`widest`) is reported through the call. A method that returns a size stays quiet.
+case("tensor-subclass-methods", """
+    import torch
+    import torch.nn as nn
+    from torch import Tensor
+
+    class Sparse(Tensor):
+        def pointers(self):
+            counts = torch.bincount(self[1])
+            return torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+
+        def widest(self) -> int:
+            return int(self.pointers().diff().max())  # expect: UT201
+
+        def rows(self) -> int:
+            return self.size(1)
+
+    class Net(nn.Module):
+        def forward(self, x, edges: Sparse):
+            ptr = edges.pointers()
+            k = int((ptr[1:] - ptr[:-1]).max())  # expect: UT201
+            w = edges.widest()
+            n = edges.rows()
+            return x[:k] * w * n
+""")
+
 @pytest.mark.parametrize("name", CASES.names())
 def test_recall(name):
     CASES.check(name)

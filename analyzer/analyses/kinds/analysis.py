@@ -204,6 +204,11 @@ class KindAnalyzer(ModuleScopes, ClassTables):
             # `output_attentions: torch.Tensor | None = False`: the default says it is a flag.
             return entry_default(self, frame, p) or STATIC_PY
         if ann:
+            subclass = self._tensor_class(ann, frame)
+            if subclass is not None:
+                # `edge_index: EdgeIndex`, a `torch.Tensor` subclass of the checked code: a
+                # tensor input whose own methods are followed (`edge_index.get_csc()`).
+                return Value.tensor(certain=True, origin="input", ref=subclass)
             if "Tensor" in ann and not any(w in ann for w in ("List", "list", "Tuple", "tuple", "Dict", "dict", "Sequence")):
                 # `int | torch.Tensor`: maybe a Python number (`logits_to_keep: int | Tensor = 0`)
                 scalar = any(m.strip() in ("int", "float", "bool", "str", "Number")
@@ -229,6 +234,17 @@ class KindAnalyzer(ModuleScopes, ClassTables):
                 return Value.tensor(certain=False, origin="input")
             return STATIC_PY
         return Value.tensor(certain=False, origin="input")
+
+    def _tensor_class(self, ann: str, frame: Frame) -> ClassKey | None:
+        """The project `torch.Tensor` subclass an annotation names as written (a plain name
+        bound in the function's module), or None."""
+        if not ann.isidentifier():
+            return None
+        value = self.global_value(frame.module, ann)
+        value = self.resolve(value) if value is not None else None
+        if value is None or value.type != "class" or not isinstance(value.ref, ClassKey):
+            return None
+        return value.ref if self.is_tensor_class(value.ref) else None
 
     # ================================================================ function runs
 

@@ -142,6 +142,12 @@ class PythonCallSemantics:
             return UNKNOWN
         known_tensor_method = name in api.TENSOR_METHODS or name in api.SHAPE_METHODS or name in api.STATIC_METHODS \
             or name in api.PYTHON_ESCAPE_METHODS or name in api.NUMPY_ESCAPE_METHODS or api.is_inplace_method(name)
+        if recv.type == "tensor" and isinstance(recv.ref, ClassKey):
+            # A method of a `torch.Tensor` subclass of the checked code: run from its source,
+            # as a module's own methods are; what it does not define is a tensor method.
+            owner, method = self.analyzer.find_method(recv.ref, name)
+            if method is not None:
+                return self.invoke(FunctionKey(owner.key.path, method.qualname), method, owner.key, recv, args, kwargs, node)
         if recv.is_certain_tensor:
             self.emit_op(f"Tensor.{name}", node)
         if recv.is_certain_tensor or (recv.type in ("tensor", "unknown") and recv.level >= DATA and known_tensor_method):

@@ -60,6 +60,11 @@ class ClassTables:
     def external_bases(self, key: ClassKey) -> list[str]:
         return [b.ref for info in self.mro(key) for b in info.bases if b.type == "ext" and isinstance(b.ref, str)]
 
+    def is_tensor_class(self, key: ClassKey) -> bool:
+        """A subclass of `torch.Tensor` defined in the checked code (`class Index(Tensor)`):
+        its instances are tensors whose own methods are followed (`python_calls`)."""
+        return any(b == "torch.Tensor" for b in self.external_bases(key))
+
     def is_module_class(self, key: ClassKey) -> bool:
         if any(b.startswith("torch.nn") or b.endswith(("Module", "Model", "PreTrainedModel")) for b in self.external_bases(key)):
             return True
