@@ -26,7 +26,9 @@ from analyzer.frontend.verify import assigned_names
 
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
 _SIDE_EFFECT_METHODS = frozenset({"backward", "register_hook", "retain_grad", "record_stream"})
-_PYTHON_BUILTINS_OK = frozenset({"len", "isinstance", "range", "slice"})
+# Builtins that compute a value from their arguments and nothing else (``min``/``max`` of
+# tensors would take ``bool()`` of one, which the export refuses: loud, never wrong).
+_PYTHON_BUILTINS_OK = frozenset({"len", "isinstance", "range", "slice", "min", "max", "abs"})
 _ESCAPING_BUILTINS = frozenset({"bool", "int", "float", "complex"})
 _CALLABLE_TYPES = frozenset({"module", "modules"})
 _NESTED = {
@@ -37,6 +39,11 @@ _NESTED = {
 
 
 def refusal(body: list[ir.Stmt], types: Mapping[str, str], *, last_return: bool = False) -> str | None:
+    # A name the block binds is a local of the function, never a module or a builtin, even
+    # where ``types`` (the names known at the `if`) resolves it as a free name.
+    local = {name for name in assigned_names(body) if types.get(name, "").startswith("ext:")}
+    if local:
+        types = {**types, **{name: "unknown" for name in local}}
     for i, stmt in enumerate(body):
         why = _statement(stmt, types, is_last=i == len(body) - 1, last_return=last_return)
         if why:
