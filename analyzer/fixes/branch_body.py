@@ -31,6 +31,7 @@ _SIDE_EFFECT_METHODS = frozenset({"backward", "register_hook", "retain_grad", "r
 _PYTHON_BUILTINS_OK = frozenset({"len", "isinstance", "range", "slice", "min", "max", "abs"})
 _ESCAPING_BUILTINS = frozenset({"bool", "int", "float", "complex"})
 _CALLABLE_TYPES = frozenset({"module", "modules"})
+PURE_METHOD = "method/pure"  # a helper of the class that only computes its result (`pure_methods`)
 _NESTED = {
     ir.If: "`if`", ir.Loop: "loop", ir.With: "`with`", ir.Try: "`try`", ir.Match: "`match`",
     ir.FunctionDef: "`def`", ir.ClassDef: "`class`", ir.Import: "`import`", ir.Global: "`global`",
@@ -163,8 +164,8 @@ def _call(call: ir.Call, types) -> str | None:
         if method in _MUTATORS:
             return f"mutates `{expr_text(func.value)}` in place (`.{method}()`)"
         if isinstance(func.value, ir.Name) and func.value.id == "self":
-            if types.get(f"self.{method}") in _CALLABLE_TYPES:
-                return None  # a submodule
+            if types.get(f"self.{method}") in _CALLABLE_TYPES or types.get(f"self.{method}") == PURE_METHOD:
+                return None  # a submodule, or a helper that only computes its result
             return f"calls `self.{method}()`, which untrace does not check for side effects"
         if method in api.TENSOR_METHODS:
             return None

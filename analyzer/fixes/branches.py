@@ -47,6 +47,7 @@ from analyzer.fixes.filtered import filtered_comprehension, filtered_loop
 from analyzer.fixes.guards import guarded_write
 from analyzer.fixes.inputs import fix_input_write
 from analyzer.fixes.loops import fix_loop
+from analyzer.fixes.pure_methods import with_pure_methods
 from analyzer.fixes.numbers import number_if, number_ternary
 from analyzer.fixes.predicates import _bare, tensor_predicate
 from analyzer.fixes.torch_name import ModuleTorch, torch_name
@@ -232,6 +233,7 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
             found = file.ifs.get(id(node)) if node is not None else None
             if node is None or found is None:
                 return "the `if` was not found"
+            types = with_pure_methods(types, file.module, found[0])
             if isinstance(node.orelse, cst.If):
                 return _elif_fix(src, node, *found, types, file.torch_name(src, node))
             return _if_fix(src, node, *found, types, file.torch_name(src, node), file=file)

@@ -58,7 +58,8 @@ from analyzer.fixes.bounded import counted_while, masked_range
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import _clone, _last_values, _needs_clone, is_tensor
 from analyzer.fixes.fresh_names import fresh_names
-from analyzer.fixes.predicates import tensor_predicate
+from analyzer.fixes.pure_methods import with_pure_methods
+from analyzer.fixes.predicates import item_comparison, tensor_predicate
 from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.where import side_effect_free
 from analyzer.frontend import expr_text, ir
@@ -77,6 +78,7 @@ class LoopPlan:
     break_if: cst.If | None
     break_first: bool  # the `if ...: break` opens the body (else it closes it)
     carried: list[str]
+    break_test: cst.BaseExpression | None = None  # the `if`'s test, as a tensor (`item_comparison`)
 
 
 def fix_loop(fact: LoopFact, file) -> Fix | str:
@@ -91,24 +93,25 @@ def fix_loop(fact: LoopFact, file) -> Fix | str:
         return "the loop was not found"
     fn, loop = found
     torch = file.torch_name(src, node)
+    types = with_pure_methods(dict(fact.types), file.module, fn)
     if fact.bound_level < Level.DATA and _returns_from_body(loop):
-        return masked_return(fn, loop, node, dict(fact.types), src, torch)
+        return masked_return(fn, loop, node, types, src, torch)
     if fact.bound_level < Level.DATA and loop.kind == "for" and (_appends(loop) or not _over_range(loop)):
-        return masked_break(fn, loop, node, dict(fact.types), src, torch)
+        return masked_break(fn, loop, node, types, src, torch)
     if loop.kind == "while":
         live = annotate_regions(fn)
         block, _ = _block_of(fn.body, loop)
-        counted = counted_while(fn, block or [], loop, node, dict(fact.types), src, torch,
+        counted = counted_while(fn, block or [], loop, node, types, src, torch,
                                 set(live.live_in(live.cfg.join_of[id(loop)])))
         if counted is not None:
             return counted
     if fact.bound_level >= Level.DATA:
         live = annotate_regions(fn)
-        bounded = masked_range(fn, loop, node, dict(fact.types), src, torch,
+        bounded = masked_range(fn, loop, node, types, src, torch,
                                set(live.live_in(live.cfg.join_of[id(loop)])), _reshaping_assignment)
         if bounded is not None:
             return bounded
-    plan = plan_loop(fn, loop, node, dict(fact.types), src, torch)
+    plan = plan_loop(fn, loop, node, types, src, torch)
     if isinstance(plan, str):
         return plan
     try:
@@ -143,6 +146,7 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
         return "an `async for`"
     counter = start = stop = None
     hoist = False
+    break_test = None
     if loop.kind == "for":
         if not isinstance(loop.target, ir.Name):
             return "the loop variable is not a plain name"
@@ -185,18 +189,19 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
             return "the `break` is not in an `if` that opens or closes the loop body"
         index, stmt = ends[0]
         break_first = index == 0 and len(body) > 1
-        if not is_tensor(types.get("$break", "unknown")):
-            return "the `break` condition is not a tensor (a Python value from `.item()`, `bool()`...): keep it a tensor"
         break_if = cst_body[index]
         if not isinstance(break_if, cst.If) or break_if.orelse is not None:
             return "the `break` is not in an `if` that opens or closes the loop body"
+        break_test = _break_test(break_if.test, types, torch)
+        if break_test is None:
+            return _NOT_TENSOR_BREAK
         del body[index]
         del cst_body[index]
     if not body:
         return "the loop body is empty"
     if _forever(loop) and (break_if is None or break_first):
         return "`while True` leaves only by a `break` that closes its body here"
-    for test in ([node.test] if loop.kind == "while" and not _forever(loop) else []) + ([break_if.test] if break_if is not None and break_first else []):
+    for test in ([node.test] if loop.kind == "while" and not _forever(loop) else []) + ([break_test] if break_if is not None and break_first else []):
         predicate = tensor_predicate(src, test, torch)
         if isinstance(predicate, str):
             return predicate
@@ -239,7 +244,7 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
             return why
     if "_" in after and (counter is not None or break_if is not None):
         return "`_` is used after the loop (the rewrite binds it)"
-    return LoopPlan(loop, counter, start or "0", stop, hoist, break_if, break_first, carried)
+    return LoopPlan(loop, counter, start or "0", stop, hoist, break_if, break_first, carried, break_test)
 
 
 # Calls whose result may have another shape than their tensor argument: a carried value
@@ -381,7 +386,7 @@ def render_loop(src: FixSource, plan: LoopPlan, node, fn: ir.FunctionDef, torch:
         tests.append(_tensor_test(src, node.test, torch))
     if plan.break_if is not None:
         if plan.break_first:
-            tests.append(f"{torch}.logical_not({_tensor_test(src, plan.break_if.test, torch)})")
+            tests.append(f"{torch}.logical_not({_tensor_test(src, plan.break_test, torch)})")
         else:
             tests.append(f"{torch}.logical_not({flag})")
     cond = tests[0]
@@ -398,7 +403,7 @@ def render_loop(src: FixSource, plan: LoopPlan, node, fn: ir.FunctionDef, torch:
     body = "".join(src.code_of(line) for line in lines)
     if plan.break_if is not None and not plan.break_first:
         comment = plan.break_if.body.header.comment if isinstance(plan.break_if.body, cst.IndentedBlock) else None
-        body += f"{flag} = {_tensor_test(src, plan.break_if.test, torch)}" + (f"  {comment.value}" if comment else "") + "\n"
+        body += f"{flag} = {_tensor_test(src, plan.break_test, torch)}" + (f"  {comment.value}" if comment else "") + "\n"
         inner = plan.break_if.body.body[0] if isinstance(plan.break_if.body, cst.IndentedBlock) else None
         if inner is not None and getattr(inner, "trailing_whitespace", None) is not None \
                 and inner.trailing_whitespace.comment is not None:
@@ -441,6 +446,18 @@ def _tensor_test(src: FixSource, test, torch: str, evaluated_again: bool = False
     if isinstance(predicate, str):
         raise _Refused(predicate)
     return _bare(src, predicate)
+
+
+_NOT_TENSOR_BREAK = ("the `break` condition is not a tensor (a Python value from `.item()`, `bool()`...): "
+                     "keep it a tensor")
+
+
+def _break_test(test, types, torch: str):
+    """The `break` test as a tensor expression: itself when the analysis typed it a tensor,
+    ``r.double() < c`` for ``r.item() < c`` (``item_comparison``), else None."""
+    if is_tensor(types.get("$break", "unknown")):
+        return test
+    return item_comparison(test, types, torch)
 
 
 class _Refused(Exception):
@@ -578,11 +595,14 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
     if len(breaks) != 1 or not isinstance(breaks[0], ir.Break) or not ends:
         return "the `break` is not in an `if` that opens or closes the loop body"
     index = ends[0]
-    if not is_tensor(types.get("$break", "unknown")):
-        return "the `break` condition is not a tensor (a Python value from `.item()`, `bool()`...): keep it a tensor"
     cst_lines = list(node.body.body)
     if len(cst_lines) != len(body):
         return "the loop body was not matched to its source"
+    if not isinstance(cst_lines[index], cst.If):
+        return "the `break` is not in an `if` that opens or closes the loop body"
+    break_test = _break_test(cst_lines[index].test, types, torch)
+    if break_test is None:
+        return _NOT_TENSOR_BREAK
     appends = _appends(loop)
     lists = [a.value.func.value.id for a in appends]
     if len(set(lists)) != len(lists):
@@ -616,7 +636,7 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
         stacks[name] = found
     stopped, kept = fresh_names(fn, ("stopped", "kept"), loop.span.line)
     # The source: the loop's lines with the carried assignments gated.
-    test = _tensor_test(src, cst_lines[index].test, torch)
+    test = _tensor_test(src, break_test, torch)
     unit = node.body.indent if isinstance(node.body, cst.IndentedBlock) and node.body.indent else src.module.default_indent
     lines = []
     if index == 0:
