@@ -35,6 +35,7 @@ from analyzer.diagnostics import Fix
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor
 from analyzer.fixes.fresh_names import fresh_names
+from analyzer.fixes.predicates import item_comparison
 from analyzer.fixes.source import FixSource, reindent
 from analyzer.frontend import ir
 from analyzer.frontend.verify import assigned_names
@@ -166,27 +167,6 @@ def _increments(stmt, counter: str) -> bool:
             and type(stmt.value.value) is int)
 
 
-def _item_comparison(src: FixSource, test: cst.BaseExpression, torch: str) -> str | None:
-    """``x.item() <op> c`` as the tensor test ``x.double() <op> c``: the number ``.item()``
-    gives, compared in double precision as Python compares it (exact for every real dtype,
-    integers up to 2**53)."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual,
-                                                          cst.GreaterThan, cst.GreaterThanEqual))):
-        return None
-    left = test.left
-    if not (isinstance(left, cst.Call) and not left.args and isinstance(left.func, cst.Attribute)
-            and left.func.attr.value == "item"):
-        return None
-    from analyzer.fixes.where import side_effect_free
-
-    other = test.comparisons[0].comparator
-    if not side_effect_free(left.func.value, tensor_methods=True, torch=torch) or not side_effect_free(other):
-        return None
-    op = src.code_of(test.comparisons[0].operator).strip()
-    return f"{src.code_of(left.func.value)}.double() {op} {src.code_of(other)}"
-
-
 def counted_while(fn: ir.FunctionDef, block: list, loop: ir.Loop, node, types, src: FixSource, torch: str,
                   live_after: set[str]) -> Fix | str | None:
     """A ``while`` that also stops when a counter reaches a static bound, as a ``for`` over
@@ -204,7 +184,7 @@ def counted_while(fn: ir.FunctionDef, block: list, loop: ir.Loop, node, types, s
     each pass and is written nowhere else, so the ``for`` gives it the same value in every
     pass, and the pass where it reaches the bound only tested the condition (free of side
     effects) before breaking. A ``.item()`` comparison becomes the tensor test
-    ``x.double() <op> c`` (``_item_comparison``). Refused when the counter is read after the
+    ``x.double() <op> c`` (``predicates.item_comparison``). Refused when the counter is read after the
     loop (the ``for`` leaves it one lower when the bound stops it). With ``==``, a start
     above the bound never stopped the original by the counter; the rewrite runs no pass
     then (a configuration of no use, but not provably absent: unsafe)."""
@@ -238,7 +218,8 @@ def counted_while(fn: ir.FunctionDef, block: list, loop: ir.Loop, node, types, s
             return predicate
         test = src.code_of(predicate.with_changes(lpar=[], rpar=[]) if hasattr(predicate, "lpar") else predicate)
     else:
-        test = _item_comparison(src, node.test, torch)
+        found = item_comparison(node.test, types, torch)
+        test = None if found is None else src.code_of(found.with_changes(lpar=[], rpar=[]))
         if test is None:
             return ("the `while` condition is not a tensor (a Python value from `.item()`, `bool()`...): keep it a "
                     "tensor first")
