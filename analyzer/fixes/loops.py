@@ -54,10 +54,11 @@ from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.analyses.kinds.facts import LoopFact
 from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
-from analyzer.fixes.bounded import counted_while, masked_range
+from analyzer.fixes.bounded import counted_while, ir_axis, masked_range
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import _clone, _last_values, _needs_clone, is_tensor
 from analyzer.fixes.fresh_names import fresh_names
+from analyzer.fixes.grown_lists import appends, block_of, cut_edit, stacked_after
 from analyzer.fixes.pure_methods import with_pure_methods
 from analyzer.fixes.predicates import item_comparison, tensor_predicate
 from analyzer.fixes.source import FixSource, loses_comments, reindent
@@ -96,11 +97,11 @@ def fix_loop(fact: LoopFact, file) -> Fix | str:
     types = with_pure_methods(dict(fact.types), file.module, fn)
     if fact.bound_level < Level.DATA and _returns_from_body(loop):
         return masked_return(fn, loop, node, types, src, torch)
-    if fact.bound_level < Level.DATA and loop.kind == "for" and (_appends(loop) or not _over_range(loop)):
+    if fact.bound_level < Level.DATA and loop.kind == "for" and (appends(loop) or not _over_range(loop)):
         return masked_break(fn, loop, node, types, src, torch)
     if loop.kind == "while":
         live = annotate_regions(fn)
-        block, _ = _block_of(fn.body, loop)
+        block, _ = block_of(fn.body, loop)
         counted = counted_while(fn, block or [], loop, node, types, src, torch,
                                 set(live.live_in(live.cfg.join_of[id(loop)])))
         if counted is not None:
@@ -112,6 +113,17 @@ def fix_loop(fact: LoopFact, file) -> Fix | str:
         if bounded is not None:
             return bounded
     plan = plan_loop(fn, loop, node, types, src, torch)
+    if isinstance(plan, str) and fact.bound_level >= Level.DATA:
+        # No while_loop (a list grows, say): a tensor axis the body indexes by the loop
+        # variable bounds it, and every iteration up to it runs, masked. The while_loop
+        # comes first: it keeps the trip count dynamic where the unrolled loop does not.
+        live = annotate_regions(fn)
+        by_axis = masked_range(fn, loop, node, types, src, torch, set(live.live_in(live.cfg.join_of[id(loop)])),
+                               _reshaping_assignment, by_axis=True)
+        if isinstance(by_axis, Fix):
+            return by_axis
+        if isinstance(by_axis, str):
+            plan = f"{plan}; nor unrolled up to the axis it indexes: {by_axis}"
     if isinstance(plan, str):
         return plan
     try:
@@ -302,7 +314,7 @@ def _counter_uses(counter: str, body: list, in_break_test: bool, loop: ir.Loop) 
                 if isinstance(sub, ir.Compare):
                     allowed.update(id(e) for e in [sub.left, *sub.comparators] if isinstance(e, ir.Name))
                 elif isinstance(sub, ir.Subscript):
-                    axis = _ir_axis(sub.index, counter)
+                    axis = ir_axis(sub.index, counter)
                     if axis is not None:
                         allowed.add(id(axis))
             for sub in ir.walk_expression(expr):
@@ -310,19 +322,6 @@ def _counter_uses(counter: str, body: list, in_break_test: bool, loop: ir.Loop) 
                     return (f"the loop variable `{counter}` is used as a Python int (`while_loop` counts with a "
                             f"tensor; only comparisons such as `lengths > {counter}` and indexes of one axis such "
                             f"as `x[:, {counter}]` keep their result)")
-    return None
-
-
-def _full_slice(e) -> bool:
-    return isinstance(e, ir.Slice) and e.lower is None and e.upper is None and e.step is None
-
-
-def _ir_axis(index, counter: str):
-    """The `Name` of ``counter`` when ``index`` is ``counter`` or ``:, ..., counter, :, ...``."""
-    parts = index.elts if isinstance(index, ir.Tuple) else [index]
-    hits = [p for p in parts if isinstance(p, ir.Name) and p.id == counter]
-    if len(hits) == 1 and all(p is hits[0] or _full_slice(p) for p in parts):
-        return hits[0]
     return None
 
 
@@ -559,12 +558,6 @@ def _over_range(loop: ir.Loop) -> bool:
     return isinstance(rng, ir.Call) and isinstance(rng.func, ir.Name) and rng.func.id == "range"
 
 
-def _appends(loop: ir.Loop) -> list:
-    return [s for s in loop.body if isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call)
-            and isinstance(s.value.func, ir.Attribute) and s.value.func.attr == "append"
-            and isinstance(s.value.func.value, ir.Name)]
-
-
 def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], src: FixSource,
                  torch: str) -> Fix | str:
     """A loop of a fixed trip count (``range(const)``, a ``ModuleList``) that breaks on a
@@ -603,11 +596,11 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
     break_test = _break_test(cst_lines[index].test, types, torch)
     if break_test is None:
         return _NOT_TENSOR_BREAK
-    appends = _appends(loop)
-    lists = [a.value.func.value.id for a in appends]
+    grown = appends(loop)
+    lists = [a.value.func.value.id for a in grown]
     if len(set(lists)) != len(lists):
         return "a list grows twice in one iteration"
-    rest = [s for i, s in enumerate(body) if i != index and s not in appends]
+    rest = [s for i, s in enumerate(body) if i != index and s not in grown]
     why = refusal(rest, types)
     if why:
         return f"the loop body {why} (every iteration runs after the rewrite)"
@@ -625,12 +618,12 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
             return f"`{name}` is assigned by unpacking (each name is kept with `torch.where`)"
     if isinstance(loop.target, ir.Name) and loop.target.id in live.live_in(live.cfg.join_of[id(loop)]):
         return "the loop variable is used after the loop"
-    block, position = _block_of(fn.body, loop)
+    block, position = block_of(fn.body, loop)
     if block is None:
         return "the loop was not found in its function"
     stacks = {}
     for name in lists:
-        found = _stacked_after(name, block, position, fn, loop)
+        found = stacked_after(name, block, position, fn, loop)
         if isinstance(found, str):
             return found
         stacks[name] = found
@@ -645,7 +638,7 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
     for i, (stmt, line) in enumerate(zip(body, cst_lines)):
         if i == index:
             continue
-        if stmt in appends:
+        if stmt in grown:
             lines.append(src.code_of(line))
             if not counted:
                 lines.append(f"{kept} = {kept} + {torch}.logical_not({stopped}).long()\n")
@@ -668,16 +661,11 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
     text = f"{names} = {starts}\n{head}\n" + reindent("".join(lines), unit)
     text = reindent(text, indent)[len(indent):].rstrip("\n")
     edits = [src.edit(node, node, text)]
-    for name, (call, dim, initial, joined) in stacks.items():
-        call_node = _cst_call_at(src, call)
-        if call_node is None:
-            return f"the `torch.{joined}` of `{name}` was not found"
-        count = kept if not initial else f"({kept} + {initial})"
-        if joined != "stack":
-            # a concatenation: as long as the first `count` items together, whatever their sizes
-            count = (f"{torch}.tensor([0] + [item.shape[{dim}] for item in {name}]).cumsum(0)"
-                     f"[{kept}{f' + {initial}' if initial else ''}]")
-        edits.append(src.edit(call_node, call_node, f"{src.code_of(call_node)}.narrow({dim}, 0, {count}.item())"))
+    for name, stack in stacks.items():
+        edit = cut_edit(src, torch, name, stack, kept)
+        if isinstance(edit, str):
+            return edit
+        edits.append(edit)
     cut = edits[0]
     if loses_comments(src.text(cut), cut.content):
         return "comments inside the loop would be lost"
@@ -685,65 +673,5 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
         return "the rewrite would not parse (please report this)"
     return Fix(f"Run every iteration and keep each value once the test held (`{torch}.where`)"
                + (", cutting the stacked lists to the iterations that ran" if lists else ""), tuple(edits), APPLICABILITY)
-
-
-def _block_of(body: list, loop: ir.Loop):
-    for stmt in ir.walk_statements(body):
-        for block in ir.child_blocks(stmt):
-            if any(s is loop for s in block):
-                return block, [i for i, s in enumerate(block) if s is loop][0]
-    if any(s is loop for s in body):
-        return body, [i for i, s in enumerate(body) if s is loop][0]
-    return None, None
-
-
-def _stacked_after(name: str, block: list, position: int, fn: ir.FunctionDef, loop: ir.Loop):
-    """(the `torch.stack(name, dim)` call, dim, the list's length before the loop) when
-    that call is the list's one use after the loop, else why not."""
-    before = block[:position]
-    initial = None
-    for stmt in before:
-        if isinstance(stmt, ir.Assign) and name in assigned_names([stmt]):
-            initial = len(stmt.value.elts) if isinstance(stmt.value, ir.List) and not any(
-                isinstance(e, ir.Starred) for e in stmt.value.elts) else None
-    if initial is None:
-        return f"the list `{name}` is not made by a list display before the loop"
-    uses = []
-    for stmt in ir.walk_statements(fn.body):
-        if stmt is loop:
-            continue
-        for expr in ir.child_expressions(stmt):
-            for sub in ir.walk_expression(expr):
-                if isinstance(sub, ir.Call) and sub.args and isinstance(sub.args[0].value, ir.Name) \
-                        and sub.args[0].value.id == name:
-                    uses.append((stmt, sub))
-    stacks = [(s, c) for s, c in uses if expr_text(c.func) in ("torch.stack", "torch.cat", "torch.concat")]
-    reads = sum(1 for stmt in ir.walk_statements(fn.body) for e in ir.child_expressions(stmt)
-                for sub in ir.walk_expression(e) if isinstance(sub, ir.Name) and sub.id == name)
-    in_loop = sum(1 for stmt in ir.walk_statements(loop.body) for e in ir.child_expressions(stmt)
-                  for sub in ir.walk_expression(e) if isinstance(sub, ir.Name) and sub.id == name)
-    own = sum(1 for stmt in before if isinstance(stmt, ir.Assign) and name in assigned_names([stmt]))
-    if len(stacks) != 1 or reads != in_loop + own + 1:
-        return (f"the list `{name}` is used after the loop other than by one `torch.stack` (by hand: "
-                f"stack it and cut it to the iterations that ran, `.narrow(dim, 0, count)`)")
-    call = stacks[0][1]
-    if any(s is stacks[0][0] for s in ir.walk_statements(loop.body)):
-        return f"the list `{name}` is stacked inside the loop"
-    dim_arg = call.args[1].value if len(call.args) > 1 and call.args[1].keyword in (None, "dim") else None
-    if len(call.args) > 1 and call.args[1].keyword not in (None, "dim"):
-        return f"the `torch.stack` of `{name}` has other arguments"
-    if dim_arg is None:
-        dim = 0
-    elif isinstance(dim_arg, ir.Const) and isinstance(dim_arg.value, int) and dim_arg.value >= 0:
-        dim = dim_arg.value
-    else:
-        return f"the list `{name}` is stacked along an axis that is not a non-negative constant"
-    if any(a.star for a in call.args) or len(call.args) > 2:
-        return f"the `torch.stack` of `{name}` has other arguments"
-    return call, dim, initial, expr_text(call.func).rsplit(".", 1)[1]
-
-
-def _cst_call_at(src: FixSource, call: ir.Call):
-    return src.node_at(cst.Call, call.span.line, call.span.column)
 
 
