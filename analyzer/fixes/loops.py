@@ -60,7 +60,7 @@ from analyzer.fixes.cond import _clone, _last_values, _needs_clone, is_tensor
 from analyzer.fixes.fresh_names import fresh_names
 from analyzer.fixes.grown_lists import appends, block_of, cut_edit, stacked_after
 from analyzer.fixes.pure_methods import with_pure_methods
-from analyzer.fixes.predicates import item_comparison, tensor_predicate
+from analyzer.fixes.predicates import item_comparison, tensor_expression, tensor_predicate
 from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.where import side_effect_free
 from analyzer.frontend import expr_text, ir
@@ -80,6 +80,7 @@ class LoopPlan:
     break_first: bool  # the `if ...: break` opens the body (else it closes it)
     carried: list[str]
     break_test: cst.BaseExpression | None = None  # the `if`'s test, as a tensor (`item_comparison`)
+    peel: bool = False  # run the first iteration before the loop: it gives a carried value its first value
 
 
 def fix_loop(fact: LoopFact, file) -> Fix | str:
@@ -237,10 +238,15 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
     carried = [c for c in loop.carried if c != counter]
     if not carried:
         return "the loop carries no value that is used after it"
+    peel = False
     for name in carried:
         before = types.get(f"<{name}", "unknown")
         if before.startswith("ext:builtins.") or before in ("unknown", "none"):
-            return f"`{name}` may be undefined before the loop (while_loop needs its first value)"
+            why = _peel_refusal(name, counter, body, cst_body, break_if is not None and break_first, types, torch)
+            if why:
+                return f"`{name}` may be undefined before the loop (while_loop needs its first value): {why}"
+            peel = True
+            continue
         if not is_tensor(before):
             return f"`{name}` is not a tensor before the loop (while_loop carries tensors)"
         growing = _reshaping_assignment(name, body)
@@ -256,7 +262,31 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
             return why
     if "_" in after and (counter is not None or break_if is not None):
         return "`_` is used after the loop (the rewrite binds it)"
-    return LoopPlan(loop, counter, start or "0", stop, hoist, break_if, break_first, carried, break_test)
+    return LoopPlan(loop, counter, start or "0", stop, hoist, break_if, break_first, carried, break_test, peel)
+
+
+def _peel_refusal(name: str, counter: str | None, body: list, cst_body: list, break_first: bool, types,
+                  torch: str) -> str | None:
+    """Why the first iteration cannot run before the loop to give ``name`` its first
+    value (None: it can). It can for a ``range`` loop whose variable the body does not
+    read, with no `break` opening the body (the first iteration then runs whole), where
+    ``name`` is a tensor by the form of each value the body assigns it."""
+    if counter is None:
+        return "only a `for` over `range(...)` runs its first iteration before the loop"
+    if break_first:
+        return "a `break` opens the loop body"
+    if any(isinstance(sub, ir.Name) and sub.id == counter for stmt in ir.walk_statements(body)
+           for expr in ir.child_expressions(stmt) for sub in ir.walk_expression(expr)):
+        return f"the body reads the loop variable `{counter}`"
+    values = [line.body[0].value for line in cst_body
+              if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign)
+              and len(line.body[0].targets) == 1 and isinstance(line.body[0].targets[0].target, cst.Name)
+              and line.body[0].targets[0].target.value == name]
+    if not values or sum(1 for s in body if name in assigned_names([s])) != len(values):
+        return f"`{name}` is not assigned by a plain `{name} = ...` in the body"
+    if not all(tensor_expression(value, types, torch) for value in values):
+        return f"`{name}` is not a tensor by its form"
+    return None
 
 
 # Calls whose result may have another shape than their tensor argument: a carried value
@@ -407,6 +437,18 @@ def render_loop(src: FixSource, plan: LoopPlan, node, fn: ir.FunctionDef, torch:
         if inner is not None and getattr(inner, "trailing_whitespace", None) is not None \
                 and inner.trailing_whitespace.comment is not None:
             body += inner.trailing_whitespace.comment.value + "\n"
+    peeled = ""
+    if plan.peel:
+        # The first iteration, run before the loop: it gives the values the loop first
+        # assigns their first value; the loop then runs from the second. A loop that
+        # would not run at all left them unbound (the original raised on reading them).
+        if plan.hoist_stop:
+            peeled += f"{torch}._check(({stop} > {plan.start}).item())\n"
+        elif not (plan.stop.isdigit() and plan.start.isdigit() and int(plan.stop) > int(plan.start)):
+            peeled += f"{torch}._check({plan.start} < {plan.stop})\n"
+        peeled += "".join(src.code_of(line) for line in lines)
+        if plan.break_if is not None and not plan.break_first:
+            peeled += f"{flag} = {_tensor_test(src, plan.break_test, torch)}\n"
     values = _last_values(lines)
     returned = []
     if plan.counter is not None:
@@ -417,12 +459,13 @@ def render_loop(src: FixSource, plan: LoopPlan, node, fn: ir.FunctionDef, torch:
     body += "return " + ", ".join(returned) + ("," if len(returned) == 1 else "") + "\n"  # always a tuple
     out.append(f"def {body_name}({params}):\n")
     out.append(reindent(body, unit))
+    out.insert(1 if plan.counter is not None and plan.hoist_stop else 0, peeled)
 
     inits = []
     if plan.counter is not None:
-        inits.append(f"{torch}.tensor({plan.start})")
+        inits.append(f"{torch}.tensor({plan.start} + 1)" if plan.peel else f"{torch}.tensor({plan.start})")
     if plan.break_if is not None and not plan.break_first:
-        inits.append(f"{torch}.tensor(False)")
+        inits.append(flag if plan.peel else f"{torch}.tensor(False)")
     # Each carried value starts as a copy: a first value that is also read from the enclosing
     # scope (`state = x`, with `x` read in the body) would alias an input of the loop.
     inits += [f"{c}.clone()" for c in plan.carried]
