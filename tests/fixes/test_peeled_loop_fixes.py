@@ -74,7 +74,7 @@ def _ut102(source: str):
 
 @pytest.mark.parametrize("change,why", [
     (("        dm = dm / 2\n", "        dm = dm / (2 + _)\n"), "the body reads the loop variable `_`"),
-    (("        p = torch.clamp(logits - mid, min=0)\n", "        p = mid.size(0) + 0.0\n"), "`p` is not a tensor by its form"),
+    (("        p = torch.clamp(logits - mid, min=0)\n", "        p = torch.clamp(logits - mid, min=0)[:]\n"), "`p` is not a tensor by its form"),
 ])
 def test_a_loop_that_cannot_run_its_first_iteration_before_says_why(change, why):
     found = _ut102(BISECTION.replace(*change))
