@@ -26,9 +26,10 @@ from analyzer.frontend.verify import assigned_names
 
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
 _SIDE_EFFECT_METHODS = frozenset({"backward", "register_hook", "retain_grad", "record_stream"})
-# Builtins that compute a value from their arguments and nothing else (``min``/``max`` of
-# tensors would take ``bool()`` of one, which the export refuses: loud, never wrong).
-_PYTHON_BUILTINS_OK = frozenset({"len", "isinstance", "range", "slice", "min", "max", "abs"})
+# Builtins that compute a value from their arguments and nothing else (not ``min``/``max``:
+# of tensors they take ``bool()`` of one, which a torch.cond or while_loop body cannot,
+# even in eager; ``abs(t)`` is ``t.abs()``).
+_PYTHON_BUILTINS_OK = frozenset({"len", "isinstance", "range", "slice", "abs"})
 _ESCAPING_BUILTINS = frozenset({"bool", "int", "float", "complex"})
 _CALLABLE_TYPES = frozenset({"module", "modules"})
 PURE_METHOD = "method/pure"  # a helper of the class that only computes its result (`pure_methods`)
