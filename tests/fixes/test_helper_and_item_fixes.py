@@ -143,3 +143,12 @@ def test_a_tail_that_calls_an_unknown_global_is_still_refused():
     found = [d for d in check_source(textwrap.dedent(source), "m.py") if d.code == "UT101"]
     assert found and found[0].fix is None
     assert "calls `project()`" in found[0].suggestion
+
+
+def test_max_of_values_in_the_tail_is_refused_abs_is_not():
+    # `max(a, b)` of tensors takes bool() of one, which no torch.cond branch can (even in eager)
+    with_max = REFINER.replace("return x + 0.3 * direction", "return max(x, 0.3 * direction)")
+    found = [d for d in check_source(with_max, "m.py") if d.code == "UT101"]
+    assert found and found[0].fix is None and "calls `max()`" in found[0].suggestion
+    with_abs = REFINER.replace("return x + 0.3 * direction", "return x + abs(0.3 * direction)")
+    assert [d for d in check_source(with_abs, "m.py") if d.code == "UT101"][0].fix is not None
