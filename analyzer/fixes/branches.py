@@ -233,7 +233,7 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
             found = file.ifs.get(id(node)) if node is not None else None
             if node is None or found is None:
                 return "the `if` was not found"
-            types = with_pure_methods(types, file.module, found[0])
+            types = with_pure_methods(types, file, found[0])
             if isinstance(node.orelse, cst.If):
                 return _elif_fix(src, node, *found, types, file.torch_name(src, node))
             return _if_fix(src, node, *found, types, file.torch_name(src, node), file=file)

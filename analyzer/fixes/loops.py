@@ -95,7 +95,7 @@ def fix_loop(fact: LoopFact, file) -> Fix | str:
         return "the loop was not found"
     fn, loop = found
     torch = file.torch_name(src, node)
-    types = with_pure_methods(dict(fact.types), file.module, fn)
+    types = with_pure_methods(dict(fact.types), file, fn)
     if fact.bound_level < Level.DATA and _returns_from_body(loop):
         return masked_return(fn, loop, node, types, src, torch)
     if fact.bound_level < Level.DATA and loop.kind == "for" and (appends(loop) or not _over_range(loop)):

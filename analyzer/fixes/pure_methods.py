@@ -1,4 +1,4 @@
-"""Which methods of a class a rewritten block may call: ``with_pure_methods(types, module, fn)``.
+"""Which methods of a class a rewritten block may call: ``with_pure_methods(types, file, fn)``.
 
 A branch or loop body that calls a helper of its own class (``self._cost(c, u, v)``) can
 become a ``torch.cond`` branch or a ``while_loop`` body when the helper is straight-line
@@ -18,12 +18,12 @@ from analyzer.frontend import ir
 from analyzer.frontend.verify import assigned_names
 
 
-def with_pure_methods(types: Mapping[str, str], module: ir.Module, fn: ir.FunctionDef) -> dict[str, str]:
+def with_pure_methods(types: Mapping[str, str], file, fn: ir.FunctionDef) -> dict[str, str]:
     """``types`` with ``self.<name>`` tagged ``method/pure`` for each pure method of the
-    class that defines ``fn``."""
-    cls = _class_of(module, fn)
-    if cls is None:
-        return dict(types)
+    class that defines ``fn`` (``file``: the `branches._File` of the site)."""
+    cls = _classes(file).get(id(fn))
+    if cls is None or not any(types.get(f"self.{name}") in ("method", "function") for name in cls.methods()):
+        return dict(types)  # the block calls no method of its class: nothing to prove
     candidates = {name: m for name, m in cls.methods().items()
                   if not m.decorators and not m.is_async and m.params and m.params[0].name == "self"
                   and types.get(f"self.{name}", "method") in ("method", "function")}
@@ -46,8 +46,13 @@ def _returns_value(body: list) -> bool:
     return bool(body) and isinstance(body[-1], ir.Return) and body[-1].value is not None
 
 
-def _class_of(module: ir.Module, fn: ir.FunctionDef) -> ir.ClassDef | None:
-    for stmt in ir.walk_statements(module.body, into_defs=True):
-        if isinstance(stmt, ir.ClassDef) and any(m is fn for m in stmt.methods().values()):
-            return stmt
-    return None
+def _classes(file) -> dict[int, ir.ClassDef]:
+    """id(method) -> its class, for every class of the file (built once per file)."""
+    cached = getattr(file, "_method_classes", None)
+    if cached is None:
+        cached = {}
+        for stmt in ir.walk_statements(file.module.body, into_defs=True):
+            if isinstance(stmt, ir.ClassDef):
+                cached.update({id(method): stmt for method in stmt.methods().values()})
+        file._method_classes = cached
+    return cached
