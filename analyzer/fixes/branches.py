@@ -40,7 +40,9 @@ from analyzer.diagnostics import Fix
 from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
-from analyzer.fixes.escapes import _function_at, _only_truth_tests, fix_escape, fix_item_min_max, fix_unpacked_tolist
+from analyzer.fixes.escapes import (
+    _function_at, _only_truth_tests, fix_escape, fix_item_cast, fix_item_min_max, fix_unpacked_tolist,
+)
 from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.fresh_names import fresh_names
 from analyzer.fixes.filtered import filtered_comprehension, filtered_loop
@@ -195,9 +197,12 @@ def attach_fixes(facts: list, sources: Sources) -> list:
 
 def _escape_uses(fact: EscapeFact, file: _File) -> Fix | str:
     """``.tolist()`` unpacked into names, ``.item()`` compared by ``max``/``min``; else why not."""
-    fixer = fix_unpacked_tolist if fact.how == "tolist" else fix_item_min_max
-    fix = fixer(fact, file, file.torch_name)
-    return _ESCAPES_LEFT[fact.how] if fix is None else fix
+    fixers = (fix_unpacked_tolist,) if fact.how == "tolist" else (fix_item_cast, fix_item_min_max)
+    for fixer in fixers:
+        fix = fixer(fact, file, file.torch_name)
+        if fix is not None:
+            return fix
+    return _ESCAPES_LEFT[fact.how]
 
 
 def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
