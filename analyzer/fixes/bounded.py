@@ -35,6 +35,8 @@ from analyzer.diagnostics import Fix
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor
 from analyzer.fixes.fresh_names import fresh_names
+from analyzer.fixes.grown_lists import appends, block_of, cut_edit, stacked_after
+from analyzer.fixes.predicates import item_comparison
 from analyzer.fixes.source import FixSource, reindent
 from analyzer.frontend import ir
 from analyzer.frontend.verify import assigned_names
@@ -64,35 +66,87 @@ def _module_lists_indexed(loop: ir.Loop, counter: str, types) -> tuple[set[str],
     return lists, only
 
 
+def _axis_indexed(loop: ir.Loop, counter: str, types) -> tuple[str, int] | str | None:
+    """(name, axis) when the body indexes one axis of one tensor ``name`` by ``counter``
+    (``x[:, t]``), ``name`` is not assigned in the loop, and every other read of
+    ``counter`` is an operand of a comparison (``t < lengths``); None when the body
+    indexes no tensor by it; else why not."""
+    found: set[tuple[str, int]] = set()
+    allowed: set[int] = set()
+    for stmt in ir.walk_statements(loop.body):
+        for expr in ir.child_expressions(stmt):
+            for sub in ir.walk_expression(expr):
+                if isinstance(sub, ir.Compare):
+                    allowed.update(id(e) for e in [sub.left, *sub.comparators] if isinstance(e, ir.Name))
+                elif isinstance(sub, ir.Subscript) and isinstance(sub.value, ir.Name) \
+                        and is_tensor(types.get(sub.value.id, "unknown")):
+                    hit = ir_axis(sub.index, counter)
+                    if hit is not None:
+                        allowed.add(id(hit))
+                        parts = sub.index.elts if isinstance(sub.index, ir.Tuple) else [sub.index]
+                        found.add((sub.value.id, next(i for i, p in enumerate(parts) if p is hit)))
+    if not found:
+        return None
+    if len(found) > 1:
+        return "the loop indexes more than one tensor axis by its variable"
+    name, axis = next(iter(found))
+    if name in assigned_names(loop.body):
+        return f"`{name}`, indexed by the loop variable, is assigned in the loop"
+    for stmt in ir.walk_statements(loop.body):
+        for expr in ir.child_expressions(stmt):
+            for sub in ir.walk_expression(expr):
+                if isinstance(sub, ir.Name) and sub.id == counter and id(sub) not in allowed:
+                    return (f"the loop variable `{counter}` is used other than as the index of `{name}` or in a "
+                            f"comparison (every iteration up to `{name}.size({axis})` runs after the rewrite)")
+    return name, axis
+
+
 def masked_range(fn: ir.FunctionDef, loop: ir.Loop, node, types, src: FixSource, torch: str,
-                 live_after: set[str], reshaping) -> Fix | str | None:
+                 live_after: set[str], reshaping, *, by_axis: bool = False) -> Fix | str | None:
+    """The rewrite when a module list indexed by the loop variable bounds the loop or, with
+    ``by_axis``, a tensor axis it indexes (``x[:, t]``: past ``x.size(1)`` the original
+    raises); None when neither does."""
     if loop.kind != "for" or not isinstance(loop.target, ir.Name):
         return None
     counter = loop.target.id
     lists, only = _module_lists_indexed(loop, counter, types)
-    if not lists:
+    if lists:
+        if len(lists) > 1:
+            return "the loop indexes more than one module list by its variable"
+        listed = next(iter(lists))
+        if not only:
+            return (f"the loop variable `{counter}` is used other than as the index of `self.{listed}` (every "
+                    f"iteration up to `len(self.{listed})` runs after the rewrite)")
+        bound, bounded_by = f"len(self.{listed})", "the module list bounds the loop"
+    elif not by_axis:
         return None
+    else:
+        indexed = _axis_indexed(loop, counter, types)
+        if indexed is None:
+            return None
+        if isinstance(indexed, str):
+            return indexed
+        bound, bounded_by = f"{indexed[0]}.size({indexed[1]})", f"indexing `{indexed[0]}` bounds the loop"
     rng = loop.iter
     if not (isinstance(rng, ir.Call) and isinstance(rng.func, ir.Name) and rng.func.id == "range"
             and types.get("range", "ext:builtins.range") == "ext:builtins.range"
             and len(rng.args) == len(rng.positional) == 1):
         return "the loop is not over `range(stop)`"
-    if len(lists) > 1:
-        return "the loop indexes more than one module list by its variable"
-    listed = next(iter(lists))
-    if not only:
-        return (f"the loop variable `{counter}` is used other than as the index of `self.{listed}` (every "
-                f"iteration up to `len(self.{listed})` runs after the rewrite)")
     if loop.orelse:
         return "the loop has an `else` block"
     for stmt in ir.walk_statements(loop.body):
         if isinstance(stmt, (ir.Break, ir.Continue, ir.Return)):
             return "the loop body leaves the loop (`break`, `continue` or `return`)"
-    why = refusal(loop.body, types)
+    grown = appends(loop)
+    names = [a.value.func.value.id for a in grown]
+    if len(set(names)) != len(names):
+        return "a list grows twice in one iteration"
+    rest = [s for s in loop.body if s not in grown]
+    why = refusal(rest, types)
     if why:
-        return f"the loop body {why} (every iteration up to `len(self.{listed})` runs after the rewrite)"
-    carried = [c for c in loop.carried if c != counter]
-    if not carried:
+        return f"the loop body {why} (every iteration up to `{bound}` runs after the rewrite)"
+    carried = [c for c in loop.carried if c != counter and c not in names]
+    if not carried and not names:
         return "the loop carries no value that is used after it"
     for name in carried:
         if not is_tensor(types.get(f"<{name}", "unknown")):
@@ -109,6 +163,16 @@ def masked_range(fn: ir.FunctionDef, loop: ir.Loop, node, types, src: FixSource,
     lines = list(node.body.body)
     if len(lines) != len(loop.body):
         return "the loop body was not matched to its source"
+    stacks = {}
+    if names:
+        block, position = block_of(fn.body, loop)
+        if block is None:
+            return "the loop was not found in its function"
+        for name in names:
+            found = stacked_after(name, block, position, fn, loop)
+            if isinstance(found, str):
+                return found
+            stacks[name] = found
     (stop_name,) = fresh_names(fn, ("loop_stop",), loop.span.line)
     out_lines = []
     for stmt, line in zip(loop.body, lines):
@@ -125,18 +189,40 @@ def masked_range(fn: ir.FunctionDef, loop: ir.Loop, node, types, src: FixSource,
         else src.module.default_indent
     stop = src.code_of(node.iter.args[0].value)
     comment = node.body.header.comment if isinstance(node.body, cst.IndentedBlock) else None
-    bound = f"len(self.{listed})"
-    text = (f"{stop_name} = {torch}.scalar_tensor({stop}, dtype={torch}.long)\n"
-            f"{torch}._check(({stop_name} <= {bound}).item())\n"
-            f"for {counter} in range({bound}):" + (f"  {comment.value}" if comment else "") + "\n"
+    checks = f"{torch}._check(({stop_name} <= {bound}).item())\n"
+    if any(initial == 0 for _, _, initial, _ in stacks.values()):
+        # `range(n)` with n <= 0 appends nothing, and stacking no items raises: so does this
+        checks += f"{torch}._check(({stop_name} > 0).item())\n"
+    text = (f"{stop_name} = {torch}.scalar_tensor({stop}, dtype={torch}.long)\n" + checks
+            + f"for {counter} in range({bound}):" + (f"  {comment.value}" if comment else "") + "\n"
             + reindent("".join(out_lines), unit))
     indent = src.indent_of(node)
     text = reindent(text, indent)[len(indent):].rstrip("\r\n")
     edit = src.loop_edit(node, node, text)
     if isinstance(edit, str):
         return edit
-    return Fix(f"Run every iteration up to `{bound}` (the module list bounds the loop) and keep what the first "
-               f"`{stop}` made (`{torch}.where`)", (edit,), APPLICABILITY)
+    edits = [edit]
+    for name, stack in stacks.items():
+        cut = cut_edit(src, torch, name, stack, f"{stop_name}.clamp(min=0)")
+        if isinstance(cut, str):
+            return cut
+        edits.append(cut)
+    return Fix(f"Run every iteration up to `{bound}` ({bounded_by}) and keep what the first `{stop}` made "
+               f"(`{torch}.where`)" + (", cutting the stacked lists to them" if stacks else ""),
+               tuple(edits), APPLICABILITY)
+
+
+def _full_slice(e) -> bool:
+    return isinstance(e, ir.Slice) and e.lower is None and e.upper is None and e.step is None
+
+
+def ir_axis(index, counter: str):
+    """The `Name` of ``counter`` when ``index`` is ``counter`` or ``:, ..., counter, :, ...``."""
+    parts = index.elts if isinstance(index, ir.Tuple) else [index]
+    hits = [p for p in parts if isinstance(p, ir.Name) and p.id == counter]
+    if len(hits) == 1 and all(p is hits[0] or _full_slice(p) for p in parts):
+        return hits[0]
+    return None
 
 
 # ------------------------------------------------------------------------------ counted while
@@ -166,27 +252,6 @@ def _increments(stmt, counter: str) -> bool:
             and type(stmt.value.value) is int)
 
 
-def _item_comparison(src: FixSource, test: cst.BaseExpression, torch: str) -> str | None:
-    """``x.item() <op> c`` as the tensor test ``x.double() <op> c``: the number ``.item()``
-    gives, compared in double precision as Python compares it (exact for every real dtype,
-    integers up to 2**53)."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual,
-                                                          cst.GreaterThan, cst.GreaterThanEqual))):
-        return None
-    left = test.left
-    if not (isinstance(left, cst.Call) and not left.args and isinstance(left.func, cst.Attribute)
-            and left.func.attr.value == "item"):
-        return None
-    from analyzer.fixes.where import side_effect_free
-
-    other = test.comparisons[0].comparator
-    if not side_effect_free(left.func.value, tensor_methods=True, torch=torch) or not side_effect_free(other):
-        return None
-    op = src.code_of(test.comparisons[0].operator).strip()
-    return f"{src.code_of(left.func.value)}.double() {op} {src.code_of(other)}"
-
-
 def counted_while(fn: ir.FunctionDef, block: list, loop: ir.Loop, node, types, src: FixSource, torch: str,
                   live_after: set[str]) -> Fix | str | None:
     """A ``while`` that also stops when a counter reaches a static bound, as a ``for`` over
@@ -204,7 +269,7 @@ def counted_while(fn: ir.FunctionDef, block: list, loop: ir.Loop, node, types, s
     each pass and is written nowhere else, so the ``for`` gives it the same value in every
     pass, and the pass where it reaches the bound only tested the condition (free of side
     effects) before breaking. A ``.item()`` comparison becomes the tensor test
-    ``x.double() <op> c`` (``_item_comparison``). Refused when the counter is read after the
+    ``x.double() <op> c`` (``predicates.item_comparison``). Refused when the counter is read after the
     loop (the ``for`` leaves it one lower when the bound stops it). With ``==``, a start
     above the bound never stopped the original by the counter; the rewrite runs no pass
     then (a configuration of no use, but not provably absent: unsafe)."""
@@ -238,7 +303,8 @@ def counted_while(fn: ir.FunctionDef, block: list, loop: ir.Loop, node, types, s
             return predicate
         test = src.code_of(predicate.with_changes(lpar=[], rpar=[]) if hasattr(predicate, "lpar") else predicate)
     else:
-        test = _item_comparison(src, node.test, torch)
+        found = item_comparison(node.test, types, torch)
+        test = None if found is None else src.code_of(found.with_changes(lpar=[], rpar=[]))
         if test is None:
             return ("the `while` condition is not a tensor (a Python value from `.item()`, `bool()`...): keep it a "
                     "tensor first")

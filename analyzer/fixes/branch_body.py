@@ -26,9 +26,13 @@ from analyzer.frontend.verify import assigned_names
 
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop", "remove", "clear"})
 _SIDE_EFFECT_METHODS = frozenset({"backward", "register_hook", "retain_grad", "record_stream"})
-_PYTHON_BUILTINS_OK = frozenset({"len", "isinstance", "range", "slice"})
+# Builtins that compute a value from their arguments and nothing else (not ``min``/``max``:
+# of tensors they take ``bool()`` of one, which a torch.cond or while_loop body cannot,
+# even in eager; ``abs(t)`` is ``t.abs()``).
+_PYTHON_BUILTINS_OK = frozenset({"len", "isinstance", "range", "slice", "abs"})
 _ESCAPING_BUILTINS = frozenset({"bool", "int", "float", "complex"})
 _CALLABLE_TYPES = frozenset({"module", "modules"})
+PURE_METHOD = "method/pure"  # a helper of the class that only computes its result (`pure_methods`)
 _NESTED = {
     ir.If: "`if`", ir.Loop: "loop", ir.With: "`with`", ir.Try: "`try`", ir.Match: "`match`",
     ir.FunctionDef: "`def`", ir.ClassDef: "`class`", ir.Import: "`import`", ir.Global: "`global`",
@@ -37,6 +41,11 @@ _NESTED = {
 
 
 def refusal(body: list[ir.Stmt], types: Mapping[str, str], *, last_return: bool = False) -> str | None:
+    # A name the block binds is a local of the function, never a module or a builtin, even
+    # where ``types`` (the names known at the `if`) resolves it as a free name.
+    local = {name for name in assigned_names(body) if types.get(name, "").startswith("ext:")}
+    if local:
+        types = {**types, **{name: "unknown" for name in local}}
     for i, stmt in enumerate(body):
         why = _statement(stmt, types, is_last=i == len(body) - 1, last_return=last_return)
         if why:
@@ -156,8 +165,8 @@ def _call(call: ir.Call, types) -> str | None:
         if method in _MUTATORS:
             return f"mutates `{expr_text(func.value)}` in place (`.{method}()`)"
         if isinstance(func.value, ir.Name) and func.value.id == "self":
-            if types.get(f"self.{method}") in _CALLABLE_TYPES:
-                return None  # a submodule
+            if types.get(f"self.{method}") in _CALLABLE_TYPES or types.get(f"self.{method}") == PURE_METHOD:
+                return None  # a submodule, or a helper that only computes its result
             return f"calls `self.{method}()`, which untrace does not check for side effects"
         if method in api.TENSOR_METHODS:
             return None

@@ -40,13 +40,16 @@ from analyzer.diagnostics import Fix
 from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
-from analyzer.fixes.escapes import _function_at, _only_truth_tests, fix_escape, fix_item_min_max, fix_unpacked_tolist
+from analyzer.fixes.escapes import (
+    _function_at, _only_truth_tests, fix_escape, fix_item_cast, fix_item_min_max, fix_unpacked_tolist,
+)
 from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.fresh_names import fresh_names
 from analyzer.fixes.filtered import filtered_comprehension, filtered_loop
 from analyzer.fixes.guards import guarded_write
 from analyzer.fixes.inputs import fix_input_write
 from analyzer.fixes.loops import fix_loop
+from analyzer.fixes.pure_methods import with_pure_methods
 from analyzer.fixes.numbers import number_if, number_ternary
 from analyzer.fixes.predicates import _bare, tensor_predicate
 from analyzer.fixes.torch_name import ModuleTorch, torch_name
@@ -197,9 +200,12 @@ def attach_fixes(facts: list, sources: Sources) -> list:
 
 def _escape_uses(fact: EscapeFact, file: _File) -> Fix | str:
     """``.tolist()`` unpacked into names, ``.item()`` compared by ``max``/``min``; else why not."""
-    fixer = fix_unpacked_tolist if fact.how == "tolist" else fix_item_min_max
-    fix = fixer(fact, file, file.torch_name)
-    return _ESCAPES_LEFT[fact.how] if fix is None else fix
+    fixers = (fix_unpacked_tolist,) if fact.how == "tolist" else (fix_item_cast, fix_item_min_max)
+    for fixer in fixers:
+        fix = fixer(fact, file, file.torch_name)
+        if fix is not None:
+            return fix
+    return _ESCAPES_LEFT[fact.how]
 
 
 def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
@@ -235,6 +241,7 @@ def fix_branch(fact: BranchFact, file: _File) -> Fix | str:
             found = file.ifs.get(id(node)) if node is not None else None
             if node is None or found is None:
                 return "the `if` was not found"
+            types = with_pure_methods(types, file, found[0])
             if isinstance(node.orelse, cst.If):
                 return _elif_fix(src, node, *found, types, file.torch_name(src, node))
             return _if_fix(src, node, *found, types, file.torch_name(src, node), file=file)

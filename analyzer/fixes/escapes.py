@@ -229,3 +229,31 @@ def fix_item_min_max(fact: EscapeFact, file, torch_name) -> Fix | None:
         return None
     return Fix(f"Compare `{name}` with `torch.sym_max` / `torch.sym_min`, which torch.export keeps symbolic, "
                f"instead of the builtin", tuple(edits), APPLICABILITY)
+
+
+def fix_item_cast(fact: EscapeFact, file, torch_name) -> Fix | None:
+    """``int(t.item())`` / ``float(t.item())`` -> ``torch.sym_int(t.item())`` /
+    ``torch.sym_float(...)``: on a Python number the builtin itself (``builtins.int(a)``,
+    so the same value), while torch.export keeps the unbacked number ``.item()`` makes
+    symbolic instead of asking for a concrete one ("Could not extract specialized integer
+    from data-dependent expression"), as ``fix_escape`` does for ``int(t)``. None when the
+    ``.item()`` is not the one argument of the builtin (not shadowed in the module)."""
+    src = file.source_at(fact.site.line)
+    call = _escape_call(src, fact)
+    arg = src.parents.get(call) if call is not None else None
+    cast = src.parents.get(arg) if isinstance(arg, cst.Arg) else None
+    if not (isinstance(cast, cst.Call) and isinstance(cast.func, cst.Name) and cast.func.value in _CASTS
+            and len(cast.args) == 1 and cast.args[0] is arg and not arg.star and arg.keyword is None):
+        return None
+    builtin = cast.func.value
+    if any(builtin in assigned_names([s]) or (isinstance(s, ir.FunctionDef) and s.name == builtin)
+           for s in ir.walk_statements(file.module.body, into_defs=True)
+           if not isinstance(s, (ir.If, ir.Loop, ir.With, ir.Try))):
+        return None  # `int` is another name in this module
+    try:
+        torch = torch_name(src, cast)
+    except Exception:  # noqa: BLE001 - no torch name there: left as it is
+        return None
+    edit = src.edit(cast.func, cast.func, f"{torch}.{_CASTS[builtin]}")
+    return Fix(f"Cast with `{torch}.{_CASTS[builtin]}`, which torch.export keeps symbolic, instead of `{builtin}()`",
+               (edit,), APPLICABILITY)

@@ -54,11 +54,13 @@ from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.analyses.kinds.facts import LoopFact
 from analyzer.analyses.kinds.levels import Level
 from analyzer.diagnostics import Fix
-from analyzer.fixes.bounded import counted_while, masked_range
+from analyzer.fixes.bounded import counted_while, ir_axis, masked_range
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import _clone, _last_values, _needs_clone, is_tensor
 from analyzer.fixes.fresh_names import fresh_names
-from analyzer.fixes.predicates import tensor_predicate
+from analyzer.fixes.grown_lists import appends, block_of, cut_edit, stacked_after
+from analyzer.fixes.pure_methods import with_pure_methods
+from analyzer.fixes.predicates import item_comparison, tensor_expression, tensor_predicate
 from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.where import side_effect_free
 from analyzer.frontend import expr_text, ir
@@ -77,6 +79,8 @@ class LoopPlan:
     break_if: cst.If | None
     break_first: bool  # the `if ...: break` opens the body (else it closes it)
     carried: list[str]
+    break_test: cst.BaseExpression | None = None  # the `if`'s test, as a tensor (`item_comparison`)
+    peel: bool = False  # run the first iteration before the loop: it gives a carried value its first value
 
 
 def fix_loop(fact: LoopFact, file) -> Fix | str:
@@ -91,24 +95,36 @@ def fix_loop(fact: LoopFact, file) -> Fix | str:
         return "the loop was not found"
     fn, loop = found
     torch = file.torch_name(src, node)
+    types = with_pure_methods(dict(fact.types), file, fn)
     if fact.bound_level < Level.DATA and _returns_from_body(loop):
-        return masked_return(fn, loop, node, dict(fact.types), src, torch)
-    if fact.bound_level < Level.DATA and loop.kind == "for" and (_appends(loop) or not _over_range(loop)):
-        return masked_break(fn, loop, node, dict(fact.types), src, torch)
+        return masked_return(fn, loop, node, types, src, torch)
+    if fact.bound_level < Level.DATA and loop.kind == "for" and (appends(loop) or not _over_range(loop)):
+        return masked_break(fn, loop, node, types, src, torch)
     if loop.kind == "while":
         live = annotate_regions(fn)
-        block, _ = _block_of(fn.body, loop)
-        counted = counted_while(fn, block or [], loop, node, dict(fact.types), src, torch,
+        block, _ = block_of(fn.body, loop)
+        counted = counted_while(fn, block or [], loop, node, types, src, torch,
                                 set(live.live_in(live.cfg.join_of[id(loop)])))
         if counted is not None:
             return counted
     if fact.bound_level >= Level.DATA:
         live = annotate_regions(fn)
-        bounded = masked_range(fn, loop, node, dict(fact.types), src, torch,
+        bounded = masked_range(fn, loop, node, types, src, torch,
                                set(live.live_in(live.cfg.join_of[id(loop)])), _reshaping_assignment)
         if bounded is not None:
             return bounded
-    plan = plan_loop(fn, loop, node, dict(fact.types), src, torch)
+    plan = plan_loop(fn, loop, node, types, src, torch)
+    if isinstance(plan, str) and fact.bound_level >= Level.DATA:
+        # No while_loop (a list grows, say): a tensor axis the body indexes by the loop
+        # variable bounds it, and every iteration up to it runs, masked. The while_loop
+        # comes first: it keeps the trip count dynamic where the unrolled loop does not.
+        live = annotate_regions(fn)
+        by_axis = masked_range(fn, loop, node, types, src, torch, set(live.live_in(live.cfg.join_of[id(loop)])),
+                               _reshaping_assignment, by_axis=True)
+        if isinstance(by_axis, Fix):
+            return by_axis
+        if isinstance(by_axis, str):
+            plan = f"{plan}; nor unrolled up to the axis it indexes: {by_axis}"
     if isinstance(plan, str):
         return plan
     try:
@@ -143,6 +159,7 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
         return "an `async for`"
     counter = start = stop = None
     hoist = False
+    break_test = None
     if loop.kind == "for":
         if not isinstance(loop.target, ir.Name):
             return "the loop variable is not a plain name"
@@ -185,18 +202,19 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
             return "the `break` is not in an `if` that opens or closes the loop body"
         index, stmt = ends[0]
         break_first = index == 0 and len(body) > 1
-        if not is_tensor(types.get("$break", "unknown")):
-            return "the `break` condition is not a tensor (a Python value from `.item()`, `bool()`...): keep it a tensor"
         break_if = cst_body[index]
         if not isinstance(break_if, cst.If) or break_if.orelse is not None:
             return "the `break` is not in an `if` that opens or closes the loop body"
+        break_test = _break_test(break_if.test, types, torch)
+        if break_test is None:
+            return _NOT_TENSOR_BREAK
         del body[index]
         del cst_body[index]
     if not body:
         return "the loop body is empty"
     if _forever(loop) and (break_if is None or break_first):
         return "`while True` leaves only by a `break` that closes its body here"
-    for test in ([node.test] if loop.kind == "while" and not _forever(loop) else []) + ([break_if.test] if break_if is not None and break_first else []):
+    for test in ([node.test] if loop.kind == "while" and not _forever(loop) else []) + ([break_test] if break_if is not None and break_first else []):
         predicate = tensor_predicate(src, test, torch)
         if isinstance(predicate, str):
             return predicate
@@ -220,10 +238,15 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
     carried = [c for c in loop.carried if c != counter]
     if not carried:
         return "the loop carries no value that is used after it"
+    peel = False
     for name in carried:
         before = types.get(f"<{name}", "unknown")
         if before.startswith("ext:builtins.") or before in ("unknown", "none"):
-            return f"`{name}` may be undefined before the loop (while_loop needs its first value)"
+            why = _peel_refusal(name, counter, body, cst_body, break_if is not None and break_first, types, torch)
+            if why:
+                return f"`{name}` may be undefined before the loop (while_loop needs its first value): {why}"
+            peel = True
+            continue
         if not is_tensor(before):
             return f"`{name}` is not a tensor before the loop (while_loop carries tensors)"
         growing = _reshaping_assignment(name, body)
@@ -239,7 +262,31 @@ def plan_loop(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], sr
             return why
     if "_" in after and (counter is not None or break_if is not None):
         return "`_` is used after the loop (the rewrite binds it)"
-    return LoopPlan(loop, counter, start or "0", stop, hoist, break_if, break_first, carried)
+    return LoopPlan(loop, counter, start or "0", stop, hoist, break_if, break_first, carried, break_test, peel)
+
+
+def _peel_refusal(name: str, counter: str | None, body: list, cst_body: list, break_first: bool, types,
+                  torch: str) -> str | None:
+    """Why the first iteration cannot run before the loop to give ``name`` its first
+    value (None: it can). It can for a ``range`` loop whose variable the body does not
+    read, with no `break` opening the body (the first iteration then runs whole), where
+    ``name`` is a tensor by the form of each value the body assigns it."""
+    if counter is None:
+        return "only a `for` over `range(...)` runs its first iteration before the loop"
+    if break_first:
+        return "a `break` opens the loop body"
+    if any(isinstance(sub, ir.Name) and sub.id == counter for stmt in ir.walk_statements(body)
+           for expr in ir.child_expressions(stmt) for sub in ir.walk_expression(expr)):
+        return f"the body reads the loop variable `{counter}`"
+    values = [line.body[0].value for line in cst_body
+              if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Assign)
+              and len(line.body[0].targets) == 1 and isinstance(line.body[0].targets[0].target, cst.Name)
+              and line.body[0].targets[0].target.value == name]
+    if not values or sum(1 for s in body if name in assigned_names([s])) != len(values):
+        return f"`{name}` is not assigned by a plain `{name} = ...` in the body"
+    if not all(tensor_expression(value, types, torch) for value in values):
+        return f"`{name}` is not a tensor by its form"
+    return None
 
 
 # Calls whose result may have another shape than their tensor argument: a carried value
@@ -297,7 +344,7 @@ def _counter_uses(counter: str, body: list, in_break_test: bool, loop: ir.Loop) 
                 if isinstance(sub, ir.Compare):
                     allowed.update(id(e) for e in [sub.left, *sub.comparators] if isinstance(e, ir.Name))
                 elif isinstance(sub, ir.Subscript):
-                    axis = _ir_axis(sub.index, counter)
+                    axis = ir_axis(sub.index, counter)
                     if axis is not None:
                         allowed.add(id(axis))
             for sub in ir.walk_expression(expr):
@@ -305,19 +352,6 @@ def _counter_uses(counter: str, body: list, in_break_test: bool, loop: ir.Loop) 
                     return (f"the loop variable `{counter}` is used as a Python int (`while_loop` counts with a "
                             f"tensor; only comparisons such as `lengths > {counter}` and indexes of one axis such "
                             f"as `x[:, {counter}]` keep their result)")
-    return None
-
-
-def _full_slice(e) -> bool:
-    return isinstance(e, ir.Slice) and e.lower is None and e.upper is None and e.step is None
-
-
-def _ir_axis(index, counter: str):
-    """The `Name` of ``counter`` when ``index`` is ``counter`` or ``:, ..., counter, :, ...``."""
-    parts = index.elts if isinstance(index, ir.Tuple) else [index]
-    hits = [p for p in parts if isinstance(p, ir.Name) and p.id == counter]
-    if len(hits) == 1 and all(p is hits[0] or _full_slice(p) for p in parts):
-        return hits[0]
     return None
 
 
@@ -381,7 +415,7 @@ def render_loop(src: FixSource, plan: LoopPlan, node, fn: ir.FunctionDef, torch:
         tests.append(_tensor_test(src, node.test, torch))
     if plan.break_if is not None:
         if plan.break_first:
-            tests.append(f"{torch}.logical_not({_tensor_test(src, plan.break_if.test, torch)})")
+            tests.append(f"{torch}.logical_not({_tensor_test(src, plan.break_test, torch)})")
         else:
             tests.append(f"{torch}.logical_not({flag})")
     cond = tests[0]
@@ -398,11 +432,23 @@ def render_loop(src: FixSource, plan: LoopPlan, node, fn: ir.FunctionDef, torch:
     body = "".join(src.code_of(line) for line in lines)
     if plan.break_if is not None and not plan.break_first:
         comment = plan.break_if.body.header.comment if isinstance(plan.break_if.body, cst.IndentedBlock) else None
-        body += f"{flag} = {_tensor_test(src, plan.break_if.test, torch)}" + (f"  {comment.value}" if comment else "") + "\n"
+        body += f"{flag} = {_tensor_test(src, plan.break_test, torch)}" + (f"  {comment.value}" if comment else "") + "\n"
         inner = plan.break_if.body.body[0] if isinstance(plan.break_if.body, cst.IndentedBlock) else None
         if inner is not None and getattr(inner, "trailing_whitespace", None) is not None \
                 and inner.trailing_whitespace.comment is not None:
             body += inner.trailing_whitespace.comment.value + "\n"
+    peeled = ""
+    if plan.peel:
+        # The first iteration, run before the loop: it gives the values the loop first
+        # assigns their first value; the loop then runs from the second. A loop that
+        # would not run at all left them unbound (the original raised on reading them).
+        if plan.hoist_stop:
+            peeled += f"{torch}._check(({stop} > {plan.start}).item())\n"
+        elif not (plan.stop.isdigit() and plan.start.isdigit() and int(plan.stop) > int(plan.start)):
+            peeled += f"{torch}._check({plan.start} < {plan.stop})\n"
+        peeled += "".join(src.code_of(line) for line in lines)
+        if plan.break_if is not None and not plan.break_first:
+            peeled += f"{flag} = {_tensor_test(src, plan.break_test, torch)}\n"
     values = _last_values(lines)
     returned = []
     if plan.counter is not None:
@@ -413,12 +459,13 @@ def render_loop(src: FixSource, plan: LoopPlan, node, fn: ir.FunctionDef, torch:
     body += "return " + ", ".join(returned) + ("," if len(returned) == 1 else "") + "\n"  # always a tuple
     out.append(f"def {body_name}({params}):\n")
     out.append(reindent(body, unit))
+    out.insert(1 if plan.counter is not None and plan.hoist_stop else 0, peeled)
 
     inits = []
     if plan.counter is not None:
-        inits.append(f"{torch}.tensor({plan.start})")
+        inits.append(f"{torch}.tensor({plan.start} + 1)" if plan.peel else f"{torch}.tensor({plan.start})")
     if plan.break_if is not None and not plan.break_first:
-        inits.append(f"{torch}.tensor(False)")
+        inits.append(flag if plan.peel else f"{torch}.tensor(False)")
     # Each carried value starts as a copy: a first value that is also read from the enclosing
     # scope (`state = x`, with `x` read in the body) would alias an input of the loop.
     inits += [f"{c}.clone()" for c in plan.carried]
@@ -441,6 +488,18 @@ def _tensor_test(src: FixSource, test, torch: str, evaluated_again: bool = False
     if isinstance(predicate, str):
         raise _Refused(predicate)
     return _bare(src, predicate)
+
+
+_NOT_TENSOR_BREAK = ("the `break` condition is not a tensor (a Python value from `.item()`, `bool()`...): "
+                     "keep it a tensor")
+
+
+def _break_test(test, types, torch: str):
+    """The `break` test as a tensor expression: itself when the analysis typed it a tensor,
+    ``r.double() < c`` for ``r.item() < c`` (``item_comparison``), else None."""
+    if is_tensor(types.get("$break", "unknown")):
+        return test
+    return item_comparison(test, types, torch)
 
 
 class _Refused(Exception):
@@ -542,12 +601,6 @@ def _over_range(loop: ir.Loop) -> bool:
     return isinstance(rng, ir.Call) and isinstance(rng.func, ir.Name) and rng.func.id == "range"
 
 
-def _appends(loop: ir.Loop) -> list:
-    return [s for s in loop.body if isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call)
-            and isinstance(s.value.func, ir.Attribute) and s.value.func.attr == "append"
-            and isinstance(s.value.func.value, ir.Name)]
-
-
 def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str], src: FixSource,
                  torch: str) -> Fix | str:
     """A loop of a fixed trip count (``range(const)``, a ``ModuleList``) that breaks on a
@@ -578,16 +631,19 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
     if len(breaks) != 1 or not isinstance(breaks[0], ir.Break) or not ends:
         return "the `break` is not in an `if` that opens or closes the loop body"
     index = ends[0]
-    if not is_tensor(types.get("$break", "unknown")):
-        return "the `break` condition is not a tensor (a Python value from `.item()`, `bool()`...): keep it a tensor"
     cst_lines = list(node.body.body)
     if len(cst_lines) != len(body):
         return "the loop body was not matched to its source"
-    appends = _appends(loop)
-    lists = [a.value.func.value.id for a in appends]
+    if not isinstance(cst_lines[index], cst.If):
+        return "the `break` is not in an `if` that opens or closes the loop body"
+    break_test = _break_test(cst_lines[index].test, types, torch)
+    if break_test is None:
+        return _NOT_TENSOR_BREAK
+    grown = appends(loop)
+    lists = [a.value.func.value.id for a in grown]
     if len(set(lists)) != len(lists):
         return "a list grows twice in one iteration"
-    rest = [s for i, s in enumerate(body) if i != index and s not in appends]
+    rest = [s for i, s in enumerate(body) if i != index and s not in grown]
     why = refusal(rest, types)
     if why:
         return f"the loop body {why} (every iteration runs after the rewrite)"
@@ -605,18 +661,18 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
             return f"`{name}` is assigned by unpacking (each name is kept with `torch.where`)"
     if isinstance(loop.target, ir.Name) and loop.target.id in live.live_in(live.cfg.join_of[id(loop)]):
         return "the loop variable is used after the loop"
-    block, position = _block_of(fn.body, loop)
+    block, position = block_of(fn.body, loop)
     if block is None:
         return "the loop was not found in its function"
     stacks = {}
     for name in lists:
-        found = _stacked_after(name, block, position, fn, loop)
+        found = stacked_after(name, block, position, fn, loop)
         if isinstance(found, str):
             return found
         stacks[name] = found
     stopped, kept = fresh_names(fn, ("stopped", "kept"), loop.span.line)
     # The source: the loop's lines with the carried assignments gated.
-    test = _tensor_test(src, cst_lines[index].test, torch)
+    test = _tensor_test(src, break_test, torch)
     unit = node.body.indent if isinstance(node.body, cst.IndentedBlock) and node.body.indent else src.module.default_indent
     lines = []
     if index == 0:
@@ -625,7 +681,7 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
     for i, (stmt, line) in enumerate(zip(body, cst_lines)):
         if i == index:
             continue
-        if stmt in appends:
+        if stmt in grown:
             lines.append(src.code_of(line))
             if not counted:
                 lines.append(f"{kept} = {kept} + {torch}.logical_not({stopped}).long()\n")
@@ -648,16 +704,11 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
     text = f"{names} = {starts}\n{head}\n" + reindent("".join(lines), unit)
     text = reindent(text, indent)[len(indent):].rstrip("\n")
     edits = [src.edit(node, node, text)]
-    for name, (call, dim, initial, joined) in stacks.items():
-        call_node = _cst_call_at(src, call)
-        if call_node is None:
-            return f"the `torch.{joined}` of `{name}` was not found"
-        count = kept if not initial else f"({kept} + {initial})"
-        if joined != "stack":
-            # a concatenation: as long as the first `count` items together, whatever their sizes
-            count = (f"{torch}.tensor([0] + [item.shape[{dim}] for item in {name}]).cumsum(0)"
-                     f"[{kept}{f' + {initial}' if initial else ''}]")
-        edits.append(src.edit(call_node, call_node, f"{src.code_of(call_node)}.narrow({dim}, 0, {count}.item())"))
+    for name, stack in stacks.items():
+        edit = cut_edit(src, torch, name, stack, kept)
+        if isinstance(edit, str):
+            return edit
+        edits.append(edit)
     cut = edits[0]
     if loses_comments(src.text(cut), cut.content):
         return "comments inside the loop would be lost"
@@ -665,65 +716,5 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
         return "the rewrite would not parse (please report this)"
     return Fix(f"Run every iteration and keep each value once the test held (`{torch}.where`)"
                + (", cutting the stacked lists to the iterations that ran" if lists else ""), tuple(edits), APPLICABILITY)
-
-
-def _block_of(body: list, loop: ir.Loop):
-    for stmt in ir.walk_statements(body):
-        for block in ir.child_blocks(stmt):
-            if any(s is loop for s in block):
-                return block, [i for i, s in enumerate(block) if s is loop][0]
-    if any(s is loop for s in body):
-        return body, [i for i, s in enumerate(body) if s is loop][0]
-    return None, None
-
-
-def _stacked_after(name: str, block: list, position: int, fn: ir.FunctionDef, loop: ir.Loop):
-    """(the `torch.stack(name, dim)` call, dim, the list's length before the loop) when
-    that call is the list's one use after the loop, else why not."""
-    before = block[:position]
-    initial = None
-    for stmt in before:
-        if isinstance(stmt, ir.Assign) and name in assigned_names([stmt]):
-            initial = len(stmt.value.elts) if isinstance(stmt.value, ir.List) and not any(
-                isinstance(e, ir.Starred) for e in stmt.value.elts) else None
-    if initial is None:
-        return f"the list `{name}` is not made by a list display before the loop"
-    uses = []
-    for stmt in ir.walk_statements(fn.body):
-        if stmt is loop:
-            continue
-        for expr in ir.child_expressions(stmt):
-            for sub in ir.walk_expression(expr):
-                if isinstance(sub, ir.Call) and sub.args and isinstance(sub.args[0].value, ir.Name) \
-                        and sub.args[0].value.id == name:
-                    uses.append((stmt, sub))
-    stacks = [(s, c) for s, c in uses if expr_text(c.func) in ("torch.stack", "torch.cat", "torch.concat")]
-    reads = sum(1 for stmt in ir.walk_statements(fn.body) for e in ir.child_expressions(stmt)
-                for sub in ir.walk_expression(e) if isinstance(sub, ir.Name) and sub.id == name)
-    in_loop = sum(1 for stmt in ir.walk_statements(loop.body) for e in ir.child_expressions(stmt)
-                  for sub in ir.walk_expression(e) if isinstance(sub, ir.Name) and sub.id == name)
-    own = sum(1 for stmt in before if isinstance(stmt, ir.Assign) and name in assigned_names([stmt]))
-    if len(stacks) != 1 or reads != in_loop + own + 1:
-        return (f"the list `{name}` is used after the loop other than by one `torch.stack` (by hand: "
-                f"stack it and cut it to the iterations that ran, `.narrow(dim, 0, count)`)")
-    call = stacks[0][1]
-    if any(s is stacks[0][0] for s in ir.walk_statements(loop.body)):
-        return f"the list `{name}` is stacked inside the loop"
-    dim_arg = call.args[1].value if len(call.args) > 1 and call.args[1].keyword in (None, "dim") else None
-    if len(call.args) > 1 and call.args[1].keyword not in (None, "dim"):
-        return f"the `torch.stack` of `{name}` has other arguments"
-    if dim_arg is None:
-        dim = 0
-    elif isinstance(dim_arg, ir.Const) and isinstance(dim_arg.value, int) and dim_arg.value >= 0:
-        dim = dim_arg.value
-    else:
-        return f"the list `{name}` is stacked along an axis that is not a non-negative constant"
-    if any(a.star for a in call.args) or len(call.args) > 2:
-        return f"the `torch.stack` of `{name}` has other arguments"
-    return call, dim, initial, expr_text(call.func).rsplit(".", 1)[1]
-
-
-def _cst_call_at(src: FixSource, call: ir.Call):
-    return src.node_at(cst.Call, call.span.line, call.span.column)
 
 

@@ -53,7 +53,9 @@ RULE = Rule(
          "Unsafe fixes (`--fix --unsafe-fixes`): `if`/`else` assigning one name -> `torch.where`; other `if`s "
          "-> `torch.cond` with nested branch functions over the live-in tensors; a ternary -> `torch.where`; "
          "`assert` -> `torch._check(p.item())`; an `if` that returns from the middle of the function (a tensor or a tuple of "
-         "tensors on both paths) -> `return torch.cond(...)`; an `elif` chain -> nested `torch.cond`s (first the same "
+         "tensors on both paths) -> `return torch.cond(...)` (the rest of the function is the other branch; the names it "
+         "binds are its locals, and it may call helper methods of the class that only compute their result); "
+         "an `elif` chain -> nested `torch.cond`s (first the same "
          "program as `else:` holding an `if`, then one `torch.cond` per pass); Python numbers chosen by a tensor test "
          "(`s = a if p else b`, or an `if`/`else` of plain `n = number` assignments) -> "
          "`torch.sym_ite(p.item(), a, b)`, the same number in eager and a symbolic one under torch.export (refused "
@@ -134,6 +136,26 @@ RULE = Rule(
             "        kept = torch.stack([t for t in x.unbind(0)])[torch.stack([t.norm() > 1.0 for t in x.unbind(0)])]\n"
             "        torch._check(kept.shape[0] > 0)\n        return kept.mean(0), kept.shape[0]\n",
         ),
+        (
+            'import torch\n'
+            'class M(torch.nn.Module):\n'
+            '    def forward(self, x):\n'
+            '        if x.norm() < 1.0:\n'
+            '            return x\n'
+            '        d = x - x.mean()\n'
+            '        d = d / d.norm()\n'
+            '        return x + d\n',
+            'import torch\n'
+            'class M(torch.nn.Module):\n'
+            '    def forward(self, x):\n'
+            '        def true_fn(x):\n'
+            '            return x.clone()\n'
+            '        def false_fn(x):\n'
+            '            d = x - x.mean()\n'
+            '            d = d / d.norm()\n'
+            '            return x + d\n'
+            '        return torch.cond(x.norm() < 1.0, true_fn, false_fn, (x,))\n',
+        ),
     ),
     not_fixed=((
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            print(x)\n"
@@ -147,6 +169,10 @@ RULE = Rule(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        ok = x.min() > 0 and x.max() < 9\n"
         "        return ok\n",
         "`ok` is used as more than a truth test",
+    ), (
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.norm() < 1.0:\n"
+        "            return x\n        d = project(x)\n        return x + d\n",
+        "calls `project()`, which untrace cannot prove free of side effects",
     )),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            return x\n        return -x\n",

@@ -51,7 +51,14 @@ RULE = Rule(
          "`if steps == BOUND: break` and closes with `steps += 1` (`steps` from an int literal, `BOUND` static) -> "
          "`for steps in range(start, BOUND)` breaking on the condition kept a tensor (`x.item() != c` becomes "
          "`x.double() != c`), which the masked-break fix then takes; the lists such a loop grows may be stacked or "
-         "concatenated (`torch.cat(...).narrow(...)` to the items the original kept). Refused, with the reason and the hand-written form: lists grown in the loop, Python counters, the loop "
+         "concatenated (`torch.cat(...).narrow(...)` to the items the original kept); a `break` test `r.item() < c` "
+         "is kept a tensor as `r.double() < c` (the same truth value: Python compares in double); the body may call a "
+         "helper method of the class that only computes its result; a value the loop first assigns (unbound before it) "
+         "takes its first value from the first iteration, run before the `while_loop` (a `range` loop that does not read "
+         "its variable, with `torch._check` that it runs at least once where that is not a literal); a `for` over "
+         "`range(n)`, `n` from tensor values, that grows a list and indexes one axis of a tensor by its variable "
+         "(`x[:, t]`, which bounds `n`) -> every iteration up to `x.size(1)` runs, masked as above, the stacked list "
+         "cut to the first `n` items (`.narrow`), with `torch._check` where the original raised. Refused, with the reason and the hand-written form: lists grown in the loop, Python counters, the loop "
          "variable used in arithmetic, side effects, `continue`.",
     why="The tracer runs the loop once and records the iterations the example input took: the ONNX graph "
         "always runs exactly that many, whatever the input.",
@@ -123,6 +130,80 @@ RULE = Rule(
             "        _, x = torch._higher_order_ops.while_loop(loop_cond, loop_body, (torch.tensor(0), x.clone()))\n"
             "        return x\n",
         ),
+        (
+            'import torch\n'
+            'class M(torch.nn.Module):\n'
+            '    def _step(self, x):\n'
+            '        return x * 0.5\n'
+            '    def forward(self, x):\n'
+            '        for _ in range(10):\n'
+            '            x = self._step(x)\n'
+            '            if x.abs().max().item() < 1e-3:\n'
+            '                break\n'
+            '        return x\n',
+            'import torch\n'
+            'class M(torch.nn.Module):\n'
+            '    def _step(self, x):\n'
+            '        return x * 0.5\n'
+            '    def forward(self, x):\n'
+            '        def loop_cond(_, broke, x):\n'
+            '            return torch.logical_and(_ < 10, torch.logical_not(broke))\n'
+            '        def loop_body(_, broke, x):\n'
+            '            x = self._step(x)\n'
+            '            broke = x.abs().max().double() < 1e-3\n'
+            '            return _ + 1, broke, x\n'
+            '        _, _, x = torch._higher_order_ops.while_loop(loop_cond, loop_body, (torch.tensor(0), torch.tensor(False), x.clone()))\n'
+            '        return x\n',
+        ),
+        (
+            'import torch\n'
+            'class M(torch.nn.Module):\n'
+            '    def forward(self, x, lengths):\n'
+            '        h = x[:, 0] * 0\n'
+            '        outs = []\n'
+            '        for t in range(int(lengths.max())):\n'
+            '            h = h + x[:, t]\n'
+            '            outs.append(h)\n'
+            '        return torch.stack(outs, dim=1)\n',
+            'import torch\n'
+            'class M(torch.nn.Module):\n'
+            '    def forward(self, x, lengths):\n'
+            '        h = x[:, 0] * 0\n'
+            '        outs = []\n'
+            '        loop_stop = torch.scalar_tensor(torch.sym_int(lengths.max().item()), dtype=torch.long)\n'
+            '        torch._check((loop_stop <= x.size(1)).item())\n'
+            '        torch._check((loop_stop > 0).item())\n'
+            '        for t in range(x.size(1)):\n'
+            '            h = torch.where(t < loop_stop, h + x[:, t], h)\n'
+            '            outs.append(h)\n'
+            '        return torch.stack(outs, dim=1).narrow(1, 0, loop_stop.clamp(min=0).item())\n',
+        ),
+        (
+            'import torch\n'
+            'class M(torch.nn.Module):\n'
+            '    def forward(self, x):\n'
+            '        for _ in range(10):\n'
+            '            x = x * 0.5\n'
+            '            y = x.tanh()\n'
+            '            if y.abs().max() < 1e-3:\n'
+            '                break\n'
+            '        return y\n',
+            'import torch\n'
+            'class M(torch.nn.Module):\n'
+            '    def forward(self, x):\n'
+            '        x = x * 0.5\n'
+            '        y = x.tanh()\n'
+            '        broke = y.abs().max() < 1e-3\n'
+            '        def loop_cond(_, broke, x, y):\n'
+            '            return torch.logical_and(_ < 10, torch.logical_not(broke))\n'
+            '        def loop_body(_, broke, x, y):\n'
+            '            x = x * 0.5\n'
+            '            y = x.tanh()\n'
+            '            broke = y.abs().max() < 1e-3\n'
+            '            return _ + 1, broke, x, y\n'
+            '        _, _, x, y = torch._higher_order_ops.while_loop(loop_cond, loop_body, (torch.tensor(0 + 1), broke, x.clone(), y.clone()))\n'
+            '        return y\n',
+        ),
     ),
     not_fixed=((
         "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -136,6 +217,28 @@ RULE = Rule(
         "        return torch.stack(outs)\n",
         "the loop grows the list `outs` (while_loop carries tensors of one shape); by hand: write each item into a "
         "preallocated tensor of the largest trip count",
+    ), (
+        'import torch\n'
+        'class M(torch.nn.Module):\n'
+        '    def forward(self, x, lengths):\n'
+        '        h = x[:, 0] * 0\n'
+        '        outs = []\n'
+        '        for t in range(int(lengths.max())):\n'
+        '            h = h + x[:, t] * t\n'
+        '            outs.append(h)\n'
+        '        return torch.stack(outs, dim=1)\n',
+        "nor unrolled up to the axis it indexes: the loop variable `t` is used other than as the index of `x` or in a comparison",
+    ), (
+        'import torch\n'
+        'class M(torch.nn.Module):\n'
+        '    def forward(self, x):\n'
+        '        for i in range(10):\n'
+        '            x = x * 0.5\n'
+        '            y = x.tanh() + i\n'
+        '            if y.abs().max() < 1e-3:\n'
+        '                break\n'
+        '        return y\n',
+        "`y` may be undefined before the loop (while_loop needs its first value): the body reads the loop variable `i`",
     ),),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        while x.norm() > 1:\n            x = x / 2\n        return x\n",
@@ -146,5 +249,33 @@ RULE = Rule(
         "            x = x + e.sum()\n        return x\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, sizes):\n"
         "        for p in torch.split(x, sizes.tolist()):\n            x = x + p.sum()\n        return x\n",
+        'import torch\n'
+        'class M(torch.nn.Module):\n'
+        '    def _step(self, x):\n'
+        '        return x * 0.5\n'
+        '    def forward(self, x):\n'
+        '        for _ in range(10):\n'
+        '            x = self._step(x)\n'
+        '            if x.abs().max().item() < 1e-3:\n'
+        '                break\n'
+        '        return x\n',
+        'import torch\n'
+        'class M(torch.nn.Module):\n'
+        '    def forward(self, x, lengths):\n'
+        '        h = x[:, 0] * 0\n'
+        '        outs = []\n'
+        '        for t in range(int(lengths.max())):\n'
+        '            h = h + x[:, t]\n'
+        '            outs.append(h)\n'
+        '        return torch.stack(outs, dim=1)\n',
+        'import torch\n'
+        'class M(torch.nn.Module):\n'
+        '    def forward(self, x):\n'
+        '        for _ in range(10):\n'
+        '            x = x * 0.5\n'
+        '            y = x.tanh()\n'
+        '            if y.abs().max() < 1e-3:\n'
+        '                break\n'
+        '        return y\n',
     ),
 )

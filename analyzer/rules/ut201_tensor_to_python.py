@@ -29,7 +29,8 @@ RULE = Rule(
          "`torch.sym_float(...)`; `flag = bool(t)` only tested for truth -> `flag = t`; `a, b = t.tolist()` -> "
          "`a, b = [v.tolist() for v in t.unbind(0)]` (the same items, one symbolic number each); `n = t.item()` "
          "compared by the builtin `max(n, c)` / `min(n, c)` -> `torch.sym_max` / `torch.sym_min` (the same number; "
-         "a float when a float is among the arguments).",
+         "a float when a float is among the arguments); `int(t.item())` / `float(t.item())` -> `torch.sym_int(t.item())` / "
+         "`torch.sym_float(...)` (the builtin itself on a Python number).",
     why="A Python number is invisible to the tracer: whatever it feeds is frozen to the example input's value.",
     example="def forward(self, x):\n    scale = x.abs().max().item()\n    return x / scale",
     use_instead="def forward(self, x):\n    return x / x.abs().max()",
@@ -55,6 +56,11 @@ RULE = Rule(
         "        return x / max(amax, 1e-8)\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        amax = x.abs().max().item()\n"
         "        return x / torch.sym_max(amax, 1e-8)\n",
+    ), (
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, mask):\n"
+        "        n = int(mask.sum(dim=1).max().item())\n        return x[:, :n]\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, mask):\n"
+        "        n = torch.sym_int(mask.sum(dim=1).max().item())\n        return x[:, :n]\n",
     )),
     not_fixed=((
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        sizes = x.long().tolist()\n"

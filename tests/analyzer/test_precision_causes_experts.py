@@ -329,6 +329,34 @@ HITS.add("hit-expert-is-never-empty", """
                 out = out + token_idx.sum()
             return out
 
+    class RowsThroughSymInt(nn.Module):
+        # `torch.sym_int`, what `--fix` writes for `int(t.item())`, picks the same row.
+        def forward(self, hidden_states, top_k_index):
+            out = torch.zeros_like(hidden_states)
+            expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=8).permute(2, 1, 0)
+            expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero(as_tuple=False)
+            for expert_idx_tensor in expert_hit:  # expect: UT102
+                expert_idx = torch.sym_int(expert_idx_tensor.item())  # expect: UT201
+                selection_idx, token_idx = torch.where(expert_mask[expert_idx].squeeze(0))
+                if token_idx.numel() == 0:
+                    continue
+                out = out + token_idx.sum()
+            return out
+
+    class RowsThroughSymMax(nn.Module):
+        # Another symbolic function of the row's number is not the row: the test stays.
+        def forward(self, hidden_states, top_k_index):
+            out = torch.zeros_like(hidden_states)
+            expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=8).permute(2, 1, 0)
+            expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero(as_tuple=False)
+            for expert_idx_tensor in expert_hit:  # expect: UT102
+                expert_idx = torch.sym_max(expert_idx_tensor.item(), 1)  # expect: UT201
+                selection_idx, token_idx = torch.where(expert_mask[expert_idx].squeeze(0))
+                if token_idx.numel() == 0:  # expect: UT101
+                    continue
+                out = out + token_idx.sum()
+            return out
+
     class AnotherMask(nn.Module):
         def forward(self, hidden_states, top_k_index, other):
             out = torch.zeros_like(hidden_states)

@@ -204,7 +204,9 @@ def test_branch_names_do_not_clash_with_the_functions_own():
      "its `break`/`return` leaves the loop"),  # the loop is UT102 too
 ])
 def test_refusals_say_why(body, why):
-    source = HEAD + "\n    def helper(self, x):\n        return x\n\n    def forward(self, x):\n" + body
+    # a helper that writes an attribute: a helper that only computes its result is called
+    # in a branch function (tests/fixes/test_helper_and_item_fixes.py)
+    source = HEAD + "\n    def helper(self, x):\n        self.last = x\n        return x\n\n    def forward(self, x):\n" + body
     assert why in refused(source)
 
 

@@ -76,3 +76,42 @@ def test_escapes_left_say_why(body, why):
     found = [d for d in check_source(textwrap.dedent(source), "m.py") if d.code == "UT201"]
     assert found and all(d.fix is None for d in found)
     assert any(why in d.suggestion for d in found), [d.suggestion for d in found]
+
+
+TRIM = """\
+import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 4)
+
+    def forward(self, ids, mask):
+        max_len = int(mask.sum(dim=1).max().item())
+        scale = float(mask.float().mean().item())
+        ids = ids[:, :max_len]
+        mask = mask[:, :max_len]
+        h = self.embed(ids) * mask.unsqueeze(-1) * scale
+        return h.sum(dim=1)
+"""
+
+
+def test_a_cast_of_item_becomes_the_symbolic_cast_and_exports():
+    fixed, applied = fix_until_stable(TRIM)
+    assert [d.code for d in applied] == ["UT201", "UT201"]
+    assert "max_len = torch.sym_int(mask.sum(dim=1).max().item())" in fixed
+    assert "scale = torch.sym_float(mask.float().mean().item())" in fixed
+    ids = torch.arange(12).reshape(2, 6) % 10
+    inputs = [(ids, torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 0, 0, 0, 0]])),  # the widest first: the example
+              (ids, torch.tensor([[1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]])),
+              (ids, torch.tensor([[1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]]))]
+    assert does_not_export(TRIM, inputs)
+    check_fixed_model(TRIM, fixed, inputs)
+
+
+def test_a_cast_that_is_another_function_in_the_module_is_left():
+    shadowed = TRIM.replace("import torch\n", "import torch\nint = round\n", 1)
+    found = [d for d in check_source(shadowed, "m.py") if d.code == "UT201" and "max()" in d.message]
+    assert found and found[0].fix is None

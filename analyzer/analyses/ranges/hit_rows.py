@@ -13,7 +13,7 @@ entry: `numel() == 0` is False for every input (and `!= 0`, `> 0` True). The tra
 branch is eager's. Decided only when the function binds the mask and the hit rows once
 (the mask before the rows, no write into the mask anywhere), the loop iterates the rows
 themselves, and between the loop head and the test the row is only picked (`e[0]`,
-`e.item()`, `int(e.item())`) and the mask only indexed by it (`M[e]`, `.squeeze(0)`);
+`e.item()`, `int(e.item())`, `torch.sym_int(e.item())`) and the mask only indexed by it (`M[e]`, `.squeeze(0)`);
 the comparison of the sum is one that zero fails (`> 0`, `!= 0`, `>= c` for c > 0). Any
 other shape of the code is left to the other analyses."""
 
@@ -133,8 +133,10 @@ def _rank(write) -> int | None:
 
 
 def _picks(e, rows: set) -> bool:
-    """`r`, `r[0]`, `r.item()`, `int(r.item())` of a row ``r``."""
-    if isinstance(e, ir.Call) and isinstance(e.func, ir.Name) and e.func.id == "int" and len(e.args) == 1:
+    """`r`, `r[0]`, `r.item()`, `int(r.item())` of a row ``r`` (`torch.sym_int`, what `--fix`
+    writes for `int`, is the same number in eager)."""
+    if (isinstance(e, ir.Call) and len(e.args) == 1 and e.args[0].keyword is None
+            and (isinstance(e.func, ir.Name) and e.func.id == "int" or expr_text(e.func) == "torch.sym_int")):
         e = e.args[0].value
     if isinstance(e, ir.Call) and isinstance(e.func, ir.Attribute) and e.func.attr == "item" and not e.args:
         e = e.func.value
