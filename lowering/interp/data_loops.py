@@ -101,6 +101,11 @@ class DataLoops:
                 raise self.error(f"`{n}` is assigned in this loop and used after it, but is not set before it",
                                  f"initialise `{n}` before the loop", construct="loop")
         init = {n: frame.env[n] for n in carried}
+        # None before the loop, assigned in the body only under an `if` the interpreter folds
+        # (a module's flag): the body runs with it and must leave it as it was, else refused
+        # after the body. Nothing to carry then.
+        none_kept = [n for n in carried if n != RETVAL and any(v is None for v in _flatten(init[n])[0])]
+        carried = [n for n in carried if n not in none_kept]
         for n in carried:
             self.check_region_result(n, init[n], self.g)  # the loop reads them
         outer, body = self.g, self.g.subgraph()
@@ -109,7 +114,8 @@ class DataLoops:
         iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
         cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
         self.python_number(iter_num)
-        inner = frame.region_copy(dict(frame.env), id(body), "loop", line, carried + scans + body_local, token)
+        inner = frame.region_copy(dict(frame.env), id(body), "loop", line, carried + none_kept + scans + body_local,
+                                  token)
         flat_init, inner_init = {}, {}
         for n in carried:
             flat, spec = _flatten(init[n])
@@ -174,6 +180,10 @@ class DataLoops:
                     index = self.call_op("operator.add", [self.call_op("operator.mul", [iter_num, trip.step], {}), trip.start], {})
                 self.assign(s.target, index, inner)
             self.exec_block(s.body, inner)
+            for n in none_kept:
+                if inner.env.get(n, MISSING) is not init[n]:
+                    self.location = (frame.path, line)
+                    self._refuse_none_carried(n, line)
             if s.kind == "while":
                 next_cond = self.eval_test(s.test, inner)
                 next_cond = self.to_bool(next_cond) if isinstance(next_cond, Value) else self.as_graph(bool(self.truth(next_cond)))
