@@ -5,6 +5,7 @@ others over the rows of a dynamic axis in `graph_rows`)."""
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,7 +15,8 @@ from lowering.graph import Value
 from lowering.numpy_arrays import NDArray
 from lowering.errors import PythonException
 from lowering.interp.builtin_minmax import python_minmax
-from lowering.interp.graph_rows import graph_enumerate, graph_reversed, graph_zip, refuse_python_iteration
+from lowering.interp.graph_rows import (graph_enumerate, graph_reversed, graph_zip, refuse_python_iteration,
+                                       rows_of)
 from lowering.interp.python_state import has_varying_items
 from lowering.interp.values import BoundUserMethod, Closure, GraphChoice, GraphRange, GraphRows, Stacked, TensorMethod
 
@@ -139,6 +141,17 @@ def _over_rows(graph_handler, kind):
     flipped tensor), else as Python iterates."""
     fallback = _iterating(kind)
     return lambda interp, args, kwargs: graph_handler(interp, args, kwargs, fallback)
+
+
+def _zip_longest(interp: Interpreter, args, kwargs):
+    """`itertools.zip_longest` of static sequences (ranges, tuples, ModuleLists, the rows of a
+    static axis): as Python pairs them. Over a dynamic number of rows the lengths, and so
+    where the fill value goes, are the run time's: `interp.iterate` refuses those."""
+    if any(rows_of(a, interp) is not None for a in args):
+        raise interp.error("itertools.zip_longest() over the rows of a dynamic axis: how many items it gives, and "
+                           "where the fill value goes, is decided at run time", "pad the tensors to one length "
+                           "and zip them, or iterate over a static sequence", construct="call")
+    return itertools.zip_longest(*[list(interp.iterate(a)) for a in args], **kwargs)
 
 
 def _sum(interp: Interpreter, args, kwargs):
@@ -301,7 +314,7 @@ def _dict(interp: Interpreter, args, kwargs):
 _BUILTIN_HANDLERS = {
     round: _round, sum: _sum, slice: _slice, torch.sym_min: python_minmax(min), torch.sym_max: python_minmax(max),
     enumerate: _over_rows(graph_enumerate, enumerate), zip: _over_rows(graph_zip, zip),
-    reversed: _over_rows(graph_reversed, reversed),
+    reversed: _over_rows(graph_reversed, reversed), itertools.zip_longest: _zip_longest,
     len: _len, range: _range, int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     max: python_minmax(max), min: python_minmax(min), isinstance: _isinstance, list: _list(list), tuple: _list(tuple),
     abs: _abs, any: _any_all(any), all: _any_all(all), super: _super, callable: _callable, hasattr: _hasattr,

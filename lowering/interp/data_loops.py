@@ -2,7 +2,9 @@
 the region's carried set, with their shapes kept, or freed when an iteration changes
 one; lists appended to become scan outputs). A carried value may be a view of what an
 earlier iteration left under its name: the body is emitted again until each carried
-input may share memory with everything the body hands on (`lowering.aliasing`)."""
+input may share memory with everything the body hands on (`lowering.aliasing`). A name
+None before the loop that the body leaves None is not carried; a tensor first bound in
+the body and read after it is carried from a placeholder (eager raises after zero trips)."""
 
 from __future__ import annotations
 
@@ -27,14 +29,18 @@ class DataLoops:
         changes a shape, again with every carried dim free."""
         snapshot = self.state_snapshot(frame)  # before any attempt: a first one may change state too
         relaxed, extra, tensors = False, [], {}  # tensors: name -> what the body made of a Python number
+        first_bound: dict[str, Value] = {}  # name first bound in the body, live after: its placeholder
         shared: dict[tuple[str, int], tuple[Value, ...]] = {}  # what a carried input may also share memory with
         aliases = self.aliases.snapshot()
         for _ in range(_MAX_ATTEMPTS):
             token = object()
             self.aliases.restore(aliases)  # nothing a discarded attempt marked stays marked
             try:
-                self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed, extra, token, tensors, shared)
+                self._emit_loop(s, frame, trip, cond, rows, snapshot, relaxed, extra, token, tensors, shared,
+                                first_bound)
                 return
+            except _FirstBound as late:
+                first_bound[late.name] = late.placeholder
             except _ShapeChanges:
                 relaxed = True
             except _CarriedViews as more:
@@ -60,9 +66,9 @@ class DataLoops:
                          "'not yet'", construct="loop")
 
     def _emit_loop(self, s, frame, trip, cond, rows, snapshot, relaxed: bool, extra=(), token=None,
-                   tensors=frozenset(), shared=None):
+                   tensors=frozenset(), shared=None, first_bound=None):
         line = s.span.line
-        shared = shared or {}
+        shared, first_bound = shared or {}, first_bound or {}
         region = f"the data-dependent loop at line {line}"
         mutated = _mutated_containers(s, frame)
         # `while (n := n + 1) < k`: the condition runs once per iteration too.
@@ -97,10 +103,21 @@ class DataLoops:
         in_place = {n for n in mutated if n not in s.carried and isinstance(frame.env.get(n), (list, dict))}
         self.check_unshared(sorted(in_place), frame, "loop", line)
         for n in carried:
-            if n not in frame.env:
+            if n not in frame.env and n not in first_bound:
                 raise self.error(f"`{n}` is assigned in this loop and used after it, but is not set before it",
                                  f"initialise `{n}` before the loop", construct="loop")
-        init = {n: frame.env[n] for n in carried}
+        # `for t in range(n): out, h = cell(x, h)`, then `fc(out)`: `out` is first bound in the
+        # body. After zero iterations eager raises NameError, after more it reads the last
+        # iteration's value: carried from a placeholder of the body's dtype and rank, which the
+        # body never reads (it stays unbound there until assigned).
+        late = [n for n in s.carried if n not in frame.env and not n.startswith("$") and n not in extra]
+        carried += [n for n in late if n in first_bound]
+        init = {n: first_bound[n] if n in first_bound else frame.env[n] for n in carried}
+        # None before the loop, assigned in the body only under an `if` the interpreter folds
+        # (a module's flag): the body runs with it and must leave it as it was, else refused
+        # after the body. Nothing to carry then.
+        none_kept = [n for n in carried if n != RETVAL and any(v is None for v in _flatten(init[n])[0])]
+        carried = [n for n in carried if n not in none_kept]
         for n in carried:
             self.check_region_result(n, init[n], self.g)  # the loop reads them
         outer, body = self.g, self.g.subgraph()
@@ -109,7 +126,8 @@ class DataLoops:
         iter_num = body.add_input(body.fresh("iter"), torch.int64, ())
         cond_in = body.add_input(body.fresh("cond"), torch.bool, ())
         self.python_number(iter_num)
-        inner = frame.region_copy(dict(frame.env), id(body), "loop", line, carried + scans + body_local, token)
+        inner = frame.region_copy(dict(frame.env), id(body), "loop", line, carried + none_kept + scans + body_local,
+                                  token)
         flat_init, inner_init = {}, {}
         for n in carried:
             flat, spec = _flatten(init[n])
@@ -122,7 +140,7 @@ class DataLoops:
                 self._refuse_none_carried(n, line)
             for i, v in enumerate(flat):
                 gv = self.as_graph(v)
-                shape = gv.shape if not relaxed else _rank_only(gv)
+                shape = gv.shape if not relaxed and n not in first_bound else _rank_only(gv)
                 made = tensors.get(n) if len(flat) == 1 else None
                 if made is not None and is_python_number(self, v) and made.dtype != gv.dtype:
                     # `attns = 0; for ...: attns += w`: eager's first iteration makes `0 + w`, a tensor of
@@ -147,7 +165,10 @@ class DataLoops:
                 self.aliases.made(carried_in, body)
                 values.append(carried_in)
             flat_init[n] = (flat, spec)
-            inner.env[n] = inner_init[n] = _unflatten(spec, values)
+            inner_init[n] = _unflatten(spec, values)
+            if n in first_bound:
+                continue  # unbound in the body until assigned: a read before raises, as eager's first iteration
+            inner.env[n] = inner_init[n]
             note_choice(self, inner_init[n], [init[n]], region)  # the value before the loop, in the first iteration
         # A list the body appends to: what came before the loop, then what the earlier
         # iterations appended (their number carried), then this iteration's items.
@@ -174,6 +195,15 @@ class DataLoops:
                     index = self.call_op("operator.add", [self.call_op("operator.mul", [iter_num, trip.step], {}), trip.start], {})
                 self.assign(s.target, index, inner)
             self.exec_block(s.body, inner)
+            for n in none_kept:
+                if inner.env.get(n, MISSING) is not init[n]:
+                    self.location = (frame.path, line)
+                    self._refuse_none_carried(n, line)
+            for n in late:
+                v = inner.env.get(n, MISSING)
+                if n not in first_bound and isinstance(v, Value) and not is_python_number(self, v) and v.rank is not None:
+                    shape = (0,) * v.rank  # never read: the value after zero iterations, where eager raises
+                    raise _FirstBound(n, outer.const(torch.zeros(shape, dtype=v.dtype)))
             if s.kind == "while":
                 next_cond = self.eval_test(s.test, inner)
                 next_cond = self.to_bool(next_cond) if isinstance(next_cond, Value) else self.as_graph(bool(self.truth(next_cond)))
@@ -211,7 +241,7 @@ class DataLoops:
                                          f"({want} -> {gv.dtype})",
                                          f"give `{n}` its final type before the loop (`{n} = 0.0`, `.float()`)",
                                          construct="loop")
-                    if not relaxed and gv.shape != g0.shape:
+                    if not relaxed and gv.shape != g0.shape and n not in first_bound:
                         raise _ShapeChanges()
                     body.add_output(gv, shape=_rank_only(gv))
             appended_items = {}
@@ -426,3 +456,13 @@ class _CarriedViews(Exception):
         super().__init__(slot[0])
         self.slot = slot
         self.storages = storages
+
+
+class _FirstBound(Exception):
+    """A name first bound in the body, read after the loop, is a tensor: emit the loop
+    again carrying it from `placeholder` (its dtype and rank)."""
+
+    def __init__(self, name: str, placeholder: Value):
+        super().__init__(name)
+        self.name = name
+        self.placeholder = placeholder

@@ -154,6 +154,35 @@ def tensor(g, data, *, dtype=None, device=None, requires_grad=False, pin_memory=
     return g.op("Reshape", flat_value, g.const(list(shape), torch.int64))
 
 
+def _legacy_constructor(g, dtype: torch.dtype, args, kwargs):
+    """torch.FloatTensor(data), torch.LongTensor(data), ...: the legacy typed constructors of
+    static Python data, a constant of that type (built by the constructor itself, as eager
+    does). Given sizes they make an uninitialised tensor, given a tensor they alias it: refused."""
+    data = args[0] if len(args) == 1 and not kwargs else None
+    if not (isinstance(data, (list, tuple)) and data):
+        raise g.error("a legacy typed constructor (torch.FloatTensor, ...) other than of a non-empty list of "
+                      "Python numbers", hint="use torch.tensor(data, dtype=...), torch.empty or torch.zeros")
+    try:
+        flat, _ = _flatten_data(data)
+    except ValueError:
+        raise g.error("a legacy typed constructor of a ragged nested sequence") from None
+    if not all(isinstance(e, (bool, int, float)) for e in flat):
+        raise g.error("a legacy typed constructor (torch.FloatTensor, ...) of data other than Python numbers",
+                      hint="use torch.tensor(data, dtype=...) or torch.stack")
+    return g.const(torch.tensor(data, dtype=dtype))
+
+
+def _legacy_lowering(dtype: torch.dtype):
+    def lower(g, *args, **kwargs):
+        return _legacy_constructor(g, dtype, args, kwargs)
+
+    return lower
+
+
+for _name, _dtype in _TYPE_NAMES.items():
+    register(_name)(_legacy_lowering(_dtype))
+
+
 # ---------------------------------------------------------------------------- identity-like
 
 
