@@ -39,6 +39,12 @@ HEADER = """
 """
 
 case("criterion-forward-with-stats", HEADER + """
+    from elsewhere.losses import FeatureMatchLoss
+
+
+    def gather(data, device):
+        return data
+
 
     class Synthesizer(nn.Module):
         def __init__(self):
@@ -46,6 +52,7 @@ case("criterion-forward-with-stats", HEADER + """
             self.decoder = Decoder()
             self.criterion = nn.L1Loss()
             self.duration_criterion = DurationLoss()
+            self.feature_criterion = FeatureMatchLoss()
 
         def forward(self, text, feats, feats_lengths, durations):
             assert feats_lengths.ge(2).all()
@@ -55,9 +62,10 @@ case("criterion-forward-with-stats", HEADER + """
             outs = self.decoder(text)
             l1 = self.criterion(outs, feats)
             dur = self.duration_criterion(outs.mean(-1), ds)
-            loss = l1 + dur
+            loss = l1 + dur + self.feature_criterion(outs, feats)
             stats = dict(l1=l1.item(), dur=dur.item(), frames=int(feats_lengths.max()))
-            return loss, stats, text.size(0)
+            loss, stats, weight = gather((loss, stats, text.size(0)), loss.device)
+            return loss, stats, weight
 
         def inference(self, text):
             return self.decoder(text)

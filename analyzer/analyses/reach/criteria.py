@@ -72,12 +72,13 @@ class _Criterion:
         self.module = module
         self._globals = None
         self.losses: set[str] = set()  # names (and `self.x` texts) holding a loss
+        self.assigned: dict[str, list] = {}
 
     def decide(self, fn: ir.FunctionDef) -> bool:
         returns = [s for s in ir.walk_statements(fn.body) if isinstance(s, ir.Return)]
         if not returns or any(r.value is None for r in returns):
             return False
-        assigned = _assignments(fn.body)
+        assigned = self.assigned = _assignments(fn.body)
         while True:  # grow the names holding a loss until a pass adds none
             grown = {name for name, values in assigned.items()
                      if name not in self.losses and self._all_losses(name, values)}
@@ -106,6 +107,8 @@ class _Criterion:
         for v in values:
             if isinstance(v, _Accumulated):
                 some |= self.is_loss(v.value)  # another term added: a sum with a loss is one
+            elif _mentions(v, name):
+                continue  # `loss = loss * w`, `loss, stats = gather((loss, stats))`: an update of itself
             elif self.is_loss(v):
                 some = True
             elif not _is_start(v):
@@ -137,6 +140,11 @@ class _Criterion:
                     return True
         if self._functional_loss(func):
             return True
+        if isinstance(func, ir.Name) and func.id in self.assigned and self.key is not None:
+            # `ctc = self.asr_ctc if asr else self.st_ctc; ctc(hs, ys)`: a local alias of submodules
+            aliases = self.assigned[func.id]
+            if all(_self_attribute(v) for v in aliases) and all(self._self_call_is_loss(v.attr) for v in aliases):
+                return True
         # anything else computed from a loss (`sum(losses)`, `torch.stack([a, b])`)
         return any(self._mentions_loss(a.value) for a in call.args)
 
@@ -149,7 +157,9 @@ class _Criterion:
         if method is not None:
             return is_criterion(self.analyzer, owner.key, self.key, method)
         value = self.analyzer.attributes(self.key).get(attr)
-        if value is None or value.type != "module":
+        if value is None or value.type == "unknown":
+            return self._constructed_as_loss(attr)
+        if value.type != "module":
             return False
         ref = value.ref
         if isinstance(ref, str):
@@ -158,6 +168,17 @@ class _Criterion:
             from analyzer.analyses.reach.loss_targets import is_loss_class
             return is_loss_class(self.analyzer, ref) or is_criterion_class(self.analyzer, ref)
         return False
+
+    def _constructed_as_loss(self, attr: str) -> bool:
+        """`self.criterion = SomeLoss(...)` in `__init__`, of a class outside the checked
+        tree: a loss by PyTorch's naming convention (`nn.L1Loss`), as `is_loss_class` reads
+        a class's own name."""
+        owner, init = self.analyzer.find_method(self.key, "__init__")
+        if init is None:
+            return False
+        built = [s.value for s in ir.walk_statements(init.body) if isinstance(s, ir.Assign)
+                 and any(_self_attribute(t) and t.attr == attr for t in s.targets)]
+        return bool(built) and all(isinstance(v, ir.Call) and expr_text(v.func).endswith("Loss") for v in built)
 
     def _functional_loss(self, func) -> bool:
         """A loss function of `torch.nn.functional`, however it was imported."""
@@ -233,6 +254,14 @@ def _target_names(t) -> list[str]:
     if isinstance(t, ir.Starred):
         return _target_names(t.value)
     return []
+
+
+def _mentions(e, name: str) -> bool:
+    return any(isinstance(x, (ir.Name, ir.Attribute)) and expr_text(x) == name for x in ir.walk_expression(e))
+
+
+def _self_attribute(v) -> bool:
+    return isinstance(v, ir.Attribute) and isinstance(v.value, ir.Name) and v.value.id == "self"
 
 
 def _is_start(v) -> bool:
