@@ -54,10 +54,21 @@ def is_criterion_class(analyzer, key: ClassKey) -> bool:
 def is_criterion(analyzer, owner: ClassKey | None, key: ClassKey | None, fn: ir.FunctionDef) -> bool:
     """Whether ``fn`` (a method of ``owner``, run by an instance of ``key``, or a plain
     function when both are None) is a training criterion, as the module docstring says."""
+    return _decision(analyzer, owner, key, fn)[1]
+
+
+def returns_a_loss_first(analyzer, owner: ClassKey | None, key: ClassKey | None, fn: ir.FunctionDef) -> bool:
+    """Whether every `return` of ``fn`` hands back a loss, or a tuple, list or dict whose
+    first item is one (`return ce, dur, accuracy`): what a call of it gives is a loss, the
+    loss function of a criterion, whether or not ``fn`` is one itself."""
+    return _decision(analyzer, owner, key, fn)[0]
+
+
+def _decision(analyzer, owner, key, fn) -> tuple[bool, bool]:
     memo = analyzer.criteria
     memo_key = (key, id(fn))
     if memo_key in memo:
-        return memo[memo_key] is True
+        return memo[memo_key] or (False, False)
     memo[memo_key] = None  # in progress: a recursive call is no evidence
     module = analyzer.module_ir(owner.path) if owner is not None else None
     result = _Criterion(analyzer, key, module).decide(fn)
@@ -74,10 +85,11 @@ class _Criterion:
         self.losses: set[str] = set()  # names (and `self.x` texts) holding a loss
         self.assigned: dict[str, list] = {}
 
-    def decide(self, fn: ir.FunctionDef) -> bool:
+    def decide(self, fn: ir.FunctionDef) -> tuple[bool, bool]:
+        """(every return hands back a loss first, ``fn`` is a criterion)."""
         returns = [s for s in ir.walk_statements(fn.body) if isinstance(s, ir.Return)]
         if not returns or any(r.value is None for r in returns):
-            return False
+            return False, False
         assigned = self.assigned = _assignments(fn.body)
         while True:  # grow the names holding a loss until a pass adds none
             grown = {name for name, values in assigned.items()
@@ -86,19 +98,16 @@ class _Criterion:
                 break
             self.losses |= grown
         if not self.losses and not any(self.is_loss(r.value) for r in returns):
-            return False
-        reported = None
+            return False, False
+        with_more = False  # a return hands back more than losses (statistics, accuracies)
         for r in returns:
             if self.is_loss(r.value):
                 continue
             first = _first_item(r.value)
             if first is None or not self.is_loss(first):
-                return False
-            if reported is None:
-                reported = self._reports_a_loss(fn)
-            if not reported:
-                return False
-        return True
+                return False, False
+            with_more |= not all(self.is_loss(item) for item in _items(r.value))
+        return True, not with_more or self._reports_a_loss(fn)
 
     def _all_losses(self, name: str, values: list) -> bool:
         """Every value assigned to ``name`` is a loss, an accumulator's start, or an empty
@@ -155,7 +164,7 @@ class _Criterion:
         """`self.criterion(...)` of a loss submodule, or `self._step(...)` of a criterion method."""
         owner, method = self.analyzer.find_method(self.key, attr)
         if method is not None:
-            return is_criterion(self.analyzer, owner.key, self.key, method)
+            return returns_a_loss_first(self.analyzer, owner.key, self.key, method)
         value = self.analyzer.attributes(self.key).get(attr)
         if value is None or value.type == "unknown":
             return self._constructed_as_loss(attr)
@@ -166,7 +175,10 @@ class _Criterion:
             return ref.startswith("torch.nn.") and ref.endswith("Loss")
         if isinstance(ref, ClassKey):
             from analyzer.analyses.reach.loss_targets import is_loss_class
-            return is_loss_class(self.analyzer, ref) or is_criterion_class(self.analyzer, ref)
+            if is_loss_class(self.analyzer, ref):
+                return True
+            owner, forward = self.analyzer.find_method(ref, "forward")
+            return forward is not None and returns_a_loss_first(self.analyzer, owner.key, ref, forward)
         return False
 
     def _constructed_as_loss(self, attr: str) -> bool:
@@ -220,8 +232,9 @@ def _assignments(body) -> dict[str, list]:
     """name (or `self.x` text) -> the values assigned to it, in order; the items of a
     tuple target get the whole value (what is unpacked from a loss flows from it)."""
     out: dict[str, list] = {}
+    overwritten = _overwritten_nones(body)
     for s in ir.walk_statements(body):
-        if isinstance(s, ir.Assign):
+        if isinstance(s, ir.Assign) and id(s) not in overwritten:
             for t in s.targets:
                 for name in _target_names(t):
                     out.setdefault(name, []).append(s.value)
@@ -242,6 +255,39 @@ def _assignments(body) -> dict[str, list]:
             if isinstance(owner, (ir.Name, ir.Attribute)):
                 out.setdefault(expr_text(owner), []).append(_Accumulated(s.value.args[0].value))
     return out
+
+
+def _overwritten_nones(body) -> set[int]:
+    """ids of the assignments `x = None` that a later statement of the same block assigns
+    `x` again, unconditionally and before any `return` (`self.loss = None; ...;
+    self.loss = F.cross_entropy(...)`): no `return` sees their None. The guards the front
+    end adds for an early `return` (`synthetic` ifs) continue the block."""
+    out: set[int] = set()
+    blocks = [body] + [b for s in ir.walk_statements(body) for b in ir.child_blocks(s)]
+    for block in blocks:
+        for i, s in enumerate(block):
+            if not (isinstance(s, ir.Assign) and isinstance(s.value, ir.Const) and s.value.value is None):
+                continue
+            names = {n for t in s.targets for n in _target_names(t)}
+            if names and _assigned_before_return(block[i + 1:], names):
+                out.add(id(s))
+    return out
+
+
+def _assigned_before_return(block, names: set[str]) -> bool:
+    names = set(names)
+    for st in block:
+        if isinstance(st, ir.If) and st.synthetic and not st.orelse:
+            if _assigned_before_return(st.body, names):
+                return True
+            continue
+        if any(isinstance(x, ir.Return) for x in ir.walk_statements([st])):
+            return False
+        if isinstance(st, ir.Assign):
+            names -= {n for t in st.targets for n in _target_names(t)}
+            if not names:
+                return True
+    return False
 
 
 def _target_names(t) -> list[str]:
@@ -271,6 +317,12 @@ def _is_start(v) -> bool:
     if isinstance(v, (ir.List, ir.Tuple)):
         return not v.elts
     return isinstance(v, ir.Dict) and not v.items
+
+
+def _items(e) -> list:
+    if isinstance(e, (ir.Tuple, ir.List)):
+        return list(e.elts)
+    return [v for _, v in e.items] if isinstance(e, ir.Dict) else []
 
 
 def _first_item(e):
