@@ -94,11 +94,37 @@ case("criterion-dispatching-to-its-steps", HEADER + """
             return {"loss": loss, "stats": stats, "optim_idx": 0}
 
         def _discriminator_step(self, x, target):
+            self.loss = None
             real = self.discriminator(target)
             self.loss = F.binary_cross_entropy_with_logits(real, torch.ones_like(real))
             if float(self.loss) > 1e3:
                 print("diverged")
             return self.loss
+""")
+
+case("criterion-of-a-loss-with-accuracies", HEADER + """
+
+    class TokenLoss(nn.Module):
+        def forward(self, logits, ys):
+            ce = F.cross_entropy(logits, ys)
+            acc = (logits.argmax(-1) == ys).float().mean()
+            return ce, acc
+
+
+    class Recognizer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.decoder = Decoder()
+            self.criterion = TokenLoss()
+
+        def forward(self, x, ys):
+            if ys.max() >= 4:
+                raise ValueError("label out of range")
+            ce, acc = self.criterion(self.decoder(x), ys)
+            return ce, {"ce": ce.item(), "acc": float(acc)}
+
+        def recognize(self, x):
+            return self.decoder(x).argmax(-1)
 """)
 
 case("predictions-with-an-optional-loss", HEADER + """
