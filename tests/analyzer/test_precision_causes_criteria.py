@@ -89,9 +89,13 @@ case("criterion-dispatching-to-its-steps", HEADER + """
             losses = []
             losses.append(F.l1_loss(fake, target))
             losses.append(F.binary_cross_entropy_with_logits(self.discriminator(fake), torch.ones_like(fake[..., :1])))
-            loss = sum(losses)
+            weighted = {"first": losses[0], "second": losses[1]}
+            loss = sum(self.weigh(weighted).values())
             stats = {"loss": loss.item(), "first": losses[0].item()}
             return {"loss": loss, "stats": stats, "optim_idx": 0}
+
+        def weigh(self, named):
+            return {k: v * 0.5 for k, v in named.items()}
 
         def _discriminator_step(self, x, target):
             self.loss = None

@@ -137,7 +137,8 @@ class _Criterion:
             return self.is_loss(e.body) and self.is_loss(e.orelse)
         if isinstance(e, ir.Call):
             return self._call_is_loss(e)
-        return False
+        items = _items(e)  # a literal tuple, list or dict of losses (`{"adv": adv, "mel": mel}`)
+        return bool(items) and all(self.is_loss(x) for x in items)
 
     def _call_is_loss(self, call: ir.Call) -> bool:
         func = call.func
