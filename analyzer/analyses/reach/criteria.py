@@ -71,7 +71,10 @@ def _decision(analyzer, owner, key, fn) -> tuple[bool, bool]:
         return memo[memo_key] or (False, False)
     memo[memo_key] = None  # in progress: a recursive call is no evidence
     module = analyzer.module_ir(owner.path) if owner is not None else None
-    result = _Criterion(analyzer, key, module).decide(fn)
+    try:
+        result = _Criterion(analyzer, key, module).decide(fn)
+    except RecursionError:
+        result = (False, False)  # too deep to read: unsure, so an entry as any other
     memo[memo_key] = result
     return result
 
@@ -84,6 +87,8 @@ class _Criterion:
         self._globals = None
         self.losses: set[str] = set()  # names (and `self.x` texts) holding a loss
         self.assigned: dict[str, list] = {}
+        self._known: dict[int, tuple[int, bool]] = {}  # id(expression) -> (len(losses), is a loss)
+        self._mentioned: dict[int, tuple[int, bool]] = {}  # ... (len(losses), a part of it is one)
 
     def decide(self, fn: ir.FunctionDef) -> tuple[bool, bool]:
         """(every return hands back a loss first, ``fn`` is a criterion)."""
@@ -125,6 +130,16 @@ class _Criterion:
         return some
 
     def is_loss(self, e) -> bool:
+        """Whether ``e`` is a loss, given the names known to hold one (memoised until a
+        name is added: a deeply nested expression is read once)."""
+        known = self._known.get(id(e))
+        if known is not None and known[0] == len(self.losses):
+            return known[1]
+        result = self._is_loss(e)
+        self._known[id(e)] = (len(self.losses), result)
+        return result
+
+    def _is_loss(self, e) -> bool:
         if isinstance(e, (ir.Name, ir.Attribute)) and expr_text(e) in self.losses:
             return True
         if isinstance(e, ir.BinOp):
@@ -159,7 +174,13 @@ class _Criterion:
         return any(self._mentions_loss(a.value) for a in call.args)
 
     def _mentions_loss(self, e) -> bool:
-        return any(self.is_loss(x) for x in ir.walk_expression(e) if isinstance(x, (ir.Name, ir.Attribute, ir.Call)))
+        """Whether ``e`` or a part of it is a loss."""
+        known = self._mentioned.get(id(e))
+        if known is not None and known[0] == len(self.losses):
+            return known[1]
+        result = self.is_loss(e) or any(self._mentions_loss(x) for x in ir.child_expressions(e))
+        self._mentioned[id(e)] = (len(self.losses), result)
+        return result
 
     def _self_call_is_loss(self, attr: str) -> bool:
         """`self.criterion(...)` of a loss submodule, or `self._step(...)` of a criterion method."""
