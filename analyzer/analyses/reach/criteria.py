@@ -14,11 +14,13 @@ asserts and loops on ground-truth lengths) are no export's.
 
 A *loss* is, by dataflow:
 - the result of a loss function of `torch.nn.functional` (`cross_entropy`, `*_loss`, ...);
-- the result of calling a submodule that is a loss: a `torch.nn` `*Loss` module, or a
-  project class that `loss_targets.is_loss_class` or this module decides is one;
-- the result of calling a method of the same class that is itself a criterion;
+- the result of calling a submodule that is a loss: a `torch.nn` `*Loss` module, a
+  project class that `loss_targets.is_loss_class` says is one, a class outside the
+  checked tree constructed as `SomeLoss(...)`, or one whose `forward` returns a loss first
+  (`return ce, dur, accuracy`);
+- the result of calling a method of the same class that returns a loss first;
 - anything computed from a loss (`l1 + dur`, `loss.mean()`, `sum(losses)`, a list that
-  losses are appended to).
+  losses are appended to, a literal dict of losses).
 
 A name is a loss only when every assignment to it is (a number it is accumulated from,
 `loss = 0.0; loss += ...`, or an empty list the losses are appended to, count too): the
