@@ -59,6 +59,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         self.project = project
         self.constant_flags: dict[tuple, tuple] = {}  # (class, attribute) -> `constructor_flags` (decision, reads)
         self.training_flags: dict[tuple, tuple] = {}  # (class, attribute) -> `training_flags` (decision, reads)
+        self.criteria: dict[tuple, bool | None] = {}  # (class, id(function)) -> `criteria.is_criterion`
         self._globals: dict[str, dict[str, Value]] = {}
         self._classes: dict[ClassKey, ClassInfo] = {}
         self._summaries: dict[tuple, Summary] = {}
@@ -107,6 +108,7 @@ class KindAnalyzer(ModuleScopes, ClassTables):
         self.caller_bounds.clear()  # the callers' runs may have read the replaced text
         self.constant_flags.clear()
         self.training_flags.clear()
+        self.criteria.clear()
         self.caller_origins.clear()
 
     # ================================================================ dependencies

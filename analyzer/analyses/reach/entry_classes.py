@@ -1,7 +1,9 @@
 """Which classes with a `forward` an export never runs as its own entry point, read from
 the code's structure: what the class derives from and what its `forward` takes.
 
-- a loss (`loss_targets.is_loss_class`);
+- a loss (`loss_targets.is_loss_class`), or a training step: a `forward` that is a
+  criterion (`criteria.is_criterion_class`: it returns losses, with their statistics),
+  whose model runs inference through other methods;
 - a data-parallel wrapper (`torch.nn.DataParallel` and its kin): it splits a batch over
   devices and runs the module it wraps, which is checked as itself;
 - a module whose `forward` requires another module (`def forward(self, model:
@@ -17,6 +19,7 @@ the classes the tree's modules mention, which is not asked here yet."""
 
 from __future__ import annotations
 
+from analyzer.analyses.reach.criteria import is_criterion_class
 from analyzer.analyses.reach.loss_targets import is_loss_class
 from analyzer.frontend import expr_text, ir
 
@@ -37,7 +40,9 @@ def is_unexported_class(analyzer, key) -> bool:
     if any(b in _DATA_PARALLEL for b in analyzer.external_bases(key)):
         return True
     forward = next((info.node.methods()["forward"] for info in infos if "forward" in info.node.methods()), None)
-    return forward is not None and _takes_a_module(forward)
+    if forward is not None and _takes_a_module(forward):
+        return True
+    return is_criterion_class(analyzer, key)
 
 
 def _takes_a_module(forward: ir.FunctionDef) -> bool:
