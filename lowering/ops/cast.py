@@ -176,6 +176,7 @@ def _legacy_lowering(dtype: torch.dtype):
     def lower(g, *args, **kwargs):
         return _legacy_constructor(g, dtype, args, kwargs)
 
+    lower.__doc__ = f"(data: Sequence[number]) -> Tensor: a constant of dtype {dtype}, as the legacy typed constructor"
     return lower
 
 
