@@ -104,3 +104,10 @@ def test_a_number_compared_with_a_tensor_is_left():
 def test_a_number_bound_twice_is_left():
     fixed, _ = _kept("n = x.sum().item()\nif n > 0:\n    x = x * 2\nn = s.sum().item()\nreturn x if n > 1 else -x\n")
     assert ".double()" not in fixed
+
+
+def test_an_attribute_that_may_be_a_tensor_is_not_a_number():
+    # `self.tol` is a tensor here: `peak` stays a number, `count` (compared with an int) does not
+    fixed, _ = fix_until_stable(GATE.replace("self.tol = tol", "self.tol = torch.tensor(tol)"))
+    assert "peak = h.abs().max().item()" in fixed
+    assert "count = (h > 0).sum().long().double()" in fixed
