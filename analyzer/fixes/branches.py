@@ -41,7 +41,8 @@ from analyzer.analyses.engine.regions import annotate_regions
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor, plan_cond, render_cond
 from analyzer.fixes.escapes import (
-    _function_at, _only_truth_tests, fix_escape, fix_item_cast, fix_item_min_max, fix_unpacked_tolist,
+    _function_at, _only_truth_tests, fix_compared_number, fix_escape, fix_item_cast, fix_item_min_max,
+    fix_unpacked_tolist,
 )
 from analyzer.fixes.source import FixSource, loses_comments, reindent
 from analyzer.fixes.fresh_names import fresh_names
@@ -142,7 +143,8 @@ def _holds(where, line: int) -> bool:
 # Escapes `--fix` leaves as they are, and why (UT201 quotes it).
 _ESCAPES_LEFT = {
     "item": "`.item()` is already what torch.export keeps symbolic (an unbacked SymInt or SymFloat); what stops "
-            "an export is where the number goes (a Python `if`, `range`, a list)",
+            "an export is where the number goes (a Python `if`, `range`, a list); a number read only by comparisons "
+            "that `if`/`while` tests make is kept a tensor, this one has another use",
     "tolist": "a list of sizes has no symbolic form; keep the sizes a tensor, or check each with "
               "`torch._check_is_size(s)` and their sum against the length by hand",
     "bool": "a Python bool decides a Python branch: keep the test a tensor and select with `torch.where` or "
@@ -200,7 +202,7 @@ def attach_fixes(facts: list, sources: Sources) -> list:
 
 def _escape_uses(fact: EscapeFact, file: _File) -> Fix | str:
     """``.tolist()`` unpacked into names, ``.item()`` compared by ``max``/``min``; else why not."""
-    fixers = (fix_unpacked_tolist,) if fact.how == "tolist" else (fix_item_cast, fix_item_min_max)
+    fixers = (fix_unpacked_tolist,) if fact.how == "tolist" else (fix_item_cast, fix_item_min_max, fix_compared_number)
     for fixer in fixers:
         fix = fixer(fact, file, file.torch_name)
         if fix is not None:

@@ -43,6 +43,9 @@ def fix_escape(fact: EscapeFact, file, torch_name) -> Fix | str:
     the torch module there (raises with why when there is none)."""
     if fact.how == "bool":
         return _truth_flag(fact, file)
+    compared = fix_compared_number(fact, file, torch_name)
+    if compared is not None:
+        return compared
     cast = _CASTS.get(fact.how)
     if cast is None:
         return f"no rewrite for `{fact.how}`"
@@ -103,14 +106,24 @@ def _function_at(file, line: int):
     return best
 
 
-def _only_truth_tests(fn, name: str) -> bool:
+_ORDERINGS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+
+
+def _only_truth_tests(fn, name: str, compared=None) -> bool:
     """Every read of ``name`` in ``fn`` is the test (or under ``not`` / ``and`` / ``or`` in
-    the test) of an ``if``, a conditional expression or an ``assert``; it is bound once."""
+    the test) of an ``if``, a ``while``, a conditional expression or an ``assert``; it is
+    bound once. ``compared(c)`` (a predicate): instead, every read is one side of a single
+    ordering comparison (``name < c``, ``c != name``) that is such a test, with ``compared(c)``."""
     tests: set[int] = set()
     bound = 0
 
     def mark(expr) -> None:
-        if isinstance(expr, ir.Name):
+        if compared and isinstance(expr, ir.Compare) and len(expr.ops) == 1 and expr.ops[0] in _ORDERINGS:
+            left, right = expr.left, expr.comparators[0]
+            for side, other in ((left, right), (right, left)):
+                if isinstance(side, ir.Name) and side.id == name and compared(other):
+                    tests.add(id(side))
+        elif not compared and isinstance(expr, ir.Name):
             tests.add(id(expr))
         elif isinstance(expr, ir.UnaryOp) and expr.op == "not":
             mark(expr.operand)
@@ -121,7 +134,7 @@ def _only_truth_tests(fn, name: str) -> bool:
     for stmt in ir.walk_statements(fn.body):
         if isinstance(stmt, (ir.FunctionDef, ir.ClassDef)):
             return False  # a nested scope may read it
-        if isinstance(stmt, (ir.If, ir.Assert)):
+        if isinstance(stmt, (ir.If, ir.Assert)) or (isinstance(stmt, ir.Loop) and stmt.kind == "while"):
             mark(stmt.test)
         bound += name in assigned_names([stmt]) if not isinstance(stmt, (ir.If, ir.Loop, ir.With, ir.Try)) else 0
         for expr in ir.child_expressions(stmt):
@@ -139,6 +152,103 @@ def _only_truth_tests(fn, name: str) -> bool:
                 if isinstance(sub, ir.Name) and sub.id == name and id(sub) not in tests and id(sub) not in targets:
                     return False
     return True
+
+
+# ------------------------------------------------------------------------------ compared numbers
+
+def fix_compared_number(fact: EscapeFact, file, torch_name) -> Fix | None:
+    """``v = t.item()`` / ``v = float(t)`` -> ``v = t.double()``, and ``v = int(t)`` ->
+    ``v = t.long().double()``, where every read of ``v`` is one side of a single ordering
+    comparison tested by an ``if`` / ``while`` / ``assert`` / conditional expression (under
+    ``not`` / ``and`` / ``or`` too): the test then compares a 0-d tensor, which the
+    UT101/UT102 fixes move into the graph on the next pass. None otherwise (any other use:
+    arithmetic, a call, a store, keeps the Python number).
+
+    Why eager results do not change: ``.item()`` / ``float()`` give a Python float (a
+    double) or int that Python compares exactly; the double tensor holds that number
+    exactly (every float16/bfloat16/float32/float64 value, and every integer up to 2**53,
+    the rule of ``predicates.item_comparison``), and a double tensor compared with a
+    Python number compares in double. ``int()`` truncates toward zero, as ``.long()``
+    does; the truth value of the comparison tensor is what ``bool`` of the Python
+    comparison was (and a tensor of more than one element raises in the test, as
+    ``int()``/``.item()`` raised)."""
+    src = file.source_at(fact.site.line)
+    if fact.how == "item":
+        call = _escape_call(src, fact)
+    else:
+        call = src.node_at(cst.Call, fact.site.line, fact.site.column)
+        if not (call is not None and isinstance(call.func, cst.Name) and call.func.value == fact.how
+                and fact.how in _CASTS and len(call.args) == 1 and not call.args[0].star
+                and call.args[0].keyword is None):
+            return None
+    statement = src.parents.get(call) if call is not None else None
+    if not (isinstance(statement, cst.Assign) and statement.value is call and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name)):
+        return None
+    name = statement.targets[0].target.value
+    fn = _function_at(file, fact.site.line)
+    if fn is None or any(p.name == name for p in fn.params) or not _only_truth_tests(
+            fn, name, compared=lambda other: _python_number(other, fn, file.module)):
+        return None
+    if fact.how == "item":
+        edit = src.edit(call.func.attr, call.func.attr, "double")
+        kept = "`.item()` as `.double()`"
+    else:
+        value = call.args[0].value
+        code = src.code_of(value)
+        if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not value.lpar:
+            code = f"({code})"
+        cast = ".long().double()" if fact.how == "int" else ".double()"
+        edit = src.edit(call, call, f"{code}{cast}")
+        kept = f"`{fact.how}(...)` as `(...){cast}`"
+    if not src.parses_after(edit, statement=False):
+        return None
+    return Fix(f"Keep `{name}` a tensor ({kept}, the same number in double): it is only compared in tests, "
+               "which become tensor tests", (edit,), APPLICABILITY)
+
+
+def _python_number(expr, fn, module) -> bool:
+    """``expr`` is a Python number by its form: a number literal, arithmetic of such, a
+    parameter of ``fn`` annotated ``int``/``float`` or defaulting to a number, or a
+    ``self.<attr>`` that every ``self.<attr> = ...`` of the module sets to such (in its own
+    function). Why only these: a Python number compared with a *tensor* is compared in the
+    tensor's dtype (a float32 tensor rounds the number to float32 first), which a double
+    tensor in its place would not do: the truth value could change."""
+    if isinstance(expr, ir.Const):
+        return type(expr.value) in (int, float)
+    if isinstance(expr, ir.UnaryOp) and expr.op in ("-", "+"):
+        return _python_number(expr.operand, fn, module)
+    if isinstance(expr, ir.BinOp) and expr.op in ("+", "-", "*", "/", "//", "%"):
+        return _python_number(expr.left, fn, module) and _python_number(expr.right, fn, module)
+    if isinstance(expr, ir.Name):
+        return any(p.name == expr.id and _number_param(p) for p in fn.params)
+    if module is not None and isinstance(expr, ir.Attribute) and isinstance(expr.value, ir.Name) \
+            and expr.value.id == "self":
+        sets = []  # (function, the value set there, or None when not a plain `self.attr = value`)
+        for owner in ir.walk_statements(module.body, into_defs=True):
+            if not isinstance(owner, ir.FunctionDef):
+                continue
+            for stmt in ir.walk_statements(owner.body):
+                targets = stmt.targets if isinstance(stmt, ir.Assign) else \
+                    [stmt.target] if isinstance(stmt, ir.AugAssign) else []
+                for target in targets:
+                    for sub in ir.walk_expression(target):
+                        if isinstance(sub, ir.Attribute) and sub.attr == expr.attr \
+                                and isinstance(sub.value, ir.Name) and sub.value.id == "self":
+                            plain = isinstance(stmt, ir.Assign) and len(stmt.targets) == 1 and target is sub
+                            sets.append((owner, stmt.value if plain else None))
+        return bool(sets) and all(value is not None and _python_number(value, owner, None) for owner, value in sets)
+    return False
+
+
+def _number_param(param) -> bool:
+    annotation = param.annotation
+    if annotation is not None:
+        return isinstance(annotation, ir.Name) and annotation.id in ("int", "float")
+    default = param.default
+    if isinstance(default, ir.UnaryOp) and default.op in ("-", "+"):
+        default = default.operand
+    return isinstance(default, ir.Const) and type(default.value) in (int, float)
 
 
 # ------------------------------------------------------------------------------ .tolist() / .item()

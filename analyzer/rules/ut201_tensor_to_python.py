@@ -30,7 +30,10 @@ RULE = Rule(
          "`a, b = [v.tolist() for v in t.unbind(0)]` (the same items, one symbolic number each); `n = t.item()` "
          "compared by the builtin `max(n, c)` / `min(n, c)` -> `torch.sym_max` / `torch.sym_min` (the same number; "
          "a float when a float is among the arguments); `int(t.item())` / `float(t.item())` -> `torch.sym_int(t.item())` / "
-         "`torch.sym_float(...)` (the builtin itself on a Python number).",
+         "`torch.sym_float(...)` (the builtin itself on a Python number); `v = t.item()` / `float(t)` / `int(t)` read "
+         "only as one side of a comparison that an `if` / `while` / `assert` tests -> `v = t.double()` / "
+         "`t.double()` / `t.long().double()` (the same number, compared in double), so the test becomes a tensor "
+         "test that the UT101/UT102 fixes rewrite next.",
     why="A Python number is invisible to the tracer: whatever it feeds is frozen to the example input's value.",
     example="def forward(self, x):\n    scale = x.abs().max().item()\n    return x / scale",
     use_instead="def forward(self, x):\n    return x / x.abs().max()",
@@ -61,13 +64,23 @@ RULE = Rule(
         "        n = int(mask.sum(dim=1).max().item())\n        return x[:, :n]\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, mask):\n"
         "        n = torch.sym_int(mask.sum(dim=1).max().item())\n        return x[:, :n]\n",
+    ), (
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        peak = x.abs().max().item()\n"
+        "        if peak > 1.0:\n            x = x / 2\n        return x\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        peak = x.abs().max().double()\n"
+        "        def true_fn(x):\n            x = x / 2\n            return x\n        def false_fn(x):\n"
+        "            return x.clone()\n        x = torch.cond(peak > 1.0, true_fn, false_fn, (x,))\n        return x\n",
     )),
     not_fixed=((
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        sizes = x.long().tolist()\n"
         "        return torch.split(x, sizes)\n",
         "a list of sizes has no symbolic form; keep the sizes a tensor, or check each with "
         "`torch._check_is_size(s)` and their sum against the length by hand",
-    ),),
+    ), (
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        peak = x.abs().max().item()\n"
+        "        if peak > 1.0:\n            x = x / peak\n        return x\n",
+        "a number read only by comparisons that `if`/`while` tests make is kept a tensor, this one has another use",
+    )),
     invalid=(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        s = x.abs().max().item()\n        return x / s\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        n = int(x.sum())\n        return x * n\n",
