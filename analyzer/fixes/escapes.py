@@ -79,11 +79,9 @@ def _truth_flag(fact: EscapeFact, file) -> Fix | str:
     if node is None or not isinstance(node.func, cst.Name) or len(node.args) != 1 or node.args[0].keyword \
             or node.args[0].star:
         return why
-    statement = src.parents.get(node)
-    if not (isinstance(statement, cst.Assign) and statement.value is node and len(statement.targets) == 1
-            and isinstance(statement.targets[0].target, cst.Name)):
+    name = _bound_name(src, node)
+    if name is None:
         return why
-    name = statement.targets[0].target.value
     fn = _function_at(file, fact.site.line)
     if fn is None or not _only_truth_tests(fn, name):
         return why + f" (`{name}` is used as more than a truth test)"
@@ -94,6 +92,15 @@ def _truth_flag(fact: EscapeFact, file) -> Fix | str:
         return "the rewrite would not parse (please report this)"
     return Fix(f"Keep `{name}` a tensor (it is only tested for truth): the `if` on it becomes a tensor branch",
                (edit,), APPLICABILITY)
+
+
+def _bound_name(src, call) -> str | None:
+    """The one name ``call`` is assigned to (``name = call``), or None for any other use."""
+    statement = src.parents.get(call) if call is not None else None
+    if not (isinstance(statement, cst.Assign) and statement.value is call and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name)):
+        return None
+    return statement.targets[0].target.value
 
 
 def _function_at(file, line: int):
@@ -181,11 +188,9 @@ def fix_compared_number(fact: EscapeFact, file, torch_name) -> Fix | None:
                 and fact.how in _CASTS and len(call.args) == 1 and not call.args[0].star
                 and call.args[0].keyword is None):
             return None
-    statement = src.parents.get(call) if call is not None else None
-    if not (isinstance(statement, cst.Assign) and statement.value is call and len(statement.targets) == 1
-            and isinstance(statement.targets[0].target, cst.Name)):
+    name = _bound_name(src, call)
+    if name is None:
         return None
-    name = statement.targets[0].target.value
     fn = _function_at(file, fact.site.line)
     if fn is None or any(p.name == name for p in fn.params) or not _only_truth_tests(
             fn, name, compared=lambda other: _python_number(other, fn, file.module)):
@@ -303,11 +308,9 @@ def fix_item_min_max(fact: EscapeFact, file, torch_name) -> Fix | None:
     the result is a float (``max(3, 1e-8)`` is ``3.0``, not ``3``): the same number."""
     src = file.source_at(fact.site.line)
     call = _escape_call(src, fact)
-    statement = src.parents.get(call) if call is not None else None
-    if not (isinstance(statement, cst.Assign) and statement.value is call and len(statement.targets) == 1
-            and isinstance(statement.targets[0].target, cst.Name)):
+    name = _bound_name(src, call)
+    if name is None:
         return None
-    name = statement.targets[0].target.value
     fn = _function_at(file, fact.site.line)
     if fn is None or sum(name in assigned_names([s]) for s in ir.walk_statements(fn.body)
                          if not isinstance(s, (ir.If, ir.Loop, ir.With, ir.Try))) != 1:
