@@ -35,7 +35,7 @@ from analyzer.diagnostics import Fix
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import is_tensor
 from analyzer.fixes.fresh_names import fresh_names
-from analyzer.fixes.grown_lists import appends, block_of, cut_edit, stacked_after
+from analyzer.fixes.grown_lists import appends, block_of, cut_edit, gated_line, stacked_after
 from analyzer.fixes.predicates import item_comparison
 from analyzer.fixes.source import FixSource, reindent
 from analyzer.frontend import ir
@@ -176,15 +176,8 @@ def masked_range(fn: ir.FunctionDef, loop: ir.Loop, node, types, src: FixSource,
     (stop_name,) = fresh_names(fn, ("loop_stop",), loop.span.line)
     out_lines = []
     for stmt, line in zip(loop.body, lines):
-        target = stmt.targets[0].id if isinstance(stmt, ir.Assign) and len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], ir.Name) else None
-        if target in carried and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
-            assign = line.body[0]
-            gated = assign.with_changes(value=cst.parse_expression(
-                f"{torch}.where({counter} < {stop_name}, {src.module.code_for_node(assign.value)}, {target})"))
-            out_lines.append(src.code_of(line.with_changes(body=[gated])))
-        else:
-            out_lines.append(src.code_of(line))
+        out_lines.append(gated_line(src, stmt, line, carried,
+                                    lambda name, value: f"{torch}.where({counter} < {stop_name}, {value}, {name})"))
     unit = node.body.indent if isinstance(node.body, cst.IndentedBlock) and node.body.indent \
         else src.module.default_indent
     stop = src.code_of(node.iter.args[0].value)

@@ -96,3 +96,16 @@ def cut_edit(src: FixSource, torch: str, name: str, stack, count: str) -> Edit |
         total = (f"{torch}.tensor([0] + [item.shape[{dim}] for item in {name}]).cumsum(0)"
                  f"[{count}{f' + {initial}' if initial else ''}]")
     return src.edit(call_node, call_node, f"{src.code_of(call_node)}.narrow({dim}, 0, {total}.item())")
+
+
+def gated_line(src: FixSource, stmt, line, carried, gate) -> str:
+    """The code of one line of a masked loop body: a plain assignment to a carried name
+    (``name = value``) keeps the name's old value where the iteration is masked off, as
+    ``gate(name, value_code)`` (a ``torch.where``) writes it; any other line as it is."""
+    target = stmt.targets[0].id if isinstance(stmt, ir.Assign) and len(stmt.targets) == 1 \
+        and isinstance(stmt.targets[0], ir.Name) else None
+    if target in carried and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+        assign = line.body[0]
+        gated = assign.with_changes(value=cst.parse_expression(gate(target, src.module.code_for_node(assign.value))))
+        return src.code_of(line.with_changes(body=[gated]))
+    return src.code_of(line)

@@ -58,7 +58,7 @@ from analyzer.fixes.bounded import counted_while, ir_axis, masked_range
 from analyzer.fixes.branch_body import refusal
 from analyzer.fixes.cond import _clone, _last_values, _needs_clone, is_tensor
 from analyzer.fixes.fresh_names import fresh_names
-from analyzer.fixes.grown_lists import appends, block_of, cut_edit, stacked_after
+from analyzer.fixes.grown_lists import appends, block_of, cut_edit, gated_line, stacked_after
 from analyzer.fixes.pure_methods import with_pure_methods
 from analyzer.fixes.predicates import item_comparison, tensor_expression, tensor_predicate
 from analyzer.fixes.source import FixSource, loses_comments, reindent
@@ -687,14 +687,9 @@ def masked_break(fn: ir.FunctionDef, loop: ir.Loop, node, types: dict[str, str],
                 lines.append(f"{kept} = {kept} + {torch}.logical_not({stopped}).long()\n")
                 counted = True
             continue
-        target = next(iter(assigned_names([stmt])), None) if isinstance(stmt, ir.Assign) else None
-        if target in carried and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
-            assign = line.body[0]
-            gated = assign.with_changes(value=cst.parse_expression(
-                f"{torch}.where({stopped}, {target}, {src.module.code_for_node(assign.value)})"))
-            lines.append(src.code_of(line.with_changes(body=[gated])))
-        else:
-            lines.append(src.code_of(line))
+        # Unpacking into a carried name was refused above: each carried assignment is plain.
+        lines.append(gated_line(src, stmt, line, carried,
+                                lambda name, value: f"{torch}.where({stopped}, {name}, {value})"))
     if index != 0:
         lines.append(f"{stopped} = {torch}.logical_or({stopped}, {test})\n")
     head = src.module.code_for_node(node.with_changes(leading_lines=())).split("\n", 1)[0]
